@@ -1,0 +1,98 @@
+#pragma once
+// The one model graph every input format becomes.
+//
+// Operations follow ONNX operator semantics (type names and attributes as in the
+// ONNX operator specification, e.g. "Conv", "Gemm", "LayerNormalization") so
+// that one shape inference and one cost model serve every importer. A few
+// operators ONNX lacks in opset 17 are added with the same conventions
+// ("Gelu", "Embedding"; see ops.h).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "trainscope/core/dim.h"
+#include "trainscope/core/dtype.h"
+
+namespace ts {
+
+using Attribute = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
+                               std::vector<std::string>>;
+
+enum class ValueKind : uint8_t {
+    Activation,  // produced by an operation
+    Input,       // a model input (data, token ids, masks)
+    Parameter,   // trainable weight: counted in parameters, gets a gradient
+    Buffer,      // non-trainable state (BatchNorm running statistics)
+    Constant,    // constant tensor baked into the graph (shape vectors, scalars)
+};
+
+struct Value {
+    std::string name;
+    DType dtype = DType::Float32;
+    Shape shape;
+    ValueKind kind = ValueKind::Activation;
+    int producer = -1;  // index of the producing operation, -1 for inputs, parameters, constants
+    // Known contents of small integer tensors (shape computations: Shape -> Gather -> Concat -> Reshape),
+    // row-major, possibly symbolic. Absent when unknown or too large to track.
+    std::optional<std::vector<Dim>> intData;
+    // Known contents of small floating tensors (scalars such as a Pow exponent).
+    std::optional<std::vector<double>> floatData;
+};
+
+struct Operation {
+    std::string type;        // ONNX operator type, e.g. "Conv"
+    std::string name;        // unique within the graph, e.g. "layer1.0.conv1/Conv"
+    std::string modulePath;  // PyTorch module path, e.g. "layer1.0.conv1"; "" for top level
+    std::vector<int> inputs;   // value indices; -1 for an omitted optional input
+    std::vector<int> outputs;  // value indices
+    std::map<std::string, Attribute> attrs;
+
+    // Attribute access with defaults; throw ShapeError on a type mismatch.
+    int64_t attrInt(const std::string& key, int64_t def) const;
+    double attrFloat(const std::string& key, double def) const;
+    std::string attrString(const std::string& key, const std::string& def) const;
+    std::vector<int64_t> attrInts(const std::string& key, const std::vector<int64_t>& def = {}) const;
+    bool hasAttr(const std::string& key) const { return attrs.count(key) != 0; }
+};
+
+// Values of the symbols at which a model is shown by default (the user's ?seq=, --batch).
+struct SymbolDefaults {
+    int64_t batch = 1;
+    int64_t seq = 0;  // 0: the model has no sequence dimension
+};
+
+class Graph {
+public:
+    std::string name;    // "resnet50", file stem for imported files
+    std::string source;  // "zoo:resnet50", a path
+    std::string format;  // "zoo", "onnx", "torchscript", "json"
+    SymbolDefaults defaults;
+
+    std::vector<Value> values;
+    std::vector<Operation> ops;  // topologically ordered
+    std::vector<int> inputs;     // model inputs (ValueKind::Input)
+    std::vector<int> outputs;
+
+    int addValue(Value v);
+    // Appends an operation, sets producer of its outputs. Does not infer shapes.
+    int addOperation(Operation op);
+    // Index of the value with this name, or -1.
+    int findValue(const std::string& name) const;
+
+    // Parameters that belong to an operation: parameter inputs not already used by an earlier
+    // operation (tied weights are counted once, at their first user).
+    std::vector<int> ownedParameters(int opIndex) const;
+    int64_t parameterCount() const;  // elements of all Parameter values that some operation uses
+
+    // Throws std::logic_error when an invariant is broken (dangling index, op using a value
+    // produced later, duplicate value names). Used by tests and after import.
+    void validate() const;
+
+private:
+    std::map<std::string, int> valueIndex_;
+};
+
+}  // namespace ts

@@ -1,0 +1,47 @@
+#pragma once
+// One entry point for every model source: "zoo:NAME?k=v", *.onnx, *.pt/*.pth/*.ptl, *.json.
+// Options after '?' apply to files too (for example "model.pt?input=3x224x224", "bert.onnx?seq=128").
+#include <map>
+#include <string>
+#include <vector>
+
+#include "trainscope/core/graph.h"
+
+namespace ts {
+
+struct ModelSpec {
+    std::string location;                       // "zoo:resnet50" or a path
+    std::map<std::string, std::string> params;  // parsed query
+};
+// Throws ModelError on a malformed query.
+ModelSpec parseModelSpec(const std::string& spec);
+
+// Imports or builds the model; every failure is a ModelError naming the input.
+Graph loadModel(const std::string& spec);
+
+// ---- the individual sources (used by loadModel) ----
+Graph importOnnx(const std::string& path, const std::map<std::string, std::string>& params);
+Graph importTorchScript(const std::string& path, const std::map<std::string, std::string>& params);
+Graph importJsonModel(const std::string& path, const std::map<std::string, std::string>& params);
+// The JSON format from text (tests, GUI); `source` names it in errors.
+Graph importJsonModelText(const std::string& text, const std::string& source,
+                          const std::map<std::string, std::string>& params = {});
+
+struct ZooParam {
+    std::string name;
+    std::string defaultValue;
+    std::string help;
+};
+struct ZooEntry {
+    std::string name;
+    std::string description;
+    std::vector<ZooParam> params;
+};
+const std::vector<ZooEntry>& zooModels();
+// Throws ModelError("zoo:NAME", ...) for an unknown model or parameter.
+Graph buildZooModel(const std::string& name, const std::map<std::string, std::string>& params);
+
+// Whether this build can read TorchScript (LibTorch linked).
+bool torchScriptSupported();
+
+}  // namespace ts

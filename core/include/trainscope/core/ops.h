@@ -1,0 +1,55 @@
+#pragma once
+// The operator registry: for every supported operator, shape inference (with the
+// batch dimension symbolic) and the analytic cost at a concrete batch size.
+//
+// Cost conventions (also in docs/costs.md):
+// - A multiply-add is 2 FLOPs; comparisons, exp, max and the like count 1 FLOP per element.
+// - Backward FLOPs count gradients for every input that needs one: data gradients for
+//   activations, weight gradients for parameters. Conv and MatMul/Gemm backward therefore
+//   cost twice their forward when both data and weights need gradients; model inputs and
+//   integer tensors get no gradient.
+// - Bytes read/written are the forward pass's tensor traffic assuming every input is read
+//   once and every output written once (no cache reuse): the roofline's DRAM estimate.
+// - Saved bytes are what autograd keeps for backward, listed per value so that a tensor
+//   saved by two operations is counted once in model totals.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trainscope/core/graph.h"
+
+namespace ts {
+
+struct SavedTensor {
+    int value = -1;       // graph value saved for backward, or -1 for an extra buffer
+    double bytes = 0;     // its size at the evaluated batch size
+};
+
+struct OpCost {
+    double forwardFlops = 0;
+    double backwardFlops = 0;
+    double bytesRead = 0;
+    double bytesWritten = 0;
+    std::vector<SavedTensor> saved;  // activations autograd saves (parameters excluded)
+    double savedBytes() const;
+};
+
+// Which inputs of an operation need a gradient (activations derived from a trainable
+// path or parameters); computed once per graph by requiresGrad().
+std::vector<bool> requiresGrad(const Graph& g);
+
+// Infers output dtypes, shapes and (where it can) known integer contents of op `opIndex`,
+// writing them into the graph's output values. Throws ShapeError with a message naming
+// the problem (the caller adds file and node). Unknown operator types throw ShapeError
+// beginning with "unsupported operator".
+void inferShapes(Graph& g, int opIndex);
+
+// Cost of one operation at batch size n and sequence length s.
+// gradMask: requiresGrad() of the graph (indexed by value).
+OpCost operationCost(const Graph& g, int opIndex, int64_t n, int64_t s, const std::vector<bool>& gradMask);
+
+bool isSupportedOperator(std::string_view type);
+std::vector<std::string> supportedOperators();
+
+}  // namespace ts
