@@ -1,0 +1,94 @@
+#include "cli_app.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "inspect_report.h"
+#include "trainscope/core/costs.h"
+#include "trainscope/core/errors.h"
+#include "trainscope/core/model_loader.h"
+
+namespace ts::cli {
+namespace {
+
+constexpr int kExitBadInput = 2;
+
+struct InspectOptions {
+    std::string model;
+    int64_t batch = 0;
+    int64_t seq = 0;
+    bool json = false;
+    int depth = -1;
+};
+
+int runInspect(const InspectOptions& o) {
+    Graph g = loadModel(o.model);
+    int64_t batch = o.batch > 0 ? o.batch : g.defaults.batch;
+    int64_t seq = o.seq > 0 ? o.seq : g.defaults.seq;
+    ModelCosts costs;
+    try {
+        costs = computeCosts(g, batch, seq);
+    } catch (const ShapeError& e) {
+        throw ModelError(o.model, e.what());
+    }
+    if (o.json) std::cout << inspectJson(g, costs).dump(1) << "\n";
+    else printInspectTable(std::cout, g, costs, o.depth);
+    return 0;
+}
+
+int runZooList() {
+    for (const ZooEntry& e : zooModels()) {
+        std::cout << "zoo:" << e.name << "  " << e.description << "\n";
+        for (const ZooParam& p : e.params)
+            std::cout << "    ?" << p.name << "=" << p.defaultValue << "  " << p.help << "\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+    CLI::App app{"TrainScope: per-layer costs, profiles and predictions for deep-learning training.\n"
+                 "A MODEL is an ONNX file (.onnx), a TorchScript file (.pt), a TrainScope JSON model (.json)\n"
+                 "or a built-in model zoo:NAME (see `trainscope-cli zoo`); options follow '?', e.g.\n"
+                 "zoo:bert_large?seq=512, zoo:resnet50?image=160, model.onnx?seq=128.",
+                 "trainscope-cli"};
+    app.set_version_flag("--version", std::string("trainscope-cli ") + TRAINSCOPE_VERSION);
+    app.require_subcommand(1);
+
+    InspectOptions inspect;
+    CLI::App* inspectCmd = app.add_subcommand(
+        "inspect", "Show the model's module tree with analytic per-layer costs: output shapes, parameters, "
+                   "forward and backward FLOPs (a multiply-add is 2 FLOPs), and bytes saved for backward.");
+    inspectCmd->add_option("MODEL", inspect.model, "model file or zoo:NAME[?options]")->required();
+    inspectCmd->add_option("--batch,-b", inspect.batch, "batch size at which costs are evaluated (default 1)")
+        ->check(CLI::Range(int64_t(1), int64_t(1) << 30));
+    inspectCmd->add_option("--seq", inspect.seq, "sequence length for sequence models (default: the model's)")
+        ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
+    inspectCmd->add_flag("--json", inspect.json,
+                         "print JSON (model, totals, layers[], modules[]) instead of the table");
+    inspectCmd->add_option("--depth", inspect.depth, "show modules down to this depth in the table (default: all)")
+        ->check(CLI::Range(0, 64));
+
+    CLI::App* zooCmd = app.add_subcommand("zoo", "List the built-in models and their options.");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? 0 : 1;
+    }
+    try {
+        if (inspectCmd->parsed()) return runInspect(inspect);
+        if (zooCmd->parsed()) return runZooList();
+    } catch (const ModelError& e) {
+        std::cerr << "trainscope-cli: " << e.what() << "\n";
+        return kExitBadInput;
+    } catch (const std::exception& e) {
+        // Anything else is a bug, but the user still gets a sentence and a status, not a crash.
+        std::cerr << "trainscope-cli: internal error: " << e.what() << "\n";
+        return 3;
+    }
+    return 1;
+}
+
+}  // namespace ts::cli
