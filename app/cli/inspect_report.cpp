@@ -1,7 +1,9 @@
 #include "inspect_report.h"
 
 #include <cmath>
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
@@ -114,21 +116,36 @@ void printInspectTable(std::ostream& os, const Graph& g, const ModelCosts& c, in
                   "output shape", "params", "fwd FLOPs", "bwd FLOPs", "saved");
     os << line << std::string(160, '-') << "\n";
 
-    // Pre-order walk: a module's row, then its own operations, then its children.
+    // First operation of every module (modules are created in graph order, so a child's first
+    // operation comes after its parent's first).
+    std::vector<int> firstOp(c.modules.size(), std::numeric_limits<int>::max());
+    for (size_t m = c.modules.size(); m-- > 0;) {
+        for (int li : c.modules[m].layers) firstOp[m] = std::min(firstOp[m], c.layers[li].op);
+        for (int ch : c.modules[m].children) firstOp[m] = std::min(firstOp[m], firstOp[ch]);
+    }
+    // Pre-order walk in graph order: a module's row, then its own operations and its children
+    // interleaved as they run.
     std::function<void(int, int)> walk = [&](int m, int depth) {
         const ModuleCost& mod = c.modules[m];
         std::string indent(static_cast<size_t>(2 * depth), ' ');
         if (m != 0) row(indent + mod.name, "", "", double(mod.parameters), mod.forwardFlops, mod.backwardFlops,
                         mod.activationBytes);
         if (maxDepth >= 0 && depth >= maxDepth) return;
-        for (int li : mod.layers) {
-            const LayerCost& l = c.layers[li];
+        std::vector<std::pair<int, int>> items;  // (first op, layer index or -(module index) - 1)
+        for (int li : mod.layers) items.emplace_back(c.layers[li].op, li);
+        for (int ch : mod.children) items.emplace_back(firstOp[ch], -ch - 1);
+        std::sort(items.begin(), items.end());
+        for (const auto& [order, item] : items) {
+            if (item < 0) {
+                walk(-item - 1, depth + 1);
+                continue;
+            }
+            const LayerCost& l = c.layers[item];
             const Operation& op = g.ops[l.op];
             std::string label = indent + (m == 0 ? "" : "  ") + "· " + op.name.substr(op.name.rfind('/') + 1);
             row(label, op.type, shapeText(l.outputShape), double(l.parameters), l.cost.forwardFlops,
                 l.cost.backwardFlops, l.activationBytes);
         }
-        for (int child : mod.children) walk(child, depth + 1);
     };
     walk(0, 0);
     os << std::string(160, '-') << "\n";

@@ -235,6 +235,8 @@ Dim Dim::parse(const std::string& text) {
             if (i < s.size() && s[i] == '*') ++i;
             else needFactor = false;
         }
+        // A sign or '*' with nothing after it ("N+", "2*").
+        if (needFactor) throw std::invalid_argument("dimension '" + text + "' ends too early");
         result = result + term;
     }
     return result;

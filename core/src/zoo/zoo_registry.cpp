@@ -1,0 +1,206 @@
+// The built-in model zoo: the list of models, their options, and the pieces the families share.
+#include <charconv>
+#include <cmath>
+#include <functional>
+
+#include "trainscope/core/errors.h"
+#include "zoo/zoo_common.h"
+
+namespace ts {
+namespace zoo {
+namespace {
+
+constexpr int64_t kMaxBatch = int64_t(1) << 20;
+
+const ZooParam kBatch{"batch", "1", "batch size shown by default"};
+ZooParam imageParam(const char* def) {
+    return {"image", def, "input image height and width in pixels"};
+}
+const ZooParam kClasses{"classes", "1000", "number of output classes"};
+ZooParam seqParam(const char* def, const char* max) {
+    return {"seq", def, std::string("sequence length shown by default (at most ") + max + ")"};
+}
+
+struct Model {
+    ZooEntry entry;
+    std::function<Graph(const ZooArgs&)> build;
+};
+
+const std::vector<Model>& models() {
+    static const std::vector<Model> list = {
+        {{"resnet18",
+          "ResNet-18 image classifier (torchvision), 11.7M parameters",
+          {imageParam("224"), kClasses, kBatch}},
+         [](const ZooArgs& a) { return buildResNet(a, 18); }},
+        {{"resnet50",
+          "ResNet-50 v1.5 image classifier (torchvision), 25.6M parameters",
+          {imageParam("224"), kClasses, kBatch}},
+         [](const ZooArgs& a) { return buildResNet(a, 50); }},
+        {{"resnet101",
+          "ResNet-101 v1.5 image classifier (torchvision), 44.5M parameters",
+          {imageParam("224"), kClasses, kBatch}},
+         [](const ZooArgs& a) { return buildResNet(a, 101); }},
+        {{"inception_v3",
+          "Inception v3 with auxiliary classifier (torchvision), 27.2M parameters",
+          {imageParam("299"), kClasses, {"aux", "1", "1: train with the auxiliary classifier, 0: without"}, kBatch}},
+         buildInceptionV3},
+        {{"vgg16", "VGG-16 image classifier (torchvision), 138.4M parameters", {imageParam("224"), kClasses, kBatch}},
+         buildVgg16},
+        {{"mobilenet_v2",
+          "MobileNet v2 image classifier (torchvision), 3.5M parameters",
+          {imageParam("224"), kClasses, kBatch}},
+         buildMobileNetV2},
+        {{"bert_base",
+          "BERT-Base encoder with pooler (Hugging Face BertModel), 109.5M parameters",
+          {seqParam("128", "512"), kBatch}},
+         [](const ZooArgs& a) { return buildBert(a, false); }},
+        {{"bert_large",
+          "BERT-Large encoder with pooler (Hugging Face BertModel), 335.1M parameters",
+          {seqParam("128", "512"), kBatch}},
+         [](const ZooArgs& a) { return buildBert(a, true); }},
+        {{"gpt2",
+          "GPT-2 small language model (Hugging Face GPT2LMHeadModel), 124.4M parameters",
+          {seqParam("512", "1024"), kBatch}},
+         [](const ZooArgs& a) { return buildGpt2(a, false); }},
+        {{"gpt2_large",
+          "GPT-2 large language model (Hugging Face GPT2LMHeadModel), 774.0M parameters",
+          {seqParam("512", "1024"), kBatch}},
+         [](const ZooArgs& a) { return buildGpt2(a, true); }},
+        {{"transformer",
+          "Transformer big for translation (Vaswani et al., nn.Transformer), 209.1M parameters",
+          {seqParam("128", "1024"), {"vocab", "32000", "shared source/target vocabulary size"}, kBatch}},
+         buildTransformerBig},
+        {{"gnmt",
+          "GNMT v2 LSTM translation model with attention (NVIDIA/MLPerf), 160.7M parameters",
+          {seqParam("50", "1024"), {"vocab", "32320", "shared source/target vocabulary size"}, kBatch}},
+         buildGnmt},
+        {{"dcgan",
+          "DCGAN 64x64 generator and discriminator training step (PyTorch example), 6.3M parameters",
+          {kBatch}},
+         buildDcgan},
+    };
+    return list;
+}
+
+std::string sourceWithOptions(const std::string& name, const std::map<std::string, std::string>& params) {
+    std::string s = "zoo:" + name;
+    char sep = '?';
+    for (const auto& [k, v] : params) {
+        s += sep + k + "=" + v;
+        sep = '&';
+    }
+    return s;
+}
+
+}  // namespace
+
+ZooArgs::ZooArgs(const ZooEntry& entry, const std::map<std::string, std::string>& params)
+    : entry_(entry), params_(params) {
+    for (const auto& [key, value] : params_) {
+        bool known = false;
+        for (const ZooParam& p : entry_.params) known |= p.name == key;
+        if (known) continue;
+        std::string names;
+        for (const ZooParam& p : entry_.params) names += (names.empty() ? "" : ", ") + p.name;
+        fail("unknown option '" + key + "' (options: " + names + ")");
+    }
+}
+
+void ZooArgs::fail(const std::string& problem) const {
+    throw ModelError(source(), problem);
+}
+
+int64_t ZooArgs::integer(const std::string& key, int64_t min, int64_t max) const {
+    std::string text;
+    for (const ZooParam& p : entry_.params)
+        if (p.name == key) text = p.defaultValue;
+    if (auto it = params_.find(key); it != params_.end()) text = it->second;
+    int64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+        fail("option '" + key + "' must be a whole number, got '" + text + "'");
+    if (value < min || value > max)
+        fail("option '" + key + "' must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " +
+             text);
+    return value;
+}
+
+int forwardConstant(ModelBuilder& b, const std::string& name, Shape shape, DType dtype) {
+    Value v;
+    v.name = name;
+    v.dtype = dtype;
+    v.shape = std::move(shape);
+    v.kind = ValueKind::Constant;
+    return b.graph().addValue(std::move(v));
+}
+
+std::vector<int> splitLastAxis(ModelBuilder& b, int x, int64_t parts, int64_t partSize, const std::string& module) {
+    int sizes = b.constantInts(std::vector<int64_t>(static_cast<size_t>(parts), partSize), {Dim(parts)});
+    return b.op("Split", {x, sizes}, {{"axis", int64_t{-1}}}, static_cast<int>(parts), module);
+}
+
+int sliceAxis(ModelBuilder& b, int x, int64_t axis, int64_t start, int64_t end, const std::string& module) {
+    int starts = b.constantInts({start}, {Dim(1)});
+    int ends = b.constantInts({end}, {Dim(1)});
+    int axes = b.constantInts({axis}, {Dim(1)});
+    return b.op1("Slice", {x, starts, ends, axes}, {}, module);
+}
+
+int scaledDotProductAttention(ModelBuilder& b, int q, int k, int v, int64_t heads, int mask, double dropout,
+                              const std::string& dropoutModule) {
+    const Shape& qShape = b.graph().values.at(q).shape;
+    if (qShape.empty() || !qShape.back().isConstant() || qShape.back().constant() % heads != 0)
+        throw ShapeError("attention input " + shapeStr(qShape) + " does not split into " + std::to_string(heads) +
+                         " heads");
+    const int64_t width = qShape.back().constant();
+    const int64_t headDim = width / heads;
+    auto heads4d = [&](int x, std::vector<int64_t> perm) {
+        return b.transpose(b.reshape(x, {0, 0, heads, headDim}), std::move(perm));
+    };
+    int qh = heads4d(q, {0, 2, 1, 3});  // [N, h, T, d]
+    int kt = heads4d(k, {0, 2, 3, 1});  // [N, h, d, S]
+    int vh = heads4d(v, {0, 2, 1, 3});  // [N, h, S, d]
+    int scores = b.scale(b.matmul(qh, kt), 1.0 / std::sqrt(static_cast<double>(headDim)));
+    if (mask >= 0) scores = b.add(scores, mask);
+    int probs = b.softmax(scores, -1);
+    if (dropout > 0) probs = b.dropout(dropoutModule, probs, dropout);
+    int context = b.transpose(b.matmul(probs, vh), {0, 2, 1, 3});  // [N, T, h, d]
+    return b.reshape(context, {0, 0, width});
+}
+
+}  // namespace zoo
+
+const std::vector<ZooEntry>& zooModels() {
+    static const std::vector<ZooEntry> entries = [] {
+        std::vector<ZooEntry> e;
+        for (const zoo::Model& m : zoo::models()) e.push_back(m.entry);
+        return e;
+    }();
+    return entries;
+}
+
+Graph buildZooModel(const std::string& name, const std::map<std::string, std::string>& params) {
+    const zoo::Model* model = nullptr;
+    for (const zoo::Model& m : zoo::models())
+        if (m.entry.name == name) model = &m;
+    if (!model) {
+        std::string names;
+        for (const zoo::Model& m : zoo::models()) names += (names.empty() ? "" : ", ") + m.entry.name;
+        throw ModelError("zoo:" + name, "unknown zoo model (available: " + names + ")");
+    }
+    zoo::ZooArgs args(model->entry, params);
+    const int64_t batch = args.integer("batch", 1, zoo::kMaxBatch);
+    Graph g;
+    try {
+        g = model->build(args);
+    } catch (const ShapeError& e) {
+        args.fail(std::string("cannot be built with these options: ") + e.what());
+    }
+    g.name = name;
+    g.source = zoo::sourceWithOptions(name, params);
+    g.format = "zoo";
+    g.defaults.batch = batch;
+    return g;
+}
+
+}  // namespace ts

@@ -1,0 +1,73 @@
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "trainscope/core/costs.h"
+#include "trainscope/core/model_loader.h"
+
+namespace {
+
+// Two 3x3 convolutions with ReLU between: the second conv's input needs a gradient, the first's does not.
+ts::Graph twoConvs() {
+    return ts::importJsonModelText(R"({"trainscope_model": 1, "name": "two",
+      "inputs": [{"name": "x", "shape": ["N", 3, 16, 16]}],
+      "layers": [
+        {"name": "c1", "type": "Conv2d", "out_channels": 8, "kernel_size": 3, "padding": 1, "bias": false},
+        {"name": "r1", "type": "ReLU"},
+        {"name": "c2", "type": "Conv2d", "out_channels": 8, "kernel_size": 3, "padding": 1, "bias": false}
+      ]})", "two.json");
+}
+
+const ts::LayerCost& layerOf(const ts::Graph& g, const ts::ModelCosts& c, const std::string& path) {
+    for (const auto& l : c.layers)
+        if (g.ops[l.op].modulePath == path) return l;
+    throw std::runtime_error("no layer " + path);
+}
+
+}  // namespace
+
+TEST(Costs, ConvolutionForwardAndBackwardFlops) {
+    ts::Graph g = twoConvs();
+    ts::ModelCosts c = ts::computeCosts(g, 2);
+    const double macs1 = 2.0 * 8 * 16 * 16 * 3 * 9, macs2 = 2.0 * 8 * 16 * 16 * 8 * 9;
+    EXPECT_DOUBLE_EQ(layerOf(g, c, "c1").cost.forwardFlops, 2 * macs1);
+    EXPECT_DOUBLE_EQ(layerOf(g, c, "c2").cost.forwardFlops, 2 * macs2);
+    // c1: only the weight gradient (its input is data); c2: weight and data gradients.
+    EXPECT_DOUBLE_EQ(layerOf(g, c, "c1").cost.backwardFlops, 2 * macs1);
+    EXPECT_DOUBLE_EQ(layerOf(g, c, "c2").cost.backwardFlops, 4 * macs2);
+    EXPECT_EQ(layerOf(g, c, "c1").parameters, 8 * 3 * 9);
+    EXPECT_EQ(c.totals.parameters, 8 * 3 * 9 + 8 * 8 * 9);
+}
+
+TEST(Costs, LinearInBatchAndSharedSavedTensorsCountedOnce) {
+    ts::Graph g = twoConvs();
+    ts::ModelCosts c2 = ts::computeCosts(g, 2), c4 = ts::computeCosts(g, 4);
+    EXPECT_DOUBLE_EQ(c4.totals.forwardFlops, 2 * c2.totals.forwardFlops);
+    EXPECT_DOUBLE_EQ(c4.totals.activationBytes, 2 * c2.totals.activationBytes);
+    // The ReLU output is saved by the ReLU and by c2 (its input): counted once in totals.
+    double sumOfLayers = 0;
+    for (const auto& l : c2.layers) sumOfLayers += l.activationBytes;
+    const double reluOut = 2.0 * 8 * 16 * 16 * 4;
+    EXPECT_DOUBLE_EQ(layerOf(g, c2, "r1").activationBytes, reluOut);
+    EXPECT_DOUBLE_EQ(layerOf(g, c2, "c2").activationBytes, reluOut);
+    EXPECT_DOUBLE_EQ(c2.totals.activationBytes, sumOfLayers - reluOut);
+    EXPECT_DOUBLE_EQ(c2.modules[0].activationBytes, c2.totals.activationBytes);
+}
+
+TEST(Costs, ModuleTreeSumsItsLayers) {
+    ts::Graph g = ts::loadModel("zoo:resnet50");
+    ts::ModelCosts c = ts::computeCosts(g, 1);
+    ASSERT_GT(c.modules.size(), 10u);
+    EXPECT_EQ(c.modules[0].parameters, c.totals.parameters);
+    EXPECT_DOUBLE_EQ(c.modules[0].forwardFlops, c.totals.forwardFlops);
+    for (size_t m = 1; m < c.modules.size(); ++m) {
+        const auto& mod = c.modules[m];
+        double childFlops = 0, ownFlops = 0;
+        for (int ch : mod.children) childFlops += c.modules[ch].forwardFlops;
+        for (int l : mod.layers) ownFlops += c.layers[l].cost.forwardFlops;
+        EXPECT_NEAR(mod.forwardFlops, childFlops + ownFlops, 1e-6 * mod.forwardFlops + 1e-9) << mod.path;
+    }
+    // ResNet-50's forward is about 4.1 GMACs per 224x224 image (He et al.): 8.2 GFLOPs and a little more.
+    EXPECT_GT(c.totals.forwardFlops, 8.0e9);
+    EXPECT_LT(c.totals.forwardFlops, 8.5e9);
+}

@@ -1,0 +1,192 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "trainscope/core/errors.h"
+#include "trainscope/core/model_loader.h"
+
+namespace {
+
+// Parameter counts of the reference implementations, counted with
+// sum(p.numel() for p in model.parameters()) on randomly initialised models:
+//   torchvision 0.29: resnet18/50/101, inception_v3(aux_logits=True), vgg16, mobilenet_v2
+//   transformers: BertModel(BertConfig()) and its large variant, GPT2LMHeadModel (tied lm_head)
+//   PyTorch examples/dcgan: Generator 3,576,704 + Discriminator 2,765,568
+//   transformer: nn.Transformer(1024, 16, 6, 6, 4096) = 176,361,472 plus a 32000x1024 shared embedding
+//   gnmt: NVIDIA DeepLearningExamples GNMT v2, 90H^2 + 74H + 1 + 2VH + V with H = 1024, V = 32320
+struct Reference {
+    const char* name;
+    int64_t parameters;
+};
+constexpr Reference kReferences[] = {
+    {"resnet18", 11'689'512}, {"resnet50", 25'557'032},    {"resnet101", 44'549'160},    {"inception_v3", 27'161'264},
+    {"vgg16", 138'357'544},   {"mobilenet_v2", 3'504'872}, {"bert_base", 109'482'240},   {"bert_large", 335'141'888},
+    {"gpt2", 124'439'808},    {"gpt2_large", 774'030'080}, {"transformer", 209'129'472}, {"gnmt", 160'671'297},
+    {"dcgan", 6'342'272},
+};
+
+bool hasModule(const ts::Graph& g, const std::string& path) {
+    for (const auto& op : g.ops)
+        if (op.modulePath == path) return true;
+    return false;
+}
+
+std::string errorOf(const std::string& spec) {
+    try {
+        ts::loadModel(spec);
+    } catch (const ts::ModelError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+std::string outputShape(const ts::Graph& g, size_t i = 0) {
+    return ts::shapeStr(g.values.at(g.outputs.at(i)).shape);
+}
+
+}  // namespace
+
+TEST(Zoo, EveryModelHasItsReferenceParameterCount) {
+    std::set<std::string> listed;
+    for (const ts::ZooEntry& e : ts::zooModels()) listed.insert(e.name);
+    for (const Reference& r : kReferences) {
+        SCOPED_TRACE(r.name);
+        EXPECT_TRUE(listed.count(r.name));
+        ts::Graph g = ts::buildZooModel(r.name, {});
+        EXPECT_EQ(g.parameterCount(), r.parameters);
+        EXPECT_EQ(g.name, r.name);
+        EXPECT_EQ(g.format, "zoo");
+        EXPECT_EQ(g.source, std::string("zoo:") + r.name);
+        EXPECT_EQ(g.defaults.batch, 1);
+        EXPECT_NO_THROW(g.validate());
+        EXPECT_FALSE(g.outputs.empty());
+        ASSERT_FALSE(g.inputs.empty());
+        EXPECT_TRUE(g.values[g.inputs[0]].shape[0].dependsOnBatch() || g.values[g.inputs[0]].shape[1].dependsOnBatch());
+    }
+    EXPECT_EQ(listed.size(), std::size(kReferences));
+}
+
+TEST(Zoo, TorchvisionModelsProduceClassLogits) {
+    EXPECT_EQ(outputShape(ts::loadModel("zoo:resnet50")), "[N, 1000]");
+    EXPECT_EQ(outputShape(ts::loadModel("zoo:vgg16")), "[N, 1000]");
+    EXPECT_EQ(outputShape(ts::loadModel("zoo:mobilenet_v2")), "[N, 1000]");
+    ts::Graph inception = ts::loadModel("zoo:inception_v3");
+    ASSERT_EQ(inception.outputs.size(), 2u);  // logits and auxiliary logits
+    EXPECT_EQ(outputShape(inception, 0), "[N, 1000]");
+    EXPECT_EQ(outputShape(inception, 1), "[N, 1000]");
+    EXPECT_EQ(ts::shapeStr(inception.values[inception.inputs[0]].shape), "[N, 3, 299, 299]");
+}
+
+TEST(Zoo, ImageSizeChangesShapesNotParameters) {
+    ts::Graph small = ts::loadModel("zoo:resnet50?image=160");
+    ts::Graph full = ts::loadModel("zoo:resnet50");
+    EXPECT_EQ(small.parameterCount(), 25'557'032);
+    EXPECT_EQ(small.source, "zoo:resnet50?image=160");
+    EXPECT_EQ(ts::shapeStr(small.values[small.inputs[0]].shape), "[N, 3, 160, 160]");
+    // conv1 output: 224 -> 112, 160 -> 80.
+    auto conv1Shape = [](const ts::Graph& g) {
+        for (const auto& op : g.ops)
+            if (op.modulePath == "conv1") return ts::shapeStr(g.values[op.outputs[0]].shape);
+        return std::string();
+    };
+    EXPECT_EQ(conv1Shape(small), "[N, 64, 80, 80]");
+    EXPECT_EQ(conv1Shape(full), "[N, 64, 112, 112]");
+    EXPECT_EQ(ts::loadModel("zoo:resnet50?classes=10").parameterCount(), 23'528'522);  // torchvision num_classes=10
+    EXPECT_EQ(ts::loadModel("zoo:inception_v3?aux=0").parameterCount(), 23'834'568);   // aux_logits=False
+}
+
+TEST(Zoo, SequenceModelsUseSymbolicLengths) {
+    ts::Graph bert = ts::loadModel("zoo:bert_large?seq=512");
+    EXPECT_EQ(bert.defaults.seq, 512);
+    EXPECT_EQ(bert.parameterCount(), 335'141'888);
+    EXPECT_EQ(ts::shapeStr(bert.values[bert.inputs[0]].shape), "[N, S]");
+    EXPECT_EQ(bert.values[bert.inputs[0]].dtype, ts::DType::Int64);
+    EXPECT_EQ(outputShape(bert, 0), "[N, S, 1024]");
+    EXPECT_EQ(outputShape(bert, 1), "[N, 1024]");  // pooler
+    EXPECT_EQ(ts::loadModel("zoo:bert_base").defaults.seq, 128);
+
+    ts::Graph gpt2 = ts::loadModel("zoo:gpt2?seq=1024");
+    EXPECT_EQ(gpt2.defaults.seq, 1024);
+    EXPECT_EQ(outputShape(gpt2), "[N, S, 50257]");
+    EXPECT_EQ(ts::loadModel("zoo:gpt2").defaults.seq, 512);
+
+    ts::Graph t = ts::loadModel("zoo:transformer?vocab=1000");
+    // Only the shared embedding depends on the vocabulary: 176,361,472 + 1000 * 1024.
+    EXPECT_EQ(t.parameterCount(), 176'361'472 + 1000 * 1024);
+    EXPECT_EQ(outputShape(t), "[N, S, 1000]");
+
+    ts::Graph gnmt = ts::loadModel("zoo:gnmt?seq=30");
+    EXPECT_EQ(gnmt.defaults.seq, 30);
+    EXPECT_EQ(outputShape(gnmt), "[S, N, 32320]");
+}
+
+TEST(Zoo, ModulePathsFollowTheReferenceImplementations) {
+    ts::Graph resnet = ts::loadModel("zoo:resnet50");
+    EXPECT_TRUE(hasModule(resnet, "layer1.0.conv1"));
+    EXPECT_TRUE(hasModule(resnet, "layer4.2.bn3"));
+    EXPECT_TRUE(hasModule(resnet, "layer2.0.downsample.0"));
+    EXPECT_GE(resnet.findValue("layer3.5.conv2.weight"), 0);
+    EXPECT_GE(resnet.findValue("bn1.running_mean"), 0);
+    EXPECT_EQ(resnet.values[resnet.findValue("bn1.running_mean")].kind, ts::ValueKind::Buffer);
+
+    ts::Graph bert = ts::loadModel("zoo:bert_base");
+    for (const char* path : {"embeddings.word_embeddings", "encoder.layer.3.attention.self.query",
+                             "encoder.layer.3.attention.output.dense", "encoder.layer.3.intermediate.dense",
+                             "encoder.layer.3.output.LayerNorm", "pooler.dense"})
+        EXPECT_TRUE(hasModule(bert, path)) << path;
+
+    ts::Graph gpt2 = ts::loadModel("zoo:gpt2");
+    for (const char* path : {"transformer.h.0.attn.c_attn", "transformer.h.11.mlp.c_fc", "lm_head"})
+        EXPECT_TRUE(hasModule(gpt2, path)) << path;
+
+    ts::Graph dcgan = ts::loadModel("zoo:dcgan");
+    EXPECT_TRUE(hasModule(dcgan, "generator.main.0"));
+    EXPECT_TRUE(hasModule(dcgan, "discriminator.main.0"));
+    EXPECT_EQ(ts::shapeStr(dcgan.values[dcgan.findValue("generator.main.0.weight")].shape), "[100, 512, 4, 4]");
+
+    ts::Graph gnmt = ts::loadModel("zoo:gnmt");
+    EXPECT_TRUE(hasModule(gnmt, "decoder.att_rnn.attn"));
+    EXPECT_TRUE(hasModule(gnmt, "encoder.rnn_layers.0"));
+}
+
+TEST(Zoo, TrainingFormHasDropoutAndTrainingBatchNorm) {
+    auto count = [](const ts::Graph& g, const std::string& type) {
+        int n = 0;
+        for (const auto& op : g.ops) n += op.type == type;
+        return n;
+    };
+    ts::Graph vgg = ts::loadModel("zoo:vgg16");
+    EXPECT_EQ(count(vgg, "Dropout"), 2);
+    // BERT-Base: embeddings + 3 per layer (attention probabilities, attention output, output).
+    EXPECT_EQ(count(ts::loadModel("zoo:bert_base"), "Dropout"), 1 + 12 * 3);
+    ts::Graph resnet = ts::loadModel("zoo:resnet50");
+    EXPECT_EQ(count(resnet, "BatchNormalization"), 53);
+    for (const auto& op : resnet.ops)
+        if (op.type == "BatchNormalization") {
+            EXPECT_EQ(op.attrInt("training_mode", 0), 1);
+        }
+    // DCGAN: the discriminator runs on real and fake images, sharing its parameters.
+    ts::Graph dcgan = ts::loadModel("zoo:dcgan");
+    EXPECT_EQ(count(dcgan, "Conv"), 10);
+    EXPECT_EQ(dcgan.outputs.size(), 2u);
+    EXPECT_EQ(outputShape(dcgan, 0), "[N]");
+}
+
+TEST(Zoo, BadNamesAndOptionsAreClearModelErrors) {
+    EXPECT_NE(errorOf("zoo:resnet51").find("zoo:resnet51: unknown zoo model"), std::string::npos);
+    EXPECT_NE(errorOf("zoo:resnet50?depth=3").find("zoo:resnet50: unknown option 'depth'"), std::string::npos);
+    EXPECT_NE(errorOf("zoo:resnet50?image=16").find("option 'image' must be between 32 and 4096"), std::string::npos);
+    EXPECT_NE(errorOf("zoo:resnet50?image=100000").find("option 'image'"), std::string::npos);
+    EXPECT_NE(errorOf("zoo:resnet50?image=abc").find("option 'image' must be a whole number"), std::string::npos);
+    EXPECT_NE(errorOf("zoo:resnet50?image=12x").find("must be a whole number"), std::string::npos);
+    EXPECT_NE(errorOf("zoo:bert_base?seq=0").find("zoo:bert_base: option 'seq'"), std::string::npos);
+    EXPECT_NE(errorOf("zoo:bert_base?seq=513").find("between 1 and 512"), std::string::npos);
+    EXPECT_NE(errorOf("zoo:gpt2?seq=1025").find("between 1 and 1024"), std::string::npos);
+    EXPECT_NE(errorOf("zoo:gpt2?seq=-5").find("option 'seq'"), std::string::npos);
+    EXPECT_NE(errorOf("zoo:resnet50?batch=0").find("option 'batch'"), std::string::npos);
+    EXPECT_EQ(ts::loadModel("zoo:resnet18?batch=32").defaults.batch, 32);
+    // Options the shape checks reject are reported with the model, not as a crash.
+    std::string tooSmall = errorOf("zoo:inception_v3?image=76");
+    EXPECT_EQ(tooSmall.rfind("zoo:inception_v3: ", 0), 0u) << tooSmall;
+    EXPECT_EQ(ts::buildZooModel("inception_v3", {{"image", "76"}, {"aux", "0"}}).parameterCount(), 23'834'568);
+}
