@@ -25,15 +25,6 @@ int moduleFor(ModelCosts& mc, std::map<std::string, int>& index, const std::stri
     return idx;
 }
 
-// Owner operation of every parameter: its first user (tied weights count once).
-std::vector<int> parameterOwners(const Graph& g) {
-    std::vector<int> owner(g.values.size(), -1);
-    for (size_t i = 0; i < g.ops.size(); ++i)
-        for (int in : g.ops[i].inputs)
-            if (in >= 0 && g.values[in].kind == ValueKind::Parameter && owner[in] < 0) owner[in] = static_cast<int>(i);
-    return owner;
-}
-
 }  // namespace
 
 ModelCosts computeCosts(const Graph& g, int64_t batch, int64_t seq) {
@@ -48,7 +39,7 @@ ModelCosts computeCosts(const Graph& g, int64_t batch, int64_t seq) {
     std::map<std::string, int> moduleIndex{{"", 0}};
 
     const std::vector<bool> grad = requiresGrad(g);
-    const std::vector<int> owner = parameterOwners(g);
+    const std::vector<int> owner = g.parameterOwners();
     std::unordered_set<int> savedValues;
     std::vector<std::unordered_set<int>> moduleSaved;
 

@@ -79,23 +79,12 @@ int Graph::findValue(const std::string& n) const {
     return it == valueIndex_.end() ? -1 : it->second;
 }
 
-std::vector<int> Graph::ownedParameters(int opIndex) const {
-    std::vector<int> owned;
-    const Operation& op = ops.at(opIndex);
-    for (int in : op.inputs) {
-        if (in < 0 || values[in].kind != ValueKind::Parameter) continue;
-        bool usedEarlier = false;
-        for (int j = 0; j < opIndex && !usedEarlier; ++j)
-            for (int other : ops[j].inputs)
-                if (other == in) {
-                    usedEarlier = true;
-                    break;
-                }
-        bool dupInThisOp = false;
-        for (int o : owned) dupInThisOp |= o == in;
-        if (!usedEarlier && !dupInThisOp) owned.push_back(in);
-    }
-    return owned;
+std::vector<int> Graph::parameterOwners() const {
+    std::vector<int> owner(values.size(), -1);
+    for (size_t i = 0; i < ops.size(); ++i)
+        for (int in : ops[i].inputs)
+            if (in >= 0 && values[in].kind == ValueKind::Parameter && owner[in] < 0) owner[in] = static_cast<int>(i);
+    return owner;
 }
 
 int64_t Graph::parameterCount() const {

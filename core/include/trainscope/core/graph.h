@@ -82,9 +82,9 @@ public:
     // Index of the value with this name, or -1.
     int findValue(const std::string& name) const;
 
-    // Parameters that belong to an operation: parameter inputs not already used by an earlier
-    // operation (tied weights are counted once, at their first user).
-    std::vector<int> ownedParameters(int opIndex) const;
+    // For every value, the operation that owns it if it is a parameter: its first user, so that
+    // tied weights are counted once; -1 for other values and unused parameters.
+    std::vector<int> parameterOwners() const;
     int64_t parameterCount() const;  // elements of all Parameter values that some operation uses
 
     // Throws std::logic_error when an invariant is broken (dangling index, op using a value
