@@ -25,21 +25,6 @@ bool isIntegral(DType t) {
     }
 }
 
-std::optional<std::vector<int64_t>> constantShape(const Shape& s) {
-    std::vector<int64_t> r;
-    for (const Dim& d : s) {
-        if (!d.isConstant()) return std::nullopt;
-        r.push_back(d.constant());
-    }
-    return r;
-}
-
-int64_t trackableCount(const Shape& s) {
-    Dim n = numel(s);
-    if (!n.isConstant() || n.constant() > limits::kMaxKnownValueElements) return -1;
-    return n.constant();
-}
-
 // A scalar (or one-element) input's value as a Dim: from intData, or from an integral floatData.
 std::optional<Dim> scalarDim(const Value& v) {
     if (v.intData && v.intData->size() == 1) return (*v.intData)[0];

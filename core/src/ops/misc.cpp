@@ -24,12 +24,6 @@ bool isIntegral(DType t) {
     }
 }
 
-int64_t trackableCount(const Shape& s) {
-    Dim n = numel(s);
-    if (!n.isConstant() || n.constant() > limits::kMaxKnownValueElements) return -1;
-    return n.constant();
-}
-
 DType dtypeAttr(const Operation& op, const std::string& key, DType def) {
     if (!op.hasAttr(key)) return def;
     DType t = dtypeFromOnnx(static_cast<int>(op.attrInt(key, 1)));

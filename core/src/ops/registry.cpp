@@ -159,6 +159,22 @@ std::vector<int64_t> knownConstInts(const InferCtx& c, size_t input, const char*
     return r;
 }
 
+std::optional<std::vector<int64_t>> constantShape(const Shape& s) {
+    std::vector<int64_t> r;
+    r.reserve(s.size());
+    for (const Dim& d : s) {
+        if (!d.isConstant()) return std::nullopt;
+        r.push_back(d.constant());
+    }
+    return r;
+}
+
+int64_t trackableCount(const Shape& s) {
+    Dim n = numel(s);
+    if (!n.isConstant() || n.constant() > limits::kMaxKnownValueElements) return -1;
+    return n.constant();
+}
+
 void saveValue(const CostCtx& c, OpCost& cost, int value) {
     if (value < 0) return;
     const Value& v = c.g.values[value];

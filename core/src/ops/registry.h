@@ -1,6 +1,7 @@
 #pragma once
 // Internal: the operator table and helpers shared by the operator-family files.
 // Each family file defines one register*Ops function listed in registry.cpp.
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -71,6 +72,11 @@ int64_t normalizeAxis(int64_t axis, int64_t rank);
 std::vector<Dim> knownInts(const InferCtx& c, size_t input, const char* what);
 // Constant int list from known data (throws if symbolic).
 std::vector<int64_t> knownConstInts(const InferCtx& c, size_t input, const char* what);
+
+// The shape's values when no dimension is symbolic.
+std::optional<std::vector<int64_t>> constantShape(const Shape& s);
+// Number of elements when constant and small enough to track contents; -1 otherwise.
+int64_t trackableCount(const Shape& s);
 
 // Saves value `v` (activation, never a parameter) into cost.saved.
 void saveValue(const CostCtx& c, OpCost& cost, int value);

@@ -15,23 +15,6 @@
 namespace ts::ops {
 namespace {
 
-std::optional<std::vector<int64_t>> constantShape(const Shape& s) {
-    std::vector<int64_t> r;
-    r.reserve(s.size());
-    for (const Dim& d : s) {
-        if (!d.isConstant()) return std::nullopt;
-        r.push_back(d.constant());
-    }
-    return r;
-}
-
-// Number of elements when constant and small enough to track contents; -1 otherwise.
-int64_t trackableCount(const Shape& s) {
-    Dim n = numel(s);
-    if (!n.isConstant() || n.constant() > limits::kMaxKnownValueElements) return -1;
-    return n.constant();
-}
-
 // Copies known contents from input `from` to output `to` when the element count is unchanged.
 void keepData(InferCtx& c, size_t from, size_t to) {
     const Value& in = c.in(from);
