@@ -146,23 +146,27 @@ double kernelVolume(const std::vector<int64_t>& wShape) {
     return v;
 }
 
-OpCost costConv(const CostCtx& c) {
+// Cost of a convolution-like operation (input 0 data, input 1 weight, optional input 2 bias) whose
+// multiply-adds amount to `gemmFlops`: each gradient is one more pass of the same size.
+OpCost convolutionCost(const CostCtx& c, double gemmFlops) {
     OpCost cost;
-    auto w = c.inShape(1);
-    // Each output element is a dot product over (Cin/group) * kernel inputs: W.shape[1] * kernel volume.
-    const double macsPerOut = static_cast<double>(w[1]) * kernelVolume(w);
     const double outElems = c.outNumel(0);
-    const double gemm = 2.0 * outElems * macsPerOut;
-    cost.forwardFlops = gemm + (c.hasInput(2) ? outElems : 0.0);
-    if (c.inNeedsGrad(0)) cost.backwardFlops += gemm;      // data gradient: transposed convolution
-    if (c.inNeedsGrad(1)) cost.backwardFlops += gemm;      // weight gradient: input x output-gradient correlation
-    if (c.inNeedsGrad(2)) cost.backwardFlops += outElems;  // bias gradient: sum of the output gradient
+    cost.forwardFlops = gemmFlops + (c.hasInput(2) ? outElems : 0.0);
+    if (c.inNeedsGrad(0)) cost.backwardFlops += gemmFlops;  // data gradient (the transposed operation)
+    if (c.inNeedsGrad(1)) cost.backwardFlops += gemmFlops;  // weight gradient: input x output-gradient correlation
+    if (c.inNeedsGrad(2)) cost.backwardFlops += outElems;   // bias gradient: sum of the output gradient
     cost.bytesRead = c.allInputBytes();
     cost.bytesWritten = c.allOutputBytes();
     // Autograd keeps the input for the weight gradient and the weight (a parameter, not counted) for the data gradient.
     if (c.inNeedsGrad(1)) saveInput(c, cost, 0);
     if (c.inNeedsGrad(0)) saveInput(c, cost, 1);
     return cost;
+}
+
+OpCost costConv(const CostCtx& c) {
+    auto w = c.inShape(1);
+    // Each output element is a dot product over (Cin/group) * kernel inputs: W.shape[1] * kernel volume.
+    return convolutionCost(c, 2.0 * c.outNumel(0) * static_cast<double>(w[1]) * kernelVolume(w));
 }
 
 // ---- ConvTranspose ----
@@ -238,20 +242,9 @@ void inferConvTranspose(InferCtx& c) {
 }
 
 OpCost costConvTranspose(const CostCtx& c) {
-    OpCost cost;
     auto w = c.inShape(1);
     // Every input element is scattered into (Cout/group) * kernel outputs: W.shape[1] * kernel volume.
-    const double gemm = 2.0 * c.inNumel(0) * static_cast<double>(w[1]) * kernelVolume(w);
-    const double outElems = c.outNumel(0);
-    cost.forwardFlops = gemm + (c.hasInput(2) ? outElems : 0.0);
-    if (c.inNeedsGrad(0)) cost.backwardFlops += gemm;  // data gradient: a regular convolution
-    if (c.inNeedsGrad(1)) cost.backwardFlops += gemm;
-    if (c.inNeedsGrad(2)) cost.backwardFlops += outElems;
-    cost.bytesRead = c.allInputBytes();
-    cost.bytesWritten = c.allOutputBytes();
-    if (c.inNeedsGrad(1)) saveInput(c, cost, 0);
-    if (c.inNeedsGrad(0)) saveInput(c, cost, 1);
-    return cost;
+    return convolutionCost(c, 2.0 * c.inNumel(0) * static_cast<double>(w[1]) * kernelVolume(w));
 }
 
 // ---- pooling ----
