@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "hardware_commands.h"
 #include "inspect_report.h"
 #include "trainscope/core/costs.h"
 #include "trainscope/core/errors.h"
@@ -12,6 +13,7 @@ namespace ts::cli {
 namespace {
 
 constexpr int kExitBadInput = 2;
+constexpr int kExitNoDevice = 4;
 
 struct InspectOptions {
     std::string model;
@@ -72,6 +74,41 @@ int run(int argc, char** argv) {
 
     CLI::App* zooCmd = app.add_subcommand("zoo", "List the built-in models and their options.");
 
+    auto addGpuDbOption = [](CLI::App* cmd, std::vector<std::string>& files) {
+        cmd->add_option("--gpu-db", files,
+                        "extra GPU file(s) applied after the built-in database, ~/.config/trainscope/gpus.json "
+                        "and $TRAINSCOPE_GPU_DB (format: docs/gpu-database.md)")
+            ->check(CLI::ExistingFile);
+    };
+    GpusOptions gpus;
+    CLI::App* gpusCmd = app.add_subcommand(
+        "gpus", "List the GPU database: datasheet peaks per precision, memory, bandwidth, prices; with an ID, "
+                "every figure of that GPU with its source, its per-SM limits and ridge points.");
+    gpusCmd->add_option("GPU", gpus.gpu, "a GPU id, name or CUDA device name to show in detail");
+    gpusCmd->add_flag("--json", gpus.json, "print the database (or the one GPU) as JSON");
+    addGpuDbOption(gpusCmd, gpus.gpuDbFiles);
+
+    DevicesOptions devices;
+    CLI::App* devicesCmd = app.add_subcommand(
+        "devices", "Detect the local GPUs (name, compute capability, SMs, memory, clocks) and the database entry "
+                   "each one matches.");
+    devicesCmd->add_flag("--json", devices.json, "print JSON");
+    addGpuDbOption(devicesCmd, devices.gpuDbFiles);
+
+    CalibrateOptions calibrate;
+    CLI::App* calibrateCmd = app.add_subcommand(
+        "calibrate", "Measure the local GPU with micro-benchmarks (DRAM and L2 bandwidth, FP32 and tensor-core "
+                     "peaks through cuBLASLt, launch latency, SM clock under load), show them beside the "
+                     "datasheet, and write its calibrated entry.");
+    calibrateCmd->add_option("-o,--output", calibrate.output,
+                             "GPU file to write the entry into (default: " + defaultUserGpuFile() +
+                                 ", which later runs read)");
+    calibrateCmd->add_option("--device", calibrate.device, "CUDA device index (default 0)")->check(CLI::Range(0, 63));
+    calibrateCmd->add_flag("--quick", calibrate.quick, "smaller problem sizes and fewer repetitions");
+    calibrateCmd->add_flag("--json", calibrate.json, "print JSON");
+    addGpuDbOption(calibrateCmd, calibrate.gpuDbFiles);
+
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -80,9 +117,15 @@ int run(int argc, char** argv) {
     try {
         if (inspectCmd->parsed()) return runInspect(inspect);
         if (zooCmd->parsed()) return runZooList();
+        if (gpusCmd->parsed()) return runGpus(gpus);
+        if (devicesCmd->parsed()) return runDevices(devices);
+        if (calibrateCmd->parsed()) return runCalibrate(calibrate);
     } catch (const ModelError& e) {
         std::cerr << "trainscope-cli: " << e.what() << "\n";
         return kExitBadInput;
+    } catch (const DeviceError& e) {
+        std::cerr << "trainscope-cli: " << e.what() << "\n";
+        return kExitNoDevice;
     } catch (const std::exception& e) {
         // Anything else is a bug, but the user still gets a sentence and a status, not a crash.
         std::cerr << "trainscope-cli: internal error: " << e.what() << "\n";

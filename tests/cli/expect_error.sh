@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# expect_error.sh CLI FILE FRAGMENT: `CLI inspect FILE` must fail with status 2 and print exactly
-# one line on stderr that names FILE and contains FRAGMENT (case-insensitive), within 30 s.
+# expect_error.sh CLI FILE FRAGMENT [COMMAND...]: `CLI COMMAND FILE` (COMMAND defaults to `inspect`)
+# must fail with status 2 and print exactly one line on stderr that names FILE and contains
+# FRAGMENT (case-insensitive), within 30 s.
 set -u
 cli=$1 file=$2 fragment=$3
+shift 3
+[ $# -gt 0 ] || set -- inspect
 err=$(mktemp)
-timeout 30 "$cli" inspect "$file" >/dev/null 2>"$err"
+timeout 30 "$cli" "$@" "$file" >/dev/null 2>"$err"
 rc=$?
 msg=$(cat "$err"); rm -f "$err"
 echo "exit $rc: $msg"

@@ -26,6 +26,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The GPU (or its driver, or the CUDA support of this build) cannot do what was asked:
+// no device, out of memory, a CUDA call failed. what() is one sentence for the user.
+class DeviceError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 // Hard limits that protect against hostile inputs (absurd shapes, deep nesting).
 namespace limits {
 inline constexpr int64_t kMaxDimValue = int64_t(1) << 40;         // a single dimension

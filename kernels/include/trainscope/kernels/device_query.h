@@ -1,6 +1,15 @@
 #pragma once
-#include <string>
+// Which CUDA GPUs this machine has, as the CUDA runtime describes them.
+#include "trainscope/core/gpu_device.h"
+
 namespace ts::kernels {
-// Number of CUDA devices visible to this process; 0 with the reason in *why when none.
-int cudaDeviceCount(std::string* why);
+
+// Oldest GPU this build can measure, as major * 10 + minor: CUDA 13 compiles for 7.5 and newer.
+inline constexpr int kMinComputeCapability = 75;
+
+// Asks the CUDA runtime for every visible device and fills all DeviceProperties fields.
+// Never throws and never prints: without a driver, without a device, or in a build without
+// CUDA it returns available = false and one sentence in `status` saying why.
+ts::DeviceQuery queryDevices();
+
 }  // namespace ts::kernels

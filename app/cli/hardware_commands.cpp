@@ -1,0 +1,158 @@
+#include "hardware_commands.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "gpu_report.h"
+#include "trainscope/core/calibration_compare.h"
+#include "trainscope/core/errors.h"
+#include "trainscope/core/gpu_database.h"
+#include "trainscope/core/gpu_json.h"
+#include "trainscope/kernels/calibration.h"
+#include "trainscope/kernels/device_query.h"
+
+namespace ts::cli {
+namespace {
+
+using nlohmann::json;
+
+// Writes `entry` into the GPU file at `path`, replacing an entry with the same id and keeping
+// everything else the user put there.
+void writeGpuEntry(const std::string& path, const json& entry, const json& sources) {
+    json doc = {{"format", kGpuDatabaseFormat}, {"version", kGpuDatabaseVersion}, {"sources", json::object()},
+                {"gpus", json::array()}};
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) {
+        std::ifstream in(path);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        try {
+            doc = json::parse(ss.str());
+        } catch (const json::parse_error& e) {
+            throw ModelError(path, std::string("exists but is not valid JSON, so the calibration was not written "
+                                               "into it (choose another file with -o): ") + e.what());
+        }
+        if (!doc.is_object() || doc.value("format", "") != kGpuDatabaseFormat)
+            throw ModelError(path, "exists but is not a TrainScope GPU file; choose another file with -o");
+    }
+    for (auto it = sources.begin(); it != sources.end(); ++it) doc["sources"][it.key()] = it.value();
+    json& gpus = doc["gpus"];
+    bool replaced = false;
+    for (json& g : gpus)
+        if (g.value("id", "") == entry["id"]) {
+            g = entry;
+            replaced = true;
+        }
+    if (!replaced) gpus.push_back(entry);
+    std::filesystem::path p(path);
+    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+    std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp);
+        out << doc.dump(2) << "\n";
+        if (!out) throw ModelError(path, "cannot be written");
+    }
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) throw ModelError(path, "cannot be written: " + ec.message());
+}
+
+}  // namespace
+
+std::string defaultUserGpuFile() {
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) return std::string(xdg) + "/trainscope/gpus.json";
+    if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.config/trainscope/gpus.json";
+    return "trainscope-gpus.json";
+}
+
+int runGpus(const GpusOptions& o) {
+    GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
+    if (!o.gpu.empty()) {
+        const GpuSpec& g = db.get(o.gpu);
+        if (o.json) std::cout << gpuToJson(g).dump(1) << "\n";
+        else printGpuDetail(std::cout, db, g);
+        return 0;
+    }
+    DeviceQuery local = kernels::queryDevices();
+    if (o.json) {
+        json gpus = json::array();
+        for (const GpuSpec& g : db.gpus()) gpus.push_back(gpuToJson(g));
+        json archs = json::array();
+        for (const auto& [cc, l] : db.architectures()) archs.push_back(archLimitsToJson(l));
+        json sources = json::object();
+        for (const auto& [key, s] : db.sources())
+            sources[key] = {{"title", s.title}, {"url", s.url}, {"accessed", s.accessed}};
+        std::cout << json{{"format", kGpuDatabaseFormat}, {"version", kGpuDatabaseVersion},
+                          {"user_files", db.appliedFiles()}, {"gpus", gpus}, {"architectures", archs},
+                          {"sources", sources}, {"local", devicesJson(db, local)}}
+                         .dump(1)
+                  << "\n";
+        return 0;
+    }
+    printGpuTable(std::cout, db);
+    std::cout << "\nLocal GPU\n";
+    printDevices(std::cout, db, local);
+    return 0;
+}
+
+int runDevices(const DevicesOptions& o) {
+    GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
+    DeviceQuery q = kernels::queryDevices();
+    if (o.json) std::cout << devicesJson(db, q).dump(1) << "\n";
+    else printDevices(std::cout, db, q);
+    return 0;
+}
+
+int runCalibrate(const CalibrateOptions& o) {
+    GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
+    DeviceQuery q = kernels::queryDevices();
+    if (!q.available) throw DeviceError("cannot calibrate: " + q.status);
+    if (o.device < 0 || o.device >= int(q.devices.size()))
+        throw DeviceError("cannot calibrate cuda:" + std::to_string(o.device) + ": this machine has " +
+                          std::to_string(q.devices.size()) + " CUDA device(s)");
+
+    kernels::CalibrationOptions copts;
+    copts.device = o.device;
+    copts.quick = o.quick;
+    copts.progress = [](const std::string& stage, double fraction) {
+        std::cerr << "\r[" << int(fraction * 100) << "%] " << stage << "            " << std::flush;
+    };
+    CalibrationResult result = kernels::calibrate(copts);
+    std::cerr << "\r" << std::string(60, ' ') << "\r";
+
+    const GpuSpec* known = db.matchDevice(result.device.name);
+    GpuSpec spec = known ? *known : db.specFromDevice(result.device, &result);
+    std::vector<CalibrationComparison> rows = compareWithDatasheet(spec, result);
+
+    json calibration = calibrationToJson(result);
+    calibration["versus_datasheet"] = comparisonJson(rows);
+    json entry;
+    if (known) {
+        entry = {{"id", known->id}, {"calibration", calibration}};  // overrides only the calibration
+    } else {
+        entry = gpuToJson(spec);
+        entry["calibration"] = calibration;
+    }
+    json sources = {{"cuda-runtime", {{"title", "CUDA runtime device properties (cudaGetDeviceProperties)"},
+                                      {"url", "https://docs.nvidia.com/cuda/cuda-runtime-api/"},
+                                      {"accessed", result.date}}}};
+    std::string output = o.output.empty() ? defaultUserGpuFile() : o.output;
+    writeGpuEntry(output, entry, sources);
+
+    if (o.json) {
+        std::cout << json{{"gpu", spec.id}, {"known_gpu", known != nullptr}, {"output", output},
+                          {"calibration", calibration}}
+                         .dump(1)
+                  << "\n";
+    } else {
+        printCalibration(std::cout, spec, rows);
+        for (const std::string& w : result.warnings) std::cout << "warning: " << w << "\n";
+        std::cout << "\n" << (known ? "Calibration of database entry " + known->id : "New entry " + spec.id)
+                  << " written to " << output << "\n";
+    }
+    return 0;
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,421 @@
+#include "gpu_document.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <set>
+
+#include "trainscope/core/errors.h"
+
+namespace ts::gpudb {
+namespace {
+
+using nlohmann::json;
+
+// Where in the document a problem is, for messages like
+// "gpus.json: GPU 'a100-sxm4-40gb', field 'sms': expected a number".
+struct Where {
+    std::string origin;
+    std::string entry;
+
+    [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+        std::string where = entry;
+        if (!field.empty()) where += (where.empty() ? "field '" : ", field '") + field + "'";
+        throw ModelError(origin, where.empty() ? problem : where + ": " + problem);
+    }
+};
+
+const std::set<std::string> kFigureKeys = {"value", "source", "estimate", "note", "unknown", "unsupported"};
+const std::set<std::string> kNumericFigures = {"sms",         "base_clock_mhz", "boost_clock_mhz",
+                                               "memory_gb",   "memory_bandwidth_gbs",
+                                               "memory_bus_width_bits", "l2_cache_mb", "fp32_tflops",
+                                               "fp64_tflops", "tdp_w"};
+const std::set<std::string> kTensorKeys = {"tf32", "fp16", "bf16", "fp8", "int8_tops"};
+const std::set<std::string> kInterconnectKeys = {"pcie_generation", "pcie_lanes", "nvlink_generation",
+                                                 "nvlink_bandwidth_gbs"};
+const std::set<std::string> kGpuKeys = {
+    "id", "name", "device_names", "architecture", "chip", "compute_capability", "segment", "form_factor",
+    "release_year", "memory_type", "tensor_tflops", "tensor_tflops_fp16_accumulate", "interconnect", "prices",
+    "calibration", "notes", "_origin", "_history"};
+const std::set<std::string> kSegments = {"datacenter", "workstation", "geforce"};
+
+bool isFigureObject(const json& j) {
+    return j.is_object() && (j.contains("value") || j.contains("unknown") || j.contains("unsupported"));
+}
+
+std::string str(const json& obj, const char* key, const Where& w, bool required = false) {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) {
+        if (required) w.fail(key, "is required");
+        return {};
+    }
+    if (!it->is_string()) w.fail(key, "expected a string");
+    return it->get<std::string>();
+}
+
+double number(const json& j, const std::string& field, const Where& w) {
+    if (!j.is_number()) w.fail(field, "expected a number, got " + std::string(j.type_name()));
+    double v = j.get<double>();
+    if (!std::isfinite(v) || v < 0) w.fail(field, "must be a finite number >= 0");
+    return v;
+}
+
+void checkKeys(const json& obj, const std::set<std::string>& allowed, const std::string& field, const Where& w) {
+    for (auto it = obj.begin(); it != obj.end(); ++it)
+        if (!allowed.count(it.key()))
+            w.fail(field.empty() ? it.key() : field + "." + it.key(), "is not a known field");
+}
+
+Figure parseFigure(const json& j, const std::string& field, const Where& w, const std::string& defaultSource,
+                   bool mayBeUnsupported) {
+    Figure f;
+    if (j.is_number()) {  // user-file shorthand: a bare number, sourced to that file
+        f.value = number(j, field, w);
+        f.source = defaultSource;
+        return f;
+    }
+    if (!j.is_object()) w.fail(field, "expected a number or {\"value\": ..., \"source\": ...}");
+    checkKeys(j, kFigureKeys, field, w);
+    f.source = str(j, "source", w);
+    f.note = str(j, "note", w);
+    f.unknown = str(j, "unknown", w);
+    if (j.contains("estimate")) {
+        if (!j["estimate"].is_boolean()) w.fail(field + ".estimate", "expected true or false");
+        f.estimate = j["estimate"].get<bool>();
+    }
+    if (j.contains("unsupported")) {
+        if (!j["unsupported"].is_boolean()) w.fail(field + ".unsupported", "expected true or false");
+        f.unsupported = j["unsupported"].get<bool>();
+        if (f.unsupported && !mayBeUnsupported) w.fail(field, "only a precision can be \"unsupported\"");
+    }
+    if (j.contains("value") && !j["value"].is_null()) {
+        f.value = number(j["value"], field, w);
+        if (f.unsupported) w.fail(field, "has a value but is marked unsupported");
+    } else if (!f.unsupported && f.unknown.empty()) {
+        w.fail(field, "has no value: give one, or say why with \"unknown\" (or \"unsupported\": true)");
+    }
+    if (f.source.empty() && f.value) w.fail(field, "has a value without a \"source\"");
+    return f;
+}
+
+void parseCompute(const std::string& cc, int& major, int& minor, const Where& w) {
+    size_t dot = cc.find('.');
+    try {
+        if (dot == std::string::npos) throw std::invalid_argument(cc);
+        size_t used = 0;
+        major = std::stoi(cc.substr(0, dot), &used);
+        minor = std::stoi(cc.substr(dot + 1));
+        if (used != dot || major < 1 || major > 20 || minor < 0 || minor > 9) throw std::invalid_argument(cc);
+    } catch (const std::exception&) {
+        w.fail("compute_capability", "expected \"MAJOR.MINOR\" such as \"8.0\", got \"" + cc + "\"");
+    }
+}
+
+ArchLimits parseArch(const json& a, const Where& w0) {
+    if (!a.is_object()) w0.fail("", "each architecture must be an object");
+    ArchLimits l;
+    Where w{w0.origin, "architecture " + str(a, "compute_capability", w0, true)};
+    parseCompute(str(a, "compute_capability", w, true), l.ccMajor, l.ccMinor, w);
+    l.name = str(a, "name", w);
+    l.source = str(a, "source", w, true);
+    auto integer = [&](const char* key, int& out, bool required = true) {
+        if (!a.contains(key)) {
+            if (required) w.fail(key, "is required");
+            return;
+        }
+        double v = number(a[key], key, w);
+        if (v != std::floor(v) || v > 1e9) w.fail(key, "expected a whole number");
+        out = int(v);
+    };
+    integer("max_threads_per_sm", l.maxThreadsPerSm);
+    integer("max_blocks_per_sm", l.maxBlocksPerSm);
+    integer("registers_per_sm", l.registersPerSm);
+    integer("max_registers_per_block", l.maxRegistersPerBlock);
+    integer("max_registers_per_thread", l.maxRegistersPerThread);
+    integer("max_threads_per_block", l.maxThreadsPerBlock);
+    integer("warp_size", l.warpSize);
+    auto kb = [&](const char* key, int& out, bool required = true) {
+        if (!a.contains(key)) {
+            if (required) w.fail(key, "is required");
+            return;
+        }
+        out = int(std::lround(number(a[key], key, w) * 1024));
+    };
+    kb("shared_memory_per_sm_kb", l.sharedMemoryPerSmBytes);
+    kb("shared_memory_per_block_kb", l.sharedMemoryPerBlockBytes);
+    kb("shared_memory_per_block_optin_kb", l.sharedMemoryPerBlockOptinBytes);
+    kb("reserved_shared_memory_per_block_kb", l.reservedSharedMemoryPerBlockBytes);
+    if (a.contains("tensor_cores")) {
+        if (!a["tensor_cores"].is_boolean()) w.fail("tensor_cores", "expected true or false");
+        l.tensorCores = a["tensor_cores"].get<bool>();
+    }
+    if (l.maxThreadsPerSm == 0 || l.maxBlocksPerSm == 0 || l.registersPerSm == 0 || l.warpSize == 0 ||
+        l.maxThreadsPerBlock == 0 || l.sharedMemoryPerSmBytes == 0)
+        w.fail("", "per-SM limits must be positive");
+    if (l.sharedMemoryPerBlockOptinBytes < l.sharedMemoryPerBlockBytes)
+        w.fail("shared_memory_per_block_optin_kb", "is smaller than the default per-block limit");
+    if (l.sharedMemoryPerBlockOptinBytes > l.sharedMemoryPerSmBytes)
+        w.fail("shared_memory_per_block_optin_kb", "exceeds the shared memory of an SM");
+    return l;
+}
+
+std::vector<Price> parsePrices(const json& j, const Where& w) {
+    if (!j.is_array()) w.fail("prices", "expected a list");
+    std::vector<Price> out;
+    for (const json& p : j) {
+        if (!p.is_object()) w.fail("prices", "each price must be an object");
+        checkKeys(p, {"provider", "instance", "region", "usd_per_gpu_hour", "source", "date", "note"}, "prices", w);
+        Price price;
+        price.provider = str(p, "provider", w, true);
+        price.instance = str(p, "instance", w);
+        price.region = str(p, "region", w);
+        price.source = str(p, "source", w, true);
+        price.date = str(p, "date", w, true);
+        price.note = str(p, "note", w);
+        if (!p.contains("usd_per_gpu_hour")) w.fail("prices", "a price needs \"usd_per_gpu_hour\"");
+        price.usdPerGpuHour = number(p["usd_per_gpu_hour"], "prices.usd_per_gpu_hour", w);
+        if (price.usdPerGpuHour <= 0 || price.usdPerGpuHour > 1000)
+            w.fail("prices.usd_per_gpu_hour", "must be between 0 and 1000 USD per GPU-hour");
+        out.push_back(std::move(price));
+    }
+    return out;
+}
+
+GpuCalibration parseCalibration(const json& j, const Where& w) {
+    if (!j.is_object() || !j.contains("measurements") || !j["measurements"].is_object())
+        w.fail("calibration", "expected {\"measurements\": {...}, \"date\": ...}");
+    GpuCalibration c;
+    c.date = str(j, "date", w);
+    c.driver = str(j, "driver", w);
+    c.software = str(j, "software", w);
+    c.origin = str(j, "origin", w);
+    for (auto it = j["measurements"].begin(); it != j["measurements"].end(); ++it) {
+        const json& m = it.value();
+        if (!m.is_object()) w.fail("calibration." + it.key(), "expected an object");
+        if (!m.contains("value") || m["value"].is_null()) continue;  // recorded as not measured
+        c.measured[it.key()] = number(m["value"], "calibration." + it.key(), w);
+        c.units[it.key()] = str(m, "unit", w);
+    }
+    return c;
+}
+
+GpuSpec parseGpu(const json& g, const std::string& origin, size_t index) {
+    Where w{origin, "gpus[" + std::to_string(index) + "]"};
+    if (!g.is_object()) w.fail("", "each GPU must be an object");
+    GpuSpec s;
+    s.id = str(g, "id", w, true);
+    w.entry = "GPU '" + s.id + "'";
+    checkKeys(g, [] {
+        std::set<std::string> keys = kGpuKeys;
+        keys.insert(kNumericFigures.begin(), kNumericFigures.end());
+        return keys;
+    }(), "", w);
+    const std::string defaultSource = g.value("_origin", std::string("built-in"));
+    s.origin = "built-in";
+    if (g.contains("_history")) {
+        s.origin.clear();
+        for (const json& h : g["_history"]) s.origin += (s.origin.empty() ? "" : ", then ") + h.get<std::string>();
+    }
+    s.name = str(g, "name", w, true);
+    s.architecture = str(g, "architecture", w);
+    s.chip = str(g, "chip", w);
+    s.segment = str(g, "segment", w);
+    if (!s.segment.empty() && !kSegments.count(s.segment))
+        w.fail("segment", "expected datacenter, workstation or geforce");
+    s.formFactor = str(g, "form_factor", w);
+    parseCompute(str(g, "compute_capability", w, true), s.ccMajor, s.ccMinor, w);
+    if (g.contains("release_year")) s.releaseYear = int(number(g["release_year"], "release_year", w));
+    if (g.contains("device_names")) {
+        if (!g["device_names"].is_array()) w.fail("device_names", "expected a list of strings");
+        for (const json& n : g["device_names"]) {
+            if (!n.is_string() || n.get<std::string>().empty()) w.fail("device_names", "expected non-empty strings");
+            s.deviceNames.push_back(n.get<std::string>());
+        }
+    }
+    auto figure = [&](const char* key, Figure& out) {
+        if (g.contains(key)) out = parseFigure(g[key], key, w, defaultSource, false);
+    };
+    figure("sms", s.sms);
+    figure("base_clock_mhz", s.baseClockMHz);
+    figure("boost_clock_mhz", s.boostClockMHz);
+    figure("memory_gb", s.memoryGB);
+    figure("memory_bandwidth_gbs", s.memoryBandwidthGBs);
+    figure("memory_bus_width_bits", s.memoryBusWidthBits);
+    figure("l2_cache_mb", s.l2CacheMB);
+    figure("fp32_tflops", s.fp32Tflops);
+    figure("fp64_tflops", s.fp64Tflops);
+    figure("tdp_w", s.tdpW);
+    if (g.contains("memory_type")) {
+        const json& m = g["memory_type"];
+        if (m.is_string()) s.memoryType = m.get<std::string>();
+        else if (m.is_object() && m.contains("value") && m["value"].is_string()) s.memoryType = m["value"];
+        else if (!(m.is_object() && m.contains("unknown"))) w.fail("memory_type", "expected {\"value\": \"HBM3\", ...}");
+    }
+    for (const char* table : {"tensor_tflops", "tensor_tflops_fp16_accumulate"}) {
+        if (!g.contains(table)) continue;
+        if (!g[table].is_object()) w.fail(table, "expected an object keyed by precision");
+        auto& out = std::string(table) == "tensor_tflops" ? s.tensorTflops : s.tensorTflopsFp16Accumulate;
+        for (auto it = g[table].begin(); it != g[table].end(); ++it) {
+            std::string field = std::string(table) + "." + it.key();
+            if (!kTensorKeys.count(it.key())) w.fail(field, "is not a known precision (tf32, fp16, bf16, fp8, int8_tops)");
+            out[it.key()] = parseFigure(it.value(), field, w, defaultSource, true);
+        }
+    }
+    if (g.contains("interconnect")) {
+        const json& ic = g["interconnect"];
+        if (!ic.is_object()) w.fail("interconnect", "expected an object");
+        checkKeys(ic, kInterconnectKeys, "interconnect", w);
+        auto icFigure = [&](const char* key, Figure& out) {
+            if (ic.contains(key)) out = parseFigure(ic[key], std::string("interconnect.") + key, w, defaultSource, false);
+        };
+        icFigure("pcie_generation", s.interconnect.pcieGeneration);
+        icFigure("pcie_lanes", s.interconnect.pcieLanes);
+        icFigure("nvlink_generation", s.interconnect.nvlinkGeneration);
+        icFigure("nvlink_bandwidth_gbs", s.interconnect.nvlinkBandwidthGBs);
+    }
+    if (g.contains("prices")) s.prices = parsePrices(g["prices"], w);
+    if (g.contains("calibration")) s.calibration = parseCalibration(g["calibration"], w);
+    // A GPU must carry at least what every prediction needs.
+    for (auto [key, fig] : {std::pair{"sms", &s.sms}, {"memory_gb", &s.memoryGB},
+                            {"memory_bandwidth_gbs", &s.memoryBandwidthGBs}, {"fp32_tflops", &s.fp32Tflops}}) {
+        if (!g.contains(key)) w.fail(key, "is required for every GPU");
+        if (fig->known() && **fig <= 0) w.fail(key, "must be positive");
+    }
+    return s;
+}
+
+}  // namespace
+
+json parseDocumentText(const std::string& text, const std::string& origin) {
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw ModelError(origin, std::string("not valid JSON: ") + e.what());
+    }
+    if (!doc.is_object()) throw ModelError(origin, "a GPU database file must be a JSON object");
+    if (doc.value("format", std::string()) != kGpuDatabaseFormat)
+        throw ModelError(origin, std::string("not a GPU database file: expected \"format\": \"") +
+                                     kGpuDatabaseFormat + "\"");
+    if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"] != kGpuDatabaseVersion)
+        throw ModelError(origin, "unsupported GPU database version (this TrainScope reads version " +
+                                     std::to_string(kGpuDatabaseVersion) + ")");
+    for (const char* key : {"gpus", "architectures"})
+        if (doc.contains(key) && !doc[key].is_array()) throw ModelError(origin, std::string("\"") + key + "\" must be a list");
+    if (doc.contains("sources") && !doc["sources"].is_object())
+        throw ModelError(origin, "\"sources\" must be an object keyed by source name");
+    return doc;
+}
+
+ParsedDatabase parseDocument(const json& doc, const std::string& origin) {
+    ParsedDatabase db;
+    Where w{origin, ""};
+    if (doc.contains("sources")) {
+        for (auto it = doc["sources"].begin(); it != doc["sources"].end(); ++it) {
+            Where ws{origin, "source '" + it.key() + "'"};
+            if (!it->is_object()) ws.fail("", "expected {\"title\": ..., \"url\": ...}");
+            db.sources[it.key()] = {str(*it, "title", ws, true), str(*it, "url", ws), str(*it, "accessed", ws)};
+        }
+    }
+    if (doc.contains("architectures")) {
+        for (const json& a : doc["architectures"]) {
+            ArchLimits l = parseArch(a, w);
+            std::string key = std::to_string(l.ccMajor) + "." + std::to_string(l.ccMinor);
+            if (db.architectures.count(key)) w.fail("", "architecture " + key + " is listed twice");
+            db.architectures[key] = l;
+        }
+    }
+    std::set<std::string> ids, names;
+    size_t index = 0;
+    for (const json& g : doc.value("gpus", json::array())) {
+        GpuSpec s = parseGpu(g, origin, index++);
+        Where wg{origin, "GPU '" + s.id + "'"};
+        std::string lowerId = s.id;
+        for (char& c : lowerId) c = char(std::tolower(static_cast<unsigned char>(c)));
+        if (!ids.insert(lowerId).second) wg.fail("id", "is used by two GPUs");
+        for (const std::string& n : s.deviceNames)
+            if (!names.insert(n).second) wg.fail("device_names", "\"" + n + "\" is claimed by two GPUs");
+        auto it = db.architectures.find(s.computeCapability());
+        if (it == db.architectures.end())
+            wg.fail("compute_capability", "no per-SM limits are known for compute capability " +
+                                              s.computeCapability() + " (add it to \"architectures\")");
+        s.limits = it->second;
+        db.gpus.push_back(std::move(s));
+    }
+    // Every figure's source must be listed, so provenance can always be shown.
+    auto checkSource = [&](const GpuSpec& s, const std::string& field, const std::string& src) {
+        if (!src.empty() && !db.sources.count(src))
+            Where{origin, "GPU '" + s.id + "'"}.fail(field, "names source '" + src + "', which \"sources\" lacks");
+    };
+    for (const GpuSpec& s : db.gpus) {
+        for (auto [field, f] : std::initializer_list<std::pair<const char*, const Figure*>>{
+                 {"sms", &s.sms}, {"base_clock_mhz", &s.baseClockMHz}, {"boost_clock_mhz", &s.boostClockMHz},
+                 {"memory_gb", &s.memoryGB}, {"memory_bandwidth_gbs", &s.memoryBandwidthGBs},
+                 {"memory_bus_width_bits", &s.memoryBusWidthBits}, {"l2_cache_mb", &s.l2CacheMB},
+                 {"fp32_tflops", &s.fp32Tflops}, {"fp64_tflops", &s.fp64Tflops}, {"tdp_w", &s.tdpW},
+                 {"interconnect.pcie_generation", &s.interconnect.pcieGeneration},
+                 {"interconnect.pcie_lanes", &s.interconnect.pcieLanes},
+                 {"interconnect.nvlink_generation", &s.interconnect.nvlinkGeneration},
+                 {"interconnect.nvlink_bandwidth_gbs", &s.interconnect.nvlinkBandwidthGBs}})
+            checkSource(s, field, f->source);
+        for (const auto& [k, f] : s.tensorTflops) checkSource(s, "tensor_tflops." + k, f.source);
+        for (const auto& [k, f] : s.tensorTflopsFp16Accumulate) checkSource(s, "tensor_tflops_fp16_accumulate." + k, f.source);
+        for (const Price& p : s.prices) checkSource(s, "prices", p.source);
+    }
+    return db;
+}
+
+void mergeDocument(json& base, const json& patch, const std::string& origin) {
+    json& sources = base["sources"];
+    if (patch.contains("sources"))
+        for (auto it = patch["sources"].begin(); it != patch["sources"].end(); ++it) sources[it.key()] = it.value();
+    // Bare numbers in a user file are sourced to the file itself.
+    sources[origin] = {{"title", "user file " + origin}, {"url", "file://" + origin}};
+
+    json& archs = base["architectures"];
+    for (const json& a : patch.value("architectures", json::array())) {
+        if (!a.is_object() || !a.contains("compute_capability"))
+            throw ModelError(origin, "each architecture needs a \"compute_capability\"");
+        auto same = std::find_if(archs.begin(), archs.end(), [&](const json& b) {
+            return b["compute_capability"] == a["compute_capability"];
+        });
+        if (same == archs.end()) archs.push_back(a);
+        else for (auto it = a.begin(); it != a.end(); ++it) (*same)[it.key()] = it.value();
+    }
+
+    json& gpus = base["gpus"];
+    for (const json& g : patch.value("gpus", json::array())) {
+        if (!g.is_object() || !g.contains("id") || !g["id"].is_string())
+            throw ModelError(origin, "each GPU needs an \"id\" (an existing id overrides, a new one adds)");
+        std::string id = g["id"];
+        auto lower = [](std::string s) {
+            for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+            return s;
+        };
+        auto same = std::find_if(gpus.begin(), gpus.end(), [&](const json& b) {
+            return lower(b.value("id", std::string())) == lower(id);
+        });
+        if (same == gpus.end()) {
+            json added = g;
+            added["_origin"] = origin;
+            added["_history"] = json::array({origin});
+            gpus.push_back(added);
+            continue;
+        }
+        std::function<void(json&, const json&)> mergeInto = [&](json& dst, const json& src) {
+            for (auto it = src.begin(); it != src.end(); ++it) {
+                bool nested = it->is_object() && !isFigureObject(*it) && dst.contains(it.key()) &&
+                              dst[it.key()].is_object() && !isFigureObject(dst[it.key()]);
+                if (nested) mergeInto(dst[it.key()], *it);
+                else dst[it.key()] = *it;  // figures, prices and names are replaced whole
+            }
+        };
+        json history = same->value("_history", json::array({"built-in"}));
+        history.push_back(origin);
+        mergeInto(*same, g);
+        (*same)["_origin"] = origin;
+        (*same)["_history"] = history;
+    }
+}
+
+}  // namespace ts::gpudb

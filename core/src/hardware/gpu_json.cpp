@@ -1,0 +1,136 @@
+#include "trainscope/core/gpu_json.h"
+
+#include <cmath>
+
+namespace ts {
+
+using nlohmann::json;
+
+json figureToJson(const Figure& f) {
+    json j = json::object();
+    j["value"] = f.value ? json(*f.value) : json(nullptr);
+    if (!f.source.empty()) j["source"] = f.source;
+    if (f.estimate) j["estimate"] = true;
+    if (f.unsupported) j["unsupported"] = true;
+    if (!f.unknown.empty()) j["unknown"] = f.unknown;
+    if (!f.note.empty()) j["note"] = f.note;
+    return j;
+}
+
+json archLimitsToJson(const ArchLimits& l) {
+    auto kb = [](int bytes) { return bytes % 1024 == 0 ? json(bytes / 1024) : json(bytes / 1024.0); };
+    return {{"compute_capability", std::to_string(l.ccMajor) + "." + std::to_string(l.ccMinor)},
+            {"name", l.name},
+            {"max_threads_per_sm", l.maxThreadsPerSm},
+            {"max_blocks_per_sm", l.maxBlocksPerSm},
+            {"registers_per_sm", l.registersPerSm},
+            {"max_registers_per_block", l.maxRegistersPerBlock},
+            {"max_registers_per_thread", l.maxRegistersPerThread},
+            {"max_threads_per_block", l.maxThreadsPerBlock},
+            {"warp_size", l.warpSize},
+            {"shared_memory_per_sm_kb", kb(l.sharedMemoryPerSmBytes)},
+            {"shared_memory_per_block_kb", kb(l.sharedMemoryPerBlockBytes)},
+            {"shared_memory_per_block_optin_kb", kb(l.sharedMemoryPerBlockOptinBytes)},
+            {"reserved_shared_memory_per_block_kb", kb(l.reservedSharedMemoryPerBlockBytes)},
+            {"tensor_cores", l.tensorCores},
+            {"source", l.source}};
+}
+
+json gpuToJson(const GpuSpec& g) {
+    json j = {{"id", g.id}, {"name", g.name}, {"device_names", g.deviceNames},
+              {"architecture", g.architecture}, {"chip", g.chip},
+              {"compute_capability", g.computeCapability()}, {"segment", g.segment},
+              {"form_factor", g.formFactor}};
+    if (g.releaseYear) j["release_year"] = g.releaseYear;
+    auto put = [&](const char* key, const Figure& f) {
+        if (f.known() || f.unsupported || !f.unknown.empty()) j[key] = figureToJson(f);
+    };
+    put("sms", g.sms);
+    put("base_clock_mhz", g.baseClockMHz);
+    put("boost_clock_mhz", g.boostClockMHz);
+    put("memory_gb", g.memoryGB);
+    if (!g.memoryType.empty()) j["memory_type"] = g.memoryType;
+    put("memory_bandwidth_gbs", g.memoryBandwidthGBs);
+    put("memory_bus_width_bits", g.memoryBusWidthBits);
+    put("l2_cache_mb", g.l2CacheMB);
+    put("fp32_tflops", g.fp32Tflops);
+    put("fp64_tflops", g.fp64Tflops);
+    put("tdp_w", g.tdpW);
+    for (auto [key, table] : {std::pair{"tensor_tflops", &g.tensorTflops},
+                              {"tensor_tflops_fp16_accumulate", &g.tensorTflopsFp16Accumulate}}) {
+        if (table->empty()) continue;
+        json t = json::object();
+        for (const auto& [k, f] : *table) t[k] = figureToJson(f);
+        j[key] = t;
+    }
+    json ic = json::object();
+    auto putIc = [&](const char* key, const Figure& f) {
+        if (f.known() || !f.unknown.empty()) ic[key] = figureToJson(f);
+    };
+    putIc("pcie_generation", g.interconnect.pcieGeneration);
+    putIc("pcie_lanes", g.interconnect.pcieLanes);
+    putIc("nvlink_generation", g.interconnect.nvlinkGeneration);
+    putIc("nvlink_bandwidth_gbs", g.interconnect.nvlinkBandwidthGBs);
+    if (!ic.empty()) j["interconnect"] = ic;
+    json prices = json::array();
+    for (const Price& p : g.prices) {
+        json pj = {{"provider", p.provider}, {"usd_per_gpu_hour", p.usdPerGpuHour}, {"source", p.source},
+                   {"date", p.date}};
+        if (!p.instance.empty()) pj["instance"] = p.instance;
+        if (!p.region.empty()) pj["region"] = p.region;
+        if (!p.note.empty()) pj["note"] = p.note;
+        prices.push_back(pj);
+    }
+    j["prices"] = prices;
+    if (g.calibration) {
+        json m = json::object();
+        for (const auto& [name, value] : g.calibration->measured) {
+            auto unit = g.calibration->units.find(name);
+            m[name] = {{"value", value}, {"unit", unit == g.calibration->units.end() ? "" : unit->second}};
+        }
+        j["calibration"] = {{"date", g.calibration->date}, {"driver", g.calibration->driver},
+                            {"software", g.calibration->software}, {"origin", g.calibration->origin},
+                            {"measurements", m}};
+    }
+    return j;
+}
+
+json calibrationToJson(const CalibrationResult& r) {
+    json m = json::object();
+    for (const Measurement& x : r.measurements) {
+        json e = {{"value", x.value ? json(*x.value) : json(nullptr)}, {"unit", x.unit}};
+        if (x.repetitions) {
+            e["cv"] = std::round(x.cv * 1e5) / 1e5;
+            e["repetitions"] = x.repetitions;
+        }
+        if (!x.detail.empty()) e["detail"] = x.detail;
+        m[x.name] = e;
+    }
+    auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); };
+    json j = {{"date", r.date},
+              {"driver", "CUDA driver API " + version(r.driverVersion)},
+              {"software", "CUDA runtime " + version(r.runtimeVersion) +
+                               (r.cublasVersion.empty() ? "" : ", cuBLASLt " + r.cublasVersion)},
+              {"origin", "trainscope-cli calibrate on device " + std::to_string(r.device.index) + " (" +
+                             r.device.name + (r.device.pciBusId.empty() ? "" : ", " + r.device.pciBusId) + ")"},
+              {"measurements", m}};
+    if (!r.warnings.empty()) j["warnings"] = r.warnings;
+    return j;
+}
+
+GpuCalibration calibrationFromResult(const CalibrationResult& r, const std::string& origin) {
+    json j = calibrationToJson(r);
+    GpuCalibration c;
+    c.date = j["date"];
+    c.driver = j["driver"];
+    c.software = j["software"];
+    c.origin = origin.empty() ? j["origin"].get<std::string>() : origin;
+    for (const Measurement& m : r.measurements)
+        if (m.value) {
+            c.measured[m.name] = *m.value;
+            c.units[m.name] = m.unit;
+        }
+    return c;
+}
+
+}  // namespace ts
