@@ -5,6 +5,7 @@
 
 #include "hardware_commands.h"
 #include "inspect_report.h"
+#include "validate_kernels_command.h"
 #include "trainscope/core/costs.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/model_loader.h"
@@ -108,6 +109,22 @@ int run(int argc, char** argv) {
     calibrateCmd->add_flag("--json", calibrate.json, "print JSON");
     addGpuDbOption(calibrateCmd, calibrate.gpuDbFiles);
 
+    ValidateKernelsOptions validateKernels;
+    CLI::App* validateKernelsCmd = app.add_subcommand(
+        "validate-kernels", "Validate the cross-GPU scaling models leave-one-GPU-out on per-operator latency "
+                            "measurements (CSV files of the NeuSight schema): errors per class and GPU pair, for "
+                            "prediction from another GPU's measurement and from the model alone.");
+    validateKernelsCmd->add_option("PATH", validateKernels.paths, "CSV files or directories of them")
+        ->required()
+        ->check(CLI::ExistingPath);
+    validateKernelsCmd->add_flag("--json", validateKernels.json, "print JSON (overall, classes, targets, pairs, "
+                                                                 "model_only, fitted) instead of the tables");
+    validateKernelsCmd->add_flag("--fit-all", validateKernels.fitAll,
+                                 "instead, fit on every GPU and write the scaling table "
+                                 "(resources/kernel-scaling.json)");
+    validateKernelsCmd->add_option("-o,--output", validateKernels.output,
+                                   "with --fit-all: file to write (default: stdout)");
+    addGpuDbOption(validateKernelsCmd, validateKernels.gpuDbFiles);
 
     try {
         app.parse(argc, argv);
@@ -120,6 +137,7 @@ int run(int argc, char** argv) {
         if (gpusCmd->parsed()) return runGpus(gpus);
         if (devicesCmd->parsed()) return runDevices(devices);
         if (calibrateCmd->parsed()) return runCalibrate(calibrate);
+        if (validateKernelsCmd->parsed()) return runValidateKernels(validateKernels);
     } catch (const ModelError& e) {
         std::cerr << "trainscope-cli: " << e.what() << "\n";
         return kExitBadInput;

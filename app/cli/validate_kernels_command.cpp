@@ -1,0 +1,103 @@
+#include "validate_kernels_command.h"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "trainscope/core/errors.h"
+#include "trainscope/core/gpu_database.h"
+#include "trainscope/predictors/kernel_measurements.h"
+#include "trainscope/predictors/kernel_scaling_table.h"
+#include "trainscope/predictors/kernel_validation.h"
+
+namespace ts::cli {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+std::string today() {
+    std::time_t t = std::time(nullptr);
+    char buf[16];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+    return buf;
+}
+
+// Where the shipped parameters came from; stored in the table so it explains itself.
+json provenance(const ValidateKernelsOptions& o, const predictors::MeasurementSet& set) {
+    json gpus = json::object();
+    for (const auto& op : set.ops) {
+        json ids = json::array();
+        for (const GpuSpec& g : op.gpus) ids.push_back(g.id);
+        gpus[op.opClass] = ids;
+    }
+    return {{"dataset",
+             "Per-operator latencies on five NVIDIA GPUs (PyTorch 2.1, CUDA 12.1, FP32, forward) published "
+             "with the NeuSight artifact: Lee, Phanishayee, Mahajan, \"Forecasting GPU Performance for "
+             "Deep Learning Training and Inference\", ASPLOS 2025"},
+            {"licence", "MIT (Copyright (c) 2025 Georgia Institute of Technology and Microsoft Corporation)"},
+            {"paths", o.paths},
+            {"rows", set.rows},
+            {"gpus", gpus},
+            {"generated", today()},
+            {"generator", std::string("trainscope-cli ") + TRAINSCOPE_VERSION +
+                              " validate-kernels --fit-all -o resources/kernel-scaling.json PATH..."},
+            {"method",
+             "Per class: each GPU's host floor (3rd percentile of its latencies; conv: bmm's on the same "
+             "machine) and achieved DRAM bandwidth fraction (median over the largest 10% by bytes); shared "
+             "parameters by exhaustive grid search on every ordered GPU pair of ALL the GPUs listed "
+             "(loss: mean of min(|ln(pred/actual)|, 1); classes over 5000 configurations use every third). "
+             "unseen_gpu: what any other GPU gets (floor_quantile of the floors, median efficiency). "
+             "The leave-one-GPU-out errors of this procedure: trainscope-cli validate-kernels PATH."}};
+}
+
+}  // namespace
+
+int runValidateKernels(const ValidateKernelsOptions& o) {
+    const auto t0 = Clock::now();
+    GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
+    predictors::MeasurementSet set = predictors::readKernelMeasurements(o.paths, db);
+    const double readSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (set.ops.empty()) {
+        std::string why = "no rows of a GPU the database knows";
+        for (const auto& u : set.unknownDevices) why += "; unknown device '" + u.device + "' in " + u.file;
+        throw ModelError(o.paths.front(), why);
+    }
+
+    if (o.fitAll) {
+        predictors::KernelScalingTable table = predictors::fitScalingTable(set, provenance(o, set));
+        const std::string text = table.toJson().dump(2) + "\n";
+        if (o.output.empty() || o.output == "-") {
+            std::cout << text;
+        } else {
+            std::ofstream out(o.output);
+            out << text;
+            if (!out) throw ModelError(o.output, "cannot be written");
+            std::cerr << "wrote " << o.output << " (" << table.classes.size() << " classes, " << set.rows << " rows)\n";
+        }
+        for (const auto& u : set.unknownDevices)
+            std::cerr << "note: " << u.file << ": device '" << u.device << "' is not in the GPU database; " << u.rows
+                      << " rows skipped\n";
+        return 0;
+    }
+
+    predictors::ValidationReport report = predictors::validateKernels(set);
+    const double totalSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (o.json) {
+        json j = predictors::validationReportJson(report);
+        j["read_seconds"] = readSeconds;
+        j["total_seconds"] = totalSeconds;
+        std::cout << j.dump(1) << "\n";
+    } else {
+        predictors::printValidationReport(std::cout, report);
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "time: %.1f s (read %.1f s, fit %.1f s, predict %.1f s)\n", totalSeconds,
+                      readSeconds, report.fitSeconds, report.predictSeconds);
+        std::cout << buf;
+    }
+    return 0;
+}
+
+}  // namespace ts::cli
