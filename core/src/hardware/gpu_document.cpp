@@ -5,6 +5,7 @@
 #include <functional>
 #include <set>
 
+#include "gpu_fields.h"
 #include "trainscope/core/errors.h"
 
 namespace ts::gpudb {
@@ -26,13 +27,7 @@ struct Where {
 };
 
 const std::set<std::string> kFigureKeys = {"value", "source", "estimate", "note", "unknown", "unsupported"};
-const std::set<std::string> kNumericFigures = {"sms",         "base_clock_mhz", "boost_clock_mhz",
-                                               "memory_gb",   "memory_bandwidth_gbs",
-                                               "memory_bus_width_bits", "l2_cache_mb", "fp32_tflops",
-                                               "fp64_tflops", "tdp_w"};
 const std::set<std::string> kTensorKeys = {"tf32", "fp16", "bf16", "fp8", "int8_tops"};
-const std::set<std::string> kInterconnectKeys = {"pcie_generation", "pcie_lanes", "nvlink_generation",
-                                                 "nvlink_bandwidth_gbs"};
 const std::set<std::string> kGpuKeys = {
     "id", "name", "device_names", "architecture", "chip", "compute_capability", "segment", "form_factor",
     "release_year", "memory_type", "tensor_tflops", "tensor_tflops_fp16_accumulate", "interconnect", "prices",
@@ -207,7 +202,7 @@ GpuSpec parseGpu(const json& g, const std::string& origin, size_t index) {
     w.entry = "GPU '" + s.id + "'";
     checkKeys(g, [] {
         std::set<std::string> keys = kGpuKeys;
-        keys.insert(kNumericFigures.begin(), kNumericFigures.end());
+        for (const FigureField& f : kFigureFields) keys.insert(f.key);
         return keys;
     }(), "", w);
     const std::string defaultSource = g.value("_origin", std::string("built-in"));
@@ -232,19 +227,8 @@ GpuSpec parseGpu(const json& g, const std::string& origin, size_t index) {
             s.deviceNames.push_back(n.get<std::string>());
         }
     }
-    auto figure = [&](const char* key, Figure& out) {
-        if (g.contains(key)) out = parseFigure(g[key], key, w, defaultSource, false);
-    };
-    figure("sms", s.sms);
-    figure("base_clock_mhz", s.baseClockMHz);
-    figure("boost_clock_mhz", s.boostClockMHz);
-    figure("memory_gb", s.memoryGB);
-    figure("memory_bandwidth_gbs", s.memoryBandwidthGBs);
-    figure("memory_bus_width_bits", s.memoryBusWidthBits);
-    figure("l2_cache_mb", s.l2CacheMB);
-    figure("fp32_tflops", s.fp32Tflops);
-    figure("fp64_tflops", s.fp64Tflops);
-    figure("tdp_w", s.tdpW);
+    for (const FigureField& f : kFigureFields)
+        if (g.contains(f.key)) s.*f.member = parseFigure(g[f.key], f.key, w, defaultSource, false);
     if (g.contains("memory_type")) {
         const json& m = g["memory_type"];
         if (m.is_string()) s.memoryType = m.get<std::string>();
@@ -264,14 +248,13 @@ GpuSpec parseGpu(const json& g, const std::string& origin, size_t index) {
     if (g.contains("interconnect")) {
         const json& ic = g["interconnect"];
         if (!ic.is_object()) w.fail("interconnect", "expected an object");
-        checkKeys(ic, kInterconnectKeys, "interconnect", w);
-        auto icFigure = [&](const char* key, Figure& out) {
-            if (ic.contains(key)) out = parseFigure(ic[key], std::string("interconnect.") + key, w, defaultSource, false);
-        };
-        icFigure("pcie_generation", s.interconnect.pcieGeneration);
-        icFigure("pcie_lanes", s.interconnect.pcieLanes);
-        icFigure("nvlink_generation", s.interconnect.nvlinkGeneration);
-        icFigure("nvlink_bandwidth_gbs", s.interconnect.nvlinkBandwidthGBs);
+        std::set<std::string> known;
+        for (const InterconnectField& f : kInterconnectFields) known.insert(f.key);
+        checkKeys(ic, known, "interconnect", w);
+        for (const InterconnectField& f : kInterconnectFields)
+            if (ic.contains(f.key))
+                s.interconnect.*f.member =
+                    parseFigure(ic[f.key], std::string("interconnect.") + f.key, w, defaultSource, false);
     }
     if (g.contains("prices")) s.prices = parsePrices(g["prices"], w);
     if (g.contains("calibration")) s.calibration = parseCalibration(g["calibration"], w);
@@ -348,16 +331,9 @@ ParsedDatabase parseDocument(const json& doc, const std::string& origin) {
             Where{origin, "GPU '" + s.id + "'"}.fail(field, "names source '" + src + "', which \"sources\" lacks");
     };
     for (const GpuSpec& s : db.gpus) {
-        for (auto [field, f] : std::initializer_list<std::pair<const char*, const Figure*>>{
-                 {"sms", &s.sms}, {"base_clock_mhz", &s.baseClockMHz}, {"boost_clock_mhz", &s.boostClockMHz},
-                 {"memory_gb", &s.memoryGB}, {"memory_bandwidth_gbs", &s.memoryBandwidthGBs},
-                 {"memory_bus_width_bits", &s.memoryBusWidthBits}, {"l2_cache_mb", &s.l2CacheMB},
-                 {"fp32_tflops", &s.fp32Tflops}, {"fp64_tflops", &s.fp64Tflops}, {"tdp_w", &s.tdpW},
-                 {"interconnect.pcie_generation", &s.interconnect.pcieGeneration},
-                 {"interconnect.pcie_lanes", &s.interconnect.pcieLanes},
-                 {"interconnect.nvlink_generation", &s.interconnect.nvlinkGeneration},
-                 {"interconnect.nvlink_bandwidth_gbs", &s.interconnect.nvlinkBandwidthGBs}})
-            checkSource(s, field, f->source);
+        for (const FigureField& f : kFigureFields) checkSource(s, f.key, (s.*f.member).source);
+        for (const InterconnectField& f : kInterconnectFields)
+            checkSource(s, std::string("interconnect.") + f.key, (s.interconnect.*f.member).source);
         for (const auto& [k, f] : s.tensorTflops) checkSource(s, "tensor_tflops." + k, f.source);
         for (const auto& [k, f] : s.tensorTflopsFp16Accumulate) checkSource(s, "tensor_tflops_fp16_accumulate." + k, f.source);
         for (const Price& p : s.prices) checkSource(s, "prices", p.source);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "gpu_fields.h"
+
 namespace ts {
 
 using nlohmann::json;
@@ -45,17 +47,8 @@ json gpuToJson(const GpuSpec& g) {
     auto put = [&](const char* key, const Figure& f) {
         if (f.known() || f.unsupported || !f.unknown.empty()) j[key] = figureToJson(f);
     };
-    put("sms", g.sms);
-    put("base_clock_mhz", g.baseClockMHz);
-    put("boost_clock_mhz", g.boostClockMHz);
-    put("memory_gb", g.memoryGB);
+    for (const gpudb::FigureField& f : gpudb::kFigureFields) put(f.key, g.*f.member);
     if (!g.memoryType.empty()) j["memory_type"] = g.memoryType;
-    put("memory_bandwidth_gbs", g.memoryBandwidthGBs);
-    put("memory_bus_width_bits", g.memoryBusWidthBits);
-    put("l2_cache_mb", g.l2CacheMB);
-    put("fp32_tflops", g.fp32Tflops);
-    put("fp64_tflops", g.fp64Tflops);
-    put("tdp_w", g.tdpW);
     for (auto [key, table] : {std::pair{"tensor_tflops", &g.tensorTflops},
                               {"tensor_tflops_fp16_accumulate", &g.tensorTflopsFp16Accumulate}}) {
         if (table->empty()) continue;
@@ -64,13 +57,10 @@ json gpuToJson(const GpuSpec& g) {
         j[key] = t;
     }
     json ic = json::object();
-    auto putIc = [&](const char* key, const Figure& f) {
-        if (f.known() || !f.unknown.empty()) ic[key] = figureToJson(f);
-    };
-    putIc("pcie_generation", g.interconnect.pcieGeneration);
-    putIc("pcie_lanes", g.interconnect.pcieLanes);
-    putIc("nvlink_generation", g.interconnect.nvlinkGeneration);
-    putIc("nvlink_bandwidth_gbs", g.interconnect.nvlinkBandwidthGBs);
+    for (const gpudb::InterconnectField& f : gpudb::kInterconnectFields) {
+        const Figure& fig = g.interconnect.*f.member;
+        if (fig.known() || !fig.unknown.empty()) ic[f.key] = figureToJson(fig);
+    }
     if (!ic.empty()) j["interconnect"] = ic;
     json prices = json::array();
     for (const Price& p : g.prices) {
