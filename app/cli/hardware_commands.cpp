@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "gpu_report.h"
+#include "trainscope/core/atomic_file.h"
 #include "trainscope/core/calibration_compare.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
@@ -47,16 +48,7 @@ void writeGpuEntry(const std::string& path, const json& entry, const json& sourc
             replaced = true;
         }
     if (!replaced) gpus.push_back(entry);
-    std::filesystem::path p(path);
-    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-    std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp);
-        out << doc.dump(2) << "\n";
-        if (!out) throw ModelError(path, "cannot be written");
-    }
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw ModelError(path, "cannot be written: " + ec.message());
+    writeFileAtomically(path, doc.dump(2) + "\n");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "trainscope/core/atomic_file.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/predictors/kernel_measurements.h"
@@ -49,6 +50,8 @@ json provenance(const ValidateKernelsOptions& o, const predictors::MeasurementSe
              "machine) and achieved DRAM bandwidth fraction (median over the largest 10% by bytes); shared "
              "parameters by exhaustive grid search on every ordered GPU pair of ALL the GPUs listed "
              "(loss: mean of min(|ln(pred/actual)|, 1); classes over 5000 configurations use every third). "
+             "GEMM/conv classes: then ln kernel-time factors per architecture (architecture_log_offsets), "
+             "ridge least squares of ln(actual/predicted) on the same pairs; an architecture without one gets 1. "
              "unseen_gpu: what any other GPU gets (floor_quantile of the floors, median efficiency). "
              "The leave-one-GPU-out errors of this procedure: trainscope-cli validate-kernels PATH."}};
 }
@@ -72,9 +75,7 @@ int runValidateKernels(const ValidateKernelsOptions& o) {
         if (o.output.empty() || o.output == "-") {
             std::cout << text;
         } else {
-            std::ofstream out(o.output);
-            out << text;
-            if (!out) throw ModelError(o.output, "cannot be written");
+            writeFileAtomically(o.output, text);
             std::cerr << "wrote " << o.output << " (" << table.classes.size() << " classes, " << set.rows << " rows)\n";
         }
         for (const auto& u : set.unknownDevices)

@@ -69,17 +69,19 @@ std::vector<ScalingParams> parameterGrid(WorkKind kind) {
         for (double qf : {0.0, 0.5})
             for (double wpt : {22.0, 26.0, 30.0, 0.0})
                 for (double n0 : {0.0, 32.0})
-                    for (double alpha : {0.5, 0.75, 1.0}) {
-                        if (!structured && n0 != 0) continue;  // the roofline form has no n0
-                        ScalingParams s;
-                        s.structured = structured;
-                        s.floorQuantile = qf;
-                        s.softness = 4;
-                        s.wattsPerTflop16nm = wpt;
-                        s.n0 = n0;
-                        s.alpha = alpha;
-                        grid.push_back(s);
-                    }
+                    for (double alpha : {0.5, 0.75, 1.0})
+                        for (double tau : {0.0, 20.0, 40.0, 80.0, 160.0}) {
+                            if (!structured && n0 != 0) continue;  // the roofline form has no n0
+                            ScalingParams s;
+                            s.tauUs = tau;
+                            s.structured = structured;
+                            s.floorQuantile = qf;
+                            s.softness = 4;
+                            s.wattsPerTflop16nm = wpt;
+                            s.n0 = n0;
+                            s.alpha = alpha;
+                            grid.push_back(s);
+                        }
     return grid;
 }
 
@@ -133,7 +135,7 @@ double PreparedOperator::predictModelOnly(size_t config, size_t target, const Gp
     static const KernelShape kNone;
     const KernelShape& s = bare_.empty() ? kNone : bare_[config * gpuCount() + target];
     const double k = kernelTimeMs(op_.configs[config].work, s, op_.gpus[target], targetStats, p);
-    return softMax(targetStats.floorMs, k, p.softness);
+    return softMax(targetStats.floorMs, k * architectureFactor(op_.gpus[target], p), p.softness);
 }
 
 ScalingParams PreparedOperator::fit(const std::vector<size_t>& train) const {
@@ -180,7 +182,75 @@ ScalingParams PreparedOperator::fit(const std::vector<size_t>& train) const {
             best = p;
         }
     }
+    // Only cuBLAS/cuDNN classes: their kernels differ per architecture. Memory-bound classes run the
+    // framework's own elementwise kernels everywhere; their residual is the host floor (fitting an
+    // offset there made every one of them worse leave-one-GPU-out).
+    if (workKindOf(op_.opClass) != WorkKind::Memory) best.architectureLogOffset = fitArchitectureOffsets(train, best);
     return best;
+}
+
+std::map<std::string, double> PreparedOperator::fitArchitectureOffsets(const std::vector<size_t>& train,
+                                                                       const ScalingParams& p) const {
+    constexpr double kRidge = 0.01;  // on the mean normal equations; keeps the unidentified mean at ~0
+    std::vector<std::string> archs;
+    std::vector<size_t> archOf(gpuCount(), 0);
+    for (size_t g : train) {
+        auto it = std::find(archs.begin(), archs.end(), op_.gpus[g].architecture);
+        archOf[g] = size_t(it - archs.begin());
+        if (it == archs.end()) archs.push_back(op_.gpus[g].architecture);
+    }
+    if (train.size() < 2 || archs.size() < 2) return {};
+    ScalingParams base = p;
+    base.architectureLogOffset.clear();
+    const size_t A = archs.size();
+    // Normal equations of the features e_arch(Z) - e_arch(Y), accumulated over every prediction.
+    std::vector<double> ata(A * A, 0.0), atb(A, 0.0);
+    double n = 0;
+    for (size_t z : train) {
+        std::vector<size_t> avail;
+        for (size_t g : train)
+            if (g != z) avail.push_back(g);
+        const GpuOpStats zs = estimateFrom(avail, p.floorQuantile);
+        for (size_t y : avail) {
+            const size_t az = archOf[z], ay = archOf[y];
+            for (size_t c = 0; c < op_.configs.size(); ++c) {
+                if (!measured(c, y) || !measured(c, z)) continue;
+                const double res = std::log(latency(c, z) / predictCross(c, y, own_[y], z, zs, base));
+                if (!std::isfinite(res)) continue;
+                n += 1;
+                if (az == ay) continue;  // the feature vector is zero
+                const double b = std::clamp(res, -1.0, 1.0);
+                ata[az * A + az] += 1;
+                ata[ay * A + ay] += 1;
+                ata[az * A + ay] -= 1;
+                ata[ay * A + az] -= 1;
+                atb[az] += b;
+                atb[ay] -= b;
+            }
+        }
+    }
+    if (n == 0) return {};
+    for (size_t i = 0; i < A; ++i) {
+        for (size_t j = 0; j < A; ++j) ata[i * A + j] /= n;
+        ata[i * A + i] += kRidge;
+        atb[i] /= n;
+    }
+    // Gaussian elimination (symmetric positive definite, no pivoting needed).
+    for (size_t i = 0; i < A; ++i)
+        for (size_t r = i + 1; r < A; ++r) {
+            const double f = ata[r * A + i] / ata[i * A + i];
+            for (size_t j = i; j < A; ++j) ata[r * A + j] -= f * ata[i * A + j];
+            atb[r] -= f * atb[i];
+        }
+    std::vector<double> w(A, 0.0);
+    for (size_t i = A; i-- > 0;) {
+        double s = atb[i];
+        for (size_t j = i + 1; j < A; ++j) s -= ata[i * A + j] * w[j];
+        w[i] = s / ata[i * A + i];
+    }
+    std::map<std::string, double> out;
+    for (size_t i = 0; i < A; ++i) out[archs[i]] = w[i];
+    return out;
 }
 
 }  // namespace ts::predictors

@@ -94,8 +94,8 @@ public:
                 const char* g[] = {"Grid x", "Grid y", "Grid z"};
                 const char* b[] = {"Block x", "Block y", "Block z"};
                 for (int i = 0; i < 3; ++i) {
-                    a.first.grid[i] = int64_t(number(f, g[i], line, false));
-                    a.first.block[i] = int64_t(number(f, b[i], line, false));
+                    a.first.grid[i] = launchDim(f, g[i], line);
+                    a.first.block[i] = launchDim(f, b[i], line);
                 }
             }
             a.latencySum += latency;
@@ -127,6 +127,17 @@ private:
             throw ModelError(path_, "line " + std::to_string(line) + ": " + name + " '" + s.substr(0, 40) +
                                         "' is not a " + (required ? "non-negative number" : "number"));
         return *v;
+    }
+
+    // A grid or block size: empty (0 = unknown) or an integer CUDA could launch, checked before the
+    // conversion, which is undefined for values an int64_t cannot hold.
+    int64_t launchDim(const std::vector<std::string>& f, const std::string& name, int line) const {
+        const double v = number(f, name, line, false);
+        if (v < 0 || v > double(INT32_MAX) || v != std::floor(v))
+            throw ModelError(path_, "line " + std::to_string(line) + ": " + name + " '" +
+                                        f[column(name, line)].substr(0, 40) + "' is not an integer from 0 to " +
+                                        std::to_string(INT32_MAX));
+        return int64_t(v);
     }
 
     std::string path_;

@@ -48,6 +48,11 @@ double paddedFlops(const GpuSpec& gpu, double tiles, double tx, double ty, int t
 
 }  // namespace
 
+double architectureFactor(const GpuSpec& gpu, const ScalingParams& p) {
+    auto it = p.architectureLogOffset.find(gpu.architecture);
+    return it == p.architectureLogOffset.end() ? 1.0 : std::exp(it->second);
+}
+
 double softMax(double a, double b, double p) {
     if (p == 4) {
         const double a2 = a * a, b2 = b * b;
@@ -98,7 +103,7 @@ double kernelTimeMs(const KernelWork& work, const KernelShape& shape, const GpuS
     const double bw = bandwidthBytesPerS(gpu);
     if (work.kind == WorkKind::Memory) return work.bytes / (bw * stats.memEff) * 1e3 + p.tauUs * 1e-3;
     const double rate = sustainedFp32Tflops(gpu, p) * 1e12;
-    if (!p.structured || !shape.valid) return std::max(work.flops / rate, work.bytes / bw) * 1e3;
+    if (!p.structured || !shape.valid) return std::max(work.flops / rate, work.bytes / bw) * 1e3 + p.tauUs * 1e-3;
     const double s = shape.reduction / (shape.reduction + p.n0);  // short reductions: tile prologue/epilogue
     const double compute = shape.paddedFlops / (rate * s);
     const double memory = work.bytes / (bw * p.memoryEff);
@@ -115,7 +120,8 @@ double predictCrossShaped(const KernelWork& originWork, double originLatencyMs, 
     // measurement sits on the floor and says nothing about the kernel.
     double r = std::isfinite(kernelY) && modelY > 0 ? kernelY / modelY : 1.0;
     r = std::pow(std::clamp(r, 0.1, 10.0), p.alpha);
-    return softMax(targetStats.floorMs, modelX * r, p.softness);
+    const double arch = architectureFactor(target, p) / architectureFactor(origin, p);
+    return softMax(targetStats.floorMs, modelX * r * arch, p.softness);
 }
 
 double predictCross(const KernelWork& originWork, double originLatencyMs, const GpuSpec& origin,
@@ -131,8 +137,8 @@ double predictModelOnly(const KernelWork& work, const GpuSpec& target, const Gpu
     bare.kernelName.clear();
     bare.grid = {0, 0, 0};
     bare.block = {0, 0, 0};
-    return softMax(targetStats.floorMs, kernelTimeMs(bare, kernelShape(bare, target), target, targetStats, p),
-                   p.softness);
+    const double k = kernelTimeMs(bare, kernelShape(bare, target), target, targetStats, p);
+    return softMax(targetStats.floorMs, k * architectureFactor(target, p), p.softness);
 }
 
 }  // namespace ts::predictors

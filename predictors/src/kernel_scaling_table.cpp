@@ -46,6 +46,16 @@ ScalingParams paramsFrom(const json& j, const std::string& where, const std::str
     p.wattsPerTflop16nm = number(j, "watts_per_tflop_16nm", where, origin);
     p.computeEff = number(j, "compute_eff", where, origin);
     p.memoryEff = number(j, "memory_eff", where, origin);
+    // Optional (tables written before the architecture correction have none: factor 1).
+    if (j.contains("architecture_log_offsets")) {
+        const json& a = j["architecture_log_offsets"];
+        if (!a.is_object()) throw ModelError(origin, where + ": 'architecture_log_offsets' must be an object");
+        for (auto it = a.begin(); it != a.end(); ++it) {
+            if (!it.value().is_number())
+                throw ModelError(origin, where + ".architecture_log_offsets." + it.key() + " must be a number");
+            p.architectureLogOffset[it.key()] = it.value().get<double>();
+        }
+    }
     if (p.softness < 1 || p.computeEff <= 0 || p.memoryEff <= 0)
         throw ModelError(origin, where + ": softness >= 1, compute_eff > 0 and memory_eff > 0 needed");
     return p;

@@ -70,7 +70,8 @@ json scalingParamsJson(const ScalingParams& p) {
             {"n0", p.n0},
             {"watts_per_tflop_16nm", p.wattsPerTflop16nm},
             {"compute_eff", p.computeEff},
-            {"memory_eff", p.memoryEff}};
+            {"memory_eff", p.memoryEff},
+            {"architecture_log_offsets", p.architectureLogOffset}};
 }
 
 void printValidationReport(std::ostream& out, const ValidationReport& r) {
@@ -90,10 +91,10 @@ void printValidationReport(std::ostream& out, const ValidationReport& r) {
                           f.opClass.c_str(), f.heldOut.c_str(), p.floorQuantile, p.softness, p.alpha, p.tauUs,
                           f.heldOutEstimate.floorMs * 1e3, f.heldOutEstimate.memEff);
         else
-            std::snprintf(buf, sizeof buf, "  %-8s %-16s %s qf=%.2f p=%g alpha=%.2f n0=%g wpt=%g floor=%.1fus\n",
-                          f.opClass.c_str(), f.heldOut.c_str(), p.structured ? "tile-wave" : "roofline ",
-                          p.floorQuantile, p.softness, p.alpha, p.n0, p.wattsPerTflop16nm,
-                          f.heldOutEstimate.floorMs * 1e3);
+            std::snprintf(
+                buf, sizeof buf, "  %-8s %-16s %s qf=%.2f p=%g alpha=%.2f n0=%g wpt=%g tau=%gus floor=%.1fus\n",
+                f.opClass.c_str(), f.heldOut.c_str(), p.structured ? "tile-wave" : "roofline ", p.floorQuantile,
+                p.softness, p.alpha, p.n0, p.wattsPerTflop16nm, p.tauUs, f.heldOutEstimate.floorMs * 1e3);
         out << buf;
     }
     for (const std::string& n : r.notes) out << "note: " << n << "\n";

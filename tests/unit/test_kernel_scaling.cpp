@@ -83,6 +83,42 @@ TEST(KernelScaling, PowerCapSlowsLowPowerParts) {
     EXPECT_NEAR(sustainedFp32Tflops(a100, p), 0.75 * *a100.fp32Tflops, 1e-9);  // 250 W at 7 nm: no cap
 }
 
+// The architecture correction is a kernel-time factor per architecture: the limit laws above
+// hold between GPUs of one architecture and are shifted by the factor ratio across them.
+TEST(KernelScaling, ArchitectureFactorScalesKernelTime) {
+    const GpuSpec& a100 = db().get("a100-pcie-40gb");
+    const GpuSpec& p100 = db().get("p100-pcie-16gb");
+    const KernelWork w = gemmWork("bmm", 64, 4096, 4096, 4096);
+    ScalingParams p;
+    p.structured = false;
+    const GpuOpStats st{0.0, 0.7};
+    const double plainP = predictModelOnly(w, p100, st, p), plainCross = predictCross(w, 2.0, a100, st, p100, st, p);
+    p.architectureLogOffset = {{p100.architecture, std::log(1.5)}};
+    EXPECT_NEAR(architectureFactor(p100, p), 1.5, 1e-12);
+    EXPECT_EQ(architectureFactor(a100, p), 1.0);  // no entry: no correction
+    EXPECT_NEAR(predictModelOnly(w, p100, st, p) / plainP, 1.5, 1e-9);
+    EXPECT_NEAR(predictCross(w, 2.0, a100, st, p100, st, p) / plainCross, 1.5, 1e-9);
+}
+
+// Only the training GPUs' architectures get a fitted factor: a GPU whose architecture no training
+// GPU shares (T4, the only Turing part) is predicted without one.
+TEST(KernelScalingFit, ArchitectureOffsetsOnlyForTrainingArchitectures) {
+    const MeasurementSet set = readKernelMeasurements({kSubset}, db());
+    const OperatorMeasurements* linear = set.find("linear");
+    ASSERT_NE(linear, nullptr);
+    const PreparedOperator prep(*linear, set);
+    std::vector<size_t> train;
+    for (size_t g = 0; g < prep.gpuCount(); ++g)
+        if (linear->gpus[g].id != "t4") train.push_back(g);
+    const ScalingParams p = prep.fit(train);
+    EXPECT_EQ(p.architectureLogOffset.count("Turing"), 0u);
+    EXPECT_EQ(p.architectureLogOffset.size(), 3u);  // Pascal (P100, P4), Volta, Ampere
+    for (const auto& [arch, v] : p.architectureLogOffset) EXPECT_LT(std::abs(v), 1.0) << arch;
+    // Memory-bound classes run the framework's own kernels everywhere: no correction.
+    const PreparedOperator add(*set.find("add"), set);
+    EXPECT_TRUE(add.fit(train).architectureLogOffset.empty());
+}
+
 TEST(KernelScaling, FloorDominatesTinyWork) {
     const GpuSpec& t4 = db().get("t4");
     ScalingParams p;

@@ -4,6 +4,8 @@
 // function takes the set of GPUs it may learn from, so leave-one-GPU-out is the caller's choice
 // of that set: the prediction for GPU X never sees X's rows.
 #include <cstddef>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "trainscope/predictors/kernel_measurements.h"
@@ -44,6 +46,13 @@ public:
     // mean(min(|ln(pred / actual)|, 1)). Classes of more than 5000 configurations search on every
     // third. With fewer than two GPUs in train there is nothing to fit: the defaults come back.
     ScalingParams fit(const std::vector<size_t>& train) const;
+
+    // ln kernel-time factor per architecture of `train` (see ScalingParams), for parameters `p`:
+    // ridge least squares of clip(ln(actual / predicted), -1, 1) on a_Z / a_Y over the same pairs
+    // Y -> Z as fit(). Only architectures of `train` get an entry, so a GPU is corrected only by
+    // what other GPUs of its architecture showed. fit() calls it on the parameters it chose.
+    std::map<std::string, double> fitArchitectureOffsets(const std::vector<size_t>& train,
+                                                         const ScalingParams& p) const;
 
 private:
     const KernelShape& shape(size_t config, size_t origin, size_t g) const {

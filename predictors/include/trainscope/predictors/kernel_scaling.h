@@ -4,9 +4,12 @@
 // floor_G: the host/launch floor of one framework op on G's machine; kernel_G: a class model
 // (memory-bound: bytes / achieved bandwidth; GEMM/conv: tile-and-wave or roofline with a
 // power-capped FP32 rate). Cross path (GPU Y measured T_Y, predict X):
-//   k_Y = soft^-1(T_Y, floor_Y),  r = clip(k_Y / kernel_Y, 0.1, 10),  T_X = soft(floor_X, kernel_X r^alpha)
-// Model-only path: T_X = soft(floor_X, kernel_X). Times are milliseconds.
+//   k_Y = soft^-1(T_Y, floor_Y),  r = clip(k_Y / kernel_Y, 0.1, 10),
+//   T_X = soft(floor_X, kernel_X r^alpha a_X / a_Y)      a_G = architectureFactor(G)
+// Model-only path: T_X = soft(floor_X, kernel_X a_X). Times are milliseconds.
+#include <map>
 #include <optional>
+#include <string>
 
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/predictors/kernel_work.h"
@@ -19,12 +22,19 @@ struct ScalingParams {
     double floorQuantile = 0.5;    // an unseen GPU's floor: this quantile of the known GPUs' floors
     double softness = 4;           // p of the smooth max
     double alpha = 1;              // how much of the origin's own efficiency transfers (0..1)
-    double tauUs = 0;              // fixed per-kernel time (tile-and-wave and memory models)
+    double tauUs = 0;              // fixed per-kernel time, not scaled by the GPU (every kernel model)
     double n0 = 0;                 // reduction length at which a tile's prologue halves its rate
     double wattsPerTflop16nm = 0;  // power cap: W per sustained FP32 TFLOP/s at 16 nm; 0 = no cap
     double computeEff = 0.75;      // sustained fraction of the FP32 peak, before the power cap
     double memoryEff = 0.8;        // achieved fraction of DRAM bandwidth in GEMM/conv kernels
+    // ln of a kernel-time factor per GPU architecture ("Pascal", ...): the libraries ship different
+    // kernels per architecture, so GPUs of one architecture share a bias against the model. Fitted
+    // (ridge) on GPU pairs; an architecture without an entry gets factor 1.
+    std::map<std::string, double> architectureLogOffset;
 };
+
+// exp(architectureLogOffset[gpu.architecture]), 1 when the table has no entry for it.
+double architectureFactor(const GpuSpec& gpu, const ScalingParams& p);
 
 // What a GPU's own measurements say about one operator class (or estimates for a GPU without any).
 struct GpuOpStats {
