@@ -32,11 +32,11 @@ void writeGpuEntry(const std::string& path, const json& entry, const json& sourc
         ss << in.rdbuf();
         try {
             doc = json::parse(ss.str());
-        } catch (const json::parse_error& e) {
+        } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e309
             throw ModelError(path, std::string("exists but is not valid JSON, so the calibration was not written "
                                                "into it (choose another file with -o): ") + e.what());
         }
-        if (!doc.is_object() || doc.value("format", "") != kGpuDatabaseFormat)
+        if (!doc.is_object() || !doc.contains("format") || doc["format"] != kGpuDatabaseFormat)
             throw ModelError(path, "exists but is not a TrainScope GPU file; choose another file with -o");
     }
     for (auto it = sources.begin(); it != sources.end(); ++it) doc["sources"][it.key()] = it.value();

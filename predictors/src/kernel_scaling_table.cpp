@@ -72,13 +72,13 @@ KernelScalingTable KernelScalingTable::fromJson(const std::string& text, const s
     json doc;
     try {
         doc = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e309
         throw ModelError(origin, std::string("not valid JSON: ") + e.what());
     }
-    if (!doc.is_object() || doc.value("format", "") != kKernelScalingFormat)
+    if (!doc.is_object() || !doc.contains("format") || doc["format"] != kKernelScalingFormat)
         throw ModelError(
             origin, std::string("not a kernel scaling table (\"format\": \"") + kKernelScalingFormat + "\" expected)");
-    if (doc.value("version", 0) != kKernelScalingVersion)
+    if (!doc.contains("version") || doc["version"] != kKernelScalingVersion)
         throw ModelError(
             origin, "unsupported version (this build reads version " + std::to_string(kKernelScalingVersion) + ")");
     if (!doc.contains("classes") || !doc["classes"].is_object())

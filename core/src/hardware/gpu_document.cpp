@@ -205,11 +205,16 @@ GpuSpec parseGpu(const json& g, const std::string& origin, size_t index) {
         for (const FigureField& f : kFigureFields) keys.insert(f.key);
         return keys;
     }(), "", w);
-    const std::string defaultSource = g.value("_origin", std::string("built-in"));
+    // _origin and _history are written by mergeDocument, but a file may carry them too.
+    const std::string defaultSource = g.contains("_origin") ? str(g, "_origin", w) : std::string("built-in");
     s.origin = "built-in";
     if (g.contains("_history")) {
+        if (!g["_history"].is_array()) w.fail("_history", "expected a list of file names");
         s.origin.clear();
-        for (const json& h : g["_history"]) s.origin += (s.origin.empty() ? "" : ", then ") + h.get<std::string>();
+        for (const json& h : g["_history"]) {
+            if (!h.is_string()) w.fail("_history", "expected a list of file names");
+            s.origin += (s.origin.empty() ? "" : ", then ") + h.get<std::string>();
+        }
     }
     s.name = str(g, "name", w, true);
     s.architecture = str(g, "architecture", w);
@@ -273,11 +278,11 @@ json parseDocumentText(const std::string& text, const std::string& origin) {
     json doc;
     try {
         doc = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
         throw ModelError(origin, std::string("not valid JSON: ") + e.what());
     }
     if (!doc.is_object()) throw ModelError(origin, "a GPU database file must be a JSON object");
-    if (doc.value("format", std::string()) != kGpuDatabaseFormat)
+    if (!doc.contains("format") || doc["format"] != json(kGpuDatabaseFormat))
         throw ModelError(origin, std::string("not a GPU database file: expected \"format\": \"") +
                                      kGpuDatabaseFormat + "\"");
     if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"] != kGpuDatabaseVersion)

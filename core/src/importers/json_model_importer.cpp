@@ -315,7 +315,7 @@ Graph importJsonModelText(const std::string& text, const std::string& source,
         doc = json::parse(text, depthGuard);
     } catch (const ModelError& e) {
         throw ModelError(source, e.problem());
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
         throw ModelError(source, std::string("not valid JSON: ") + e.what());
     }
     if (!doc.is_object()) throw ModelError(source, "a model file must be a JSON object");

@@ -136,8 +136,9 @@ Shape broadcastShapes(const Shape& a, const Shape& b) {
     return r;
 }
 
+// A scalar has no axis: callers index shape[axis], so rank 0 is refused here once for all.
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
-    if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    if (axis < -rank || axis >= rank)
         throw ShapeError("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
     return axis < 0 ? axis + rank : axis;
 }

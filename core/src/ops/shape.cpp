@@ -275,6 +275,7 @@ void inferSplit(InferCtx& c) {
     c.expectInputs(1, 2);
     const Value& in = c.in(0);
     auto r = static_cast<int64_t>(in.shape.size());
+    if (r == 0) throw ShapeError("Split of a scalar (the input needs rank 1 or more)");
     int64_t axis = normalizeAxis(c.op().attrInt("axis", 0), r);
     const Dim& total = in.shape[size_t(axis)];
     size_t n = c.numOutputs();

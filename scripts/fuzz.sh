@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz) with clang, ASan and UBSan in a build directory of their
+# own and runs each for SECONDS_PER_TARGET seconds (default 60). See docs/fuzzing.md.
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
+#   TRAINSCOPE_FUZZ_BUILD_DIR  build directory (default: build-fuzz in the repository root)
+#   TRAINSCOPE_FUZZ_JOBS       parallel compile jobs (default: 2)
+#
+# The corpus each target grows is kept in BUILD/fuzz/corpus/TARGET and reused by the next run;
+# crashing, leaking and slow inputs land in BUILD/fuzz/findings/TARGET. Exit status 1 when any
+# target found something.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+seconds=${1:-60}
+shift $(( $# > 0 ? 1 : 0 ))
+all_targets=(onnx json_model gpu_database gpu_overrides kernel_csv)
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=("${all_targets[@]}")
+build=${TRAINSCOPE_FUZZ_BUILD_DIR:-$repo/build-fuzz}
+jobs=${TRAINSCOPE_FUZZ_JOBS:-2}
+
+command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (libFuzzer needs clang)" >&2; exit 2; }
+
+cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DTRAINSCOPE_FUZZ=ON -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON -DTRAINSCOPE_BUILD_GUI=OFF >/dev/null
+ninja -C "$build" -j "$jobs" $(printf 'fuzz_%s ' "${targets[@]}")
+
+# Seeds are referenced where they live (libFuzzer's -seed_inputs=@LIST), not copied; the examples
+# of the JSON formats come from the first ```json block of their documentation.
+doc_example() {
+    mkdir -p "$build/fuzz/doc-examples"
+    local out="$build/fuzz/doc-examples/$(basename "$1" .md).json"
+    awk '/^```json/ {on = 1; next} /^```/ {if (on) exit} on' "$repo/docs/$1" > "$out"
+    echo "$out"
+}
+seeds_of() {
+    case $1 in
+        onnx)
+            find "$repo/tests/data" -name '*.onnx'
+            [[ -d /usr/share/libonnx-testdata ]] && find /usr/share/libonnx-testdata -name '*.onnx' ;;
+        json_model)
+            doc_example model-format.md
+            find "$repo/tests/data/bad" -name '*.json' ;;
+        gpu_database)
+            echo "$repo/resources/gpus.json"
+            find "$repo/tests/data/bad-gpudb" -name '*.json' ;;
+        gpu_overrides)
+            doc_example gpu-database.md
+            find "$repo/tests/data/bad-gpudb" -name '*.json' ;;
+        kernel_csv)
+            find "$repo/tests/data/kernel-measurements" -name '*.csv' ;;
+    esac
+    # Earlier findings, once fixed, are good starting points too.
+    [[ -d "$repo/tests/data/fuzz-regressions/$1" ]] && find "$repo/tests/data/fuzz-regressions/$1" -type f
+    return 0
+}
+
+# Stack traces for UBSan reports too (ASan prints them already).
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+
+summary=()
+found_any=0
+for t in "${targets[@]}"; do
+    corpus="$build/fuzz/corpus/$t"
+    findings="$build/fuzz/findings/$t"
+    mkdir -p "$corpus" "$findings"
+    seeds_of "$t" | sort | paste -sd, > "$build/fuzz/$t.seeds"
+    dict=()
+    case $t in json_model|gpu_database|gpu_overrides) dict=(-dict="$repo/tests/fuzz/json.dict") ;; esac
+    log="$build/fuzz/$t.log"
+    echo "== fuzz_$t: ${seconds}s (log: $log)"
+    # A crash stops the run; libFuzzer's status says so, the findings directory what it was.
+    set +e
+    (cd "$findings" && "$build/bin/fuzz_$t" "$corpus" -seed_inputs=@"$build/fuzz/$t.seeds" "${dict[@]}" \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$findings/" \
+        -print_final_stats=1) > "$log" 2>&1
+    status=$?
+    set -e
+    execs=$(grep -oE '^stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || true)
+    [[ -n $execs ]] || execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
+    # Units in the final corpus (seeds included) as libFuzzer reports it; else the files kept.
+    corpus_files=$(grep -oE 'corp: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || true)
+    [[ -n $corpus_files ]] || corpus_files=$(find "$corpus" -type f | wc -l)
+    crashes=$(find "$findings" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+                                          -o -name 'oom-*' -o -name 'slow-unit-*' \) | wc -l)
+    (( status == 0 && crashes == 0 )) || found_any=1
+    summary+=("$(printf '%-19s executions %-9s corpus %-6s crashes %s%s' "fuzz_$t" "${execs:-?}" \
+                 "$corpus_files" "$crashes" "$( (( status != 0 )) && echo " (libFuzzer exit $status, see $log)")")")
+done
+
+echo
+echo "== summary (${seconds}s per target; findings under $build/fuzz/findings)"
+printf '%s\n' "${summary[@]}"
+exit $found_any
