@@ -89,6 +89,21 @@ int run(int argc, char** argv) {
     gpusCmd->add_flag("--json", gpus.json, "print the database (or the one GPU) as JSON");
     addGpuDbOption(gpusCmd, gpus.gpuDbFiles);
 
+    OccupancyOptions occupancy;
+    CLI::App* occupancyCmd = app.add_subcommand(
+        "occupancy", "Occupancy and wave size of a kernel shape on every GPU of the database (or one), from the "
+                     "CUDA toolkit's cuda_occupancy.h and each GPU's per-SM limits.");
+    occupancyCmd->add_option("--gpu", occupancy.gpu, "a GPU id or name, or all (default)");
+    occupancyCmd->add_option("--threads", occupancy.threads, "threads per block (default 256)")->check(CLI::Range(1, 4096));
+    occupancyCmd->add_option("--registers", occupancy.registers, "registers per thread (default 32)")
+        ->check(CLI::Range(0, 1024));
+    occupancyCmd->add_option("--shared-memory", occupancy.sharedMemory, "shared memory per block in bytes (default 0)")
+        ->check(CLI::Range(0, 1 << 24));
+    occupancyCmd->add_option("--grid", occupancy.grid, "thread blocks in the grid (default: one full wave)")
+        ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
+    occupancyCmd->add_flag("--json", occupancy.json, "print JSON");
+    addGpuDbOption(occupancyCmd, occupancy.gpuDbFiles);
+
     DevicesOptions devices;
     CLI::App* devicesCmd = app.add_subcommand(
         "devices", "Detect the local GPUs (name, compute capability, SMs, memory, clocks) and the database entry "
@@ -136,6 +151,7 @@ int run(int argc, char** argv) {
         if (zooCmd->parsed()) return runZooList();
         if (gpusCmd->parsed()) return runGpus(gpus);
         if (devicesCmd->parsed()) return runDevices(devices);
+        if (occupancyCmd->parsed()) return runOccupancy(occupancy);
         if (calibrateCmd->parsed()) return runCalibrate(calibrate);
         if (validateKernelsCmd->parsed()) return runValidateKernels(validateKernels);
     } catch (const ModelError& e) {

@@ -1,5 +1,6 @@
 #include "hardware_commands.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/gpu_json.h"
+#include "trainscope/core/occupancy.h"
 #include "trainscope/kernels/calibration.h"
 #include "trainscope/kernels/device_query.h"
 
@@ -86,6 +88,57 @@ int runGpus(const GpusOptions& o) {
     printGpuTable(std::cout, db);
     std::cout << "\nLocal GPU\n";
     printDevices(std::cout, db, local);
+    return 0;
+}
+
+int runOccupancy(const OccupancyOptions& o) {
+    GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
+    std::vector<const GpuSpec*> gpus;
+    if (o.gpu == "all") {
+        for (const GpuSpec& g : db.gpus()) gpus.push_back(&g);
+    } else {
+        gpus.push_back(&db.get(o.gpu));
+    }
+    json rows = json::array();
+    if (!o.json)
+        std::cout << "Kernel of " << o.threads << " threads x " << o.registers << " registers, " << o.sharedMemory
+                  << " B shared memory per block" << (o.grid ? ", " + std::to_string(o.grid) + " blocks" : "")
+                  << " (occupancy from cuda_occupancy.h)\n\n"
+                  << "gpu                   blocks/SM  warps/SM  occupancy  limited by          wave   waves  last wave\n";
+    for (const GpuSpec* g : gpus) {
+        KernelLaunch k{o.threads, o.registers, 0, o.sharedMemory, o.grid};
+        std::string error;
+        Occupancy occ;
+        try {
+            if (k.gridBlocks == 0) k.gridBlocks = 1;
+            occ = computeOccupancy(*g, k);
+            if (o.grid == 0) occ = computeOccupancy(*g, {o.threads, o.registers, 0, o.sharedMemory, occ.waveSize});
+        } catch (const ModelError& e) {
+            error = e.problem();
+            if (size_t at = error.find("cannot run: "); at != std::string::npos) error = error.substr(at + 12);
+        }
+        if (o.json) {
+            json r = {{"gpu", g->id}};
+            if (error.empty())
+                r.update({{"blocks_per_sm", occ.blocksPerSm}, {"active_warps_per_sm", occ.activeWarpsPerSm},
+                          {"occupancy", occ.fraction}, {"limited_by", occ.limitedBy}, {"wave_size", occ.waveSize},
+                          {"waves", occ.waves}, {"last_wave_fill", occ.lastWaveFill}});
+            else
+                r["error"] = error;
+            rows.push_back(r);
+            continue;
+        }
+        char line[256];
+        if (error.empty())
+            std::snprintf(line, sizeof line, "%-20s %10d %9d %9.0f%%  %-16s %7lld %7lld %9.0f%%", g->id.c_str(),
+                          occ.blocksPerSm, occ.activeWarpsPerSm, occ.fraction * 100, occ.limitedBy.c_str(),
+                          static_cast<long long>(occ.waveSize), static_cast<long long>(occ.waves),
+                          occ.lastWaveFill * 100);
+        else
+            std::snprintf(line, sizeof line, "%-20s cannot run: %s", g->id.c_str(), error.c_str());
+        std::cout << line << "\n";
+    }
+    if (o.json) std::cout << rows.dump(1) << "\n";
     return 0;
 }
 

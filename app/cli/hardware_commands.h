@@ -1,5 +1,6 @@
 #pragma once
 // `gpus`, `devices` and `calibrate`: the GPU database, the local GPUs, and measuring one.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,19 @@ struct CalibrateOptions {
     bool json = false;
 };
 
+struct OccupancyOptions {
+    std::vector<std::string> gpuDbFiles;
+    std::string gpu = "all";
+    int threads = 256;
+    int registers = 32;
+    int sharedMemory = 0;     // bytes per block, static + dynamic
+    int64_t grid = 0;         // thread blocks; 0 = one full wave
+    bool json = false;
+};
+
 int runGpus(const GpusOptions& o);
+// Occupancy and wave size of one kernel shape on one or every GPU (cuda_occupancy.h).
+int runOccupancy(const OccupancyOptions& o);
 int runDevices(const DevicesOptions& o);
 // Throws DeviceError when there is no usable GPU.
 int runCalibrate(const CalibrateOptions& o);

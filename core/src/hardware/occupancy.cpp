@@ -57,7 +57,13 @@ Occupancy computeOccupancy(const GpuSpec& gpu, const KernelLaunch& k) {
         throw cannot(err == CUDA_OCC_ERROR_UNKNOWN_DEVICE ? "cuda_occupancy.h does not know compute capability " +
                                                                 gpu.computeCapability()
                                                           : "cuda_occupancy.h rejected the configuration");
-    if (result.activeBlocksPerMultiprocessor <= 0) throw cannot("not even one block fits on an SM");
+    std::string limitedBy;
+    for (auto [bit, name] : {std::pair{OCC_LIMIT_WARPS, "warps"}, {OCC_LIMIT_REGISTERS, "registers"},
+                             {OCC_LIMIT_SHARED_MEMORY, "shared memory"}, {OCC_LIMIT_BLOCKS, "blocks"},
+                             {OCC_LIMIT_BARRIERS, "barriers"}})
+        if (result.limitingFactors & bit) limitedBy += (limitedBy.empty() ? "" : "+") + std::string(name);
+    if (result.activeBlocksPerMultiprocessor <= 0)
+        throw cannot("not even one block fits on an SM (" + (limitedBy.empty() ? "limits" : limitedBy) + ")");
 
     Occupancy o;
     o.blocksPerSm = result.activeBlocksPerMultiprocessor;
@@ -65,10 +71,7 @@ Occupancy computeOccupancy(const GpuSpec& gpu, const KernelLaunch& k) {
     o.activeWarpsPerSm = o.blocksPerSm * warpsPerBlock;
     o.maxWarpsPerSm = l.maxThreadsPerSm / l.warpSize;
     o.fraction = double(o.activeWarpsPerSm) / o.maxWarpsPerSm;
-    for (auto [bit, name] : {std::pair{OCC_LIMIT_WARPS, "warps"}, {OCC_LIMIT_REGISTERS, "registers"},
-                             {OCC_LIMIT_SHARED_MEMORY, "shared memory"}, {OCC_LIMIT_BLOCKS, "blocks"},
-                             {OCC_LIMIT_BARRIERS, "barriers"}})
-        if (result.limitingFactors & bit) o.limitedBy += (o.limitedBy.empty() ? "" : "+") + std::string(name);
+    o.limitedBy = limitedBy;
     o.waveSize = int64_t(o.blocksPerSm) * int64_t(*gpu.sms);
     o.waves = (k.gridBlocks + o.waveSize - 1) / o.waveSize;
     int64_t last = k.gridBlocks - (o.waves - 1) * o.waveSize;
