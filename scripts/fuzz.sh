@@ -5,6 +5,7 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #   TRAINSCOPE_FUZZ_BUILD_DIR  build directory (default: build-fuzz in the repository root)
 #   TRAINSCOPE_FUZZ_JOBS       parallel compile jobs (default: 2)
+#   TRAINSCOPE_FUZZ_TORCH=1    also the TorchScript target, in a build with LibTorch (build-fuzz-torch)
 #
 # The corpus each target grows is kept in BUILD/fuzz/corpus/TARGET and reused by the next run;
 # crashing, leaking and slow inputs land in BUILD/fuzz/findings/TARGET. Exit status 1 when any
@@ -15,15 +16,21 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-60}
 shift $(( $# > 0 ? 1 : 0 ))
 all_targets=(onnx json_model gpu_database gpu_overrides kernel_csv)
+[[ ${TRAINSCOPE_FUZZ_TORCH:-0} = 1 ]] && all_targets=(torchscript)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all_targets[@]}")
 build=${TRAINSCOPE_FUZZ_BUILD_DIR:-$repo/build-fuzz}
+torch_args=(-DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON)
+if [[ ${TRAINSCOPE_FUZZ_TORCH:-0} = 1 ]]; then
+    build=${TRAINSCOPE_FUZZ_BUILD_DIR:-$repo/build-fuzz-torch}
+    torch_args=()   # LibTorch from the virtual environment scripts/setup.sh creates
+fi
 jobs=${TRAINSCOPE_FUZZ_JOBS:-2}
 
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (libFuzzer needs clang)" >&2; exit 2; }
 
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DTRAINSCOPE_FUZZ=ON -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON -DTRAINSCOPE_BUILD_GUI=OFF >/dev/null
+      -DTRAINSCOPE_FUZZ=ON "${torch_args[@]}" -DTRAINSCOPE_BUILD_GUI=OFF >/dev/null
 ninja -C "$build" -j "$jobs" $(printf 'fuzz_%s ' "${targets[@]}")
 
 # Seeds are referenced where they live (libFuzzer's -seed_inputs=@LIST), not copied; the examples
@@ -50,6 +57,8 @@ seeds_of() {
             find "$repo/tests/data/bad-gpudb" -name '*.json' ;;
         kernel_csv)
             find "$repo/tests/data/kernel-measurements" -name '*.csv' ;;
+        torchscript)
+            find "$repo/tests/data" "$repo/build/generated-models" -name '*.pt' -size -1024k 2>/dev/null ;;
     esac
     # Earlier findings, once fixed, are good starting points too.
     [[ -d "$repo/tests/data/fuzz-regressions/$1" ]] && find "$repo/tests/data/fuzz-regressions/$1" -type f
@@ -69,11 +78,19 @@ for t in "${targets[@]}"; do
     dict=()
     case $t in json_model|gpu_database|gpu_overrides) dict=(-dict="$repo/tests/fuzz/json.dict") ;; esac
     log="$build/fuzz/$t.log"
+    # Leaks inside LibTorch itself (upstream) are suppressed for the TorchScript target only.
+    # LibTorch also allocates up to a 4-byte pickle length (~2-4 GB) before it finds a corrupted
+    # archive truncated: its memory limit is raised for that target (docs/fuzzing.md).
+    # Larger requests than memory can hold must fail as std::bad_alloc, which the importer turns
+    # into a one-line error, as they do outside the sanitizer.
+    lsan="" rss=2048 malloc=2048 asan="${ASAN_OPTIONS:-}"
+    [[ $t = torchscript ]] && lsan="suppressions=$repo/tests/fuzz/lsan-libtorch.supp" rss=6144 malloc=1048576 \
+        asan="allocator_may_return_null=1"
     echo "== fuzz_$t: ${seconds}s (log: $log)"
     # A crash stops the run; libFuzzer's status says so, the findings directory what it was.
     set +e
-    (cd "$findings" && "$build/bin/fuzz_$t" "$corpus" -seed_inputs=@"$build/fuzz/$t.seeds" "${dict[@]}" \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$findings/" \
+    (cd "$findings" && ASAN_OPTIONS="$asan" LSAN_OPTIONS="$lsan" "$build/bin/fuzz_$t" "$corpus" -seed_inputs=@"$build/fuzz/$t.seeds" "${dict[@]}" \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=$rss -malloc_limit_mb=$malloc -artifact_prefix="$findings/" \
         -print_final_stats=1) > "$log" 2>&1
     status=$?
     set -e
