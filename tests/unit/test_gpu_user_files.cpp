@@ -9,6 +9,7 @@
 
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
+#include "trainscope/core/gpu_json.h"
 
 namespace ts {
 namespace {
@@ -75,6 +76,30 @@ TEST(GpuUserFiles, OverrideChangesOnlyTheGivenFieldsAndReplacesPrices) {
     EXPECT_NE(after.origin.find("/home/u/my-gpus.json"), std::string::npos);
     EXPECT_EQ(db.sources().at("my-lab").url, "https://lab.example");
     EXPECT_EQ(db.gpus().size(), GpuDatabase::builtin().gpus().size());
+}
+
+TEST(GpuUserFiles, ACalibrationWrittenForAKnownGpuIsReadBack) {
+    // What `calibrate` writes for a GPU the database knows: only its id and the calibration.
+    CalibrationResult r;
+    r.device.name = "NVIDIA H100 80GB HBM3";
+    r.driverVersion = 13000;
+    r.runtimeVersion = 13000;
+    r.date = "2026-11-21T10:00:00Z";
+    r.measurements = {{"dram_copy", 2900.5, "GB/s", 0.004, 20, "1 GiB"},
+                      {"tensor_fp8", std::nullopt, "TFLOP/s", 0, 0, "cuBLASLt found no algorithm"}};
+    nlohmann::json calibration = calibrationToJson(r);
+    calibration["versus_datasheet"] = {{"dram_copy", {{"datasheet", 3350}, {"ratio", 0.866}}}};
+    nlohmann::json file = {{"format", kGpuDatabaseFormat}, {"version", kGpuDatabaseVersion},
+                           {"gpus", {{{"id", "h100-sxm"}, {"calibration", calibration}}}}};
+    GpuDatabase db = GpuDatabase::builtin();
+    db.applyOverrides(file.dump(2), "calibration.json");
+    const GpuSpec& g = *db.find("h100-sxm");
+    ASSERT_TRUE(g.calibration.has_value());
+    EXPECT_EQ(g.calibration->measured.at("dram_copy"), 2900.5);
+    EXPECT_EQ(g.calibration->units.at("dram_copy"), "GB/s");
+    EXPECT_EQ(g.calibration->measured.count("tensor_fp8"), 0u);  // not measured, not invented
+    EXPECT_EQ(g.calibration->date, "2026-11-21T10:00:00Z");
+    EXPECT_EQ(*g.memoryBandwidthGBs, 3350);  // the datasheet figure stays beside it
 }
 
 TEST(GpuUserFiles, NewGpuIsAdded) {
