@@ -1,0 +1,89 @@
+#pragma once
+// Training execution and measurement of a model graph with LibTorch, behind plain C++ types
+// (LibTorch's headers stay in core/src/torch/).
+//
+// The same binary runs on "cuda[:N]" where a GPU exists and on "cpu" everywhere.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "trainscope/core/dtype.h"
+#include "trainscope/core/graph.h"
+#include "trainscope/core/profile.h"
+
+namespace ts {
+
+// A problem while executing or measuring a model (an operator the executor cannot run, an
+// attribute it does not support, a tensor LibTorch refuses). what() names the operation.
+class ExecutionError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+enum class Precision : uint8_t { FP32, TF32, AmpFP16, AmpBF16 };
+enum class OptimizerKind : uint8_t { SGD, SGDMomentum, Adam, AdamW };
+
+const char* precisionName(Precision p);          // "fp32", "tf32", "amp-fp16", "amp-bf16"
+const char* optimizerName(OptimizerKind o);      // "sgd", "sgd-momentum", "adam", "adamw"
+// Parse the command-line names; throw std::invalid_argument listing the accepted ones.
+Precision parsePrecision(const std::string& name);
+OptimizerKind parseOptimizer(const std::string& name);
+
+struct ProfileProgress {
+    std::string stage;   // "batch 8: layers", "batch 8: iteration", ...
+    int done = 0;
+    int total = 0;
+};
+
+struct ProfileOptions {
+    std::string device = "cpu";                 // "cpu", "cuda", "cuda:N"
+    std::vector<int64_t> batches;               // explicit batch sizes; empty with autoBatch: chosen
+    bool autoBatch = false;                     // --batch auto: grow until out of memory (or the cap)
+    int64_t autoBatchCap = 0;                   // largest batch auto may try; 0: 4096 on a GPU, 8 on a CPU
+    int64_t seq = 0;                            // 0: the model's default
+    Precision precision = Precision::FP32;
+    OptimizerKind optimizer = OptimizerKind::SGD;
+    bool perLayer = true;                       // measure every layer in isolation
+    bool recordKernels = true;                  // CUPTI on a GPU
+    int warmup = 3;                             // iterations (and per-layer calls) before timing
+    int minRepeats = 5;
+    int maxRepeats = 50;
+    double targetCv = 0.02;                     // stop repeating once the spread is below this
+    double maxSecondsPerMeasurement = 2.0;      // and never spend longer than this on one figure
+    uint64_t seed = 0;                          // parameters, inputs and labels are random from this
+    std::function<void(const ProfileProgress&)> progress;
+    const std::atomic<bool>* cancelled = nullptr;  // set (e.g. by Ctrl-C): stop, return what was measured
+    // Written into the profile's scenario.
+    std::string modelSpec;
+};
+
+struct ProfileResult {
+    Profile profile;
+    Timeline timeline;  // one traced iteration of the last batch size that fitted
+};
+
+// Profiles `g` for training. Throws ExecutionError for a model it cannot run, DeviceError for an
+// unusable device; running out of memory at one batch size is recorded in that run (fits=false)
+// and does not throw. When cancelled, returns what was measured with profile.complete = false.
+ProfileResult profileModel(const Graph& g, const ProfileOptions& options);
+
+// Whether this build can execute models (LibTorch linked).
+bool executionSupported();
+
+// A host tensor for feeding and reading the executor in tests and tools.
+struct HostTensor {
+    DType dtype = DType::Float32;
+    std::vector<int64_t> shape;
+    std::vector<double> values;  // row-major, converted to/from the dtype
+};
+
+// Runs the forward pass of `g` once on the CPU in fp32 at batch size `batch` and returns the
+// graph outputs (in g.outputs order). Inputs named in `feeds` (by value name) take the given
+// contents; other inputs, parameters and constants are generated as for profiling.
+std::vector<HostTensor> runForward(const Graph& g, const std::map<std::string, HostTensor>& feeds,
+                                   int64_t batch = 1, int64_t seq = 0);
+
+}  // namespace ts

@@ -1,0 +1,39 @@
+#include <stdexcept>
+
+#include "trainscope/core/profiler.h"
+
+namespace ts {
+
+const char* precisionName(Precision p) {
+    switch (p) {
+        case Precision::FP32: return "fp32";
+        case Precision::TF32: return "tf32";
+        case Precision::AmpFP16: return "amp-fp16";
+        case Precision::AmpBF16: return "amp-bf16";
+    }
+    return "?";
+}
+
+const char* optimizerName(OptimizerKind o) {
+    switch (o) {
+        case OptimizerKind::SGD: return "sgd";
+        case OptimizerKind::SGDMomentum: return "sgd-momentum";
+        case OptimizerKind::Adam: return "adam";
+        case OptimizerKind::AdamW: return "adamw";
+    }
+    return "?";
+}
+
+Precision parsePrecision(const std::string& name) {
+    for (Precision p : {Precision::FP32, Precision::TF32, Precision::AmpFP16, Precision::AmpBF16})
+        if (name == precisionName(p)) return p;
+    throw std::invalid_argument("unknown precision '" + name + "' (expected fp32, tf32, amp-fp16 or amp-bf16)");
+}
+
+OptimizerKind parseOptimizer(const std::string& name) {
+    for (OptimizerKind o : {OptimizerKind::SGD, OptimizerKind::SGDMomentum, OptimizerKind::Adam, OptimizerKind::AdamW})
+        if (name == optimizerName(o)) return o;
+    throw std::invalid_argument("unknown optimizer '" + name + "' (expected sgd, sgd-momentum, adam or adamw)");
+}
+
+}  // namespace ts
