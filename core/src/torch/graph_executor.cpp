@@ -3,6 +3,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/GradMode.h>
 
+#include <algorithm>
+
 #include "trainscope/core/errors.h"
 
 namespace ts::torchexec {
@@ -27,6 +29,14 @@ void GraphExecutor::materializeLeaves(const std::map<std::string, HostTensor>& f
         } else {
             values_[i] = initialValue(g_, static_cast<int>(i), batch_, seq_, device_, gen_);
         }
+    }
+}
+
+void GraphExecutor::materializeLeaves(const std::vector<ValueKind>& kinds) {
+    for (size_t i = 0; i < g_.values.size(); ++i) {
+        const Value& v = g_.values[i];
+        if (v.producer >= 0 || std::find(kinds.begin(), kinds.end(), v.kind) == kinds.end()) continue;
+        values_[i] = initialValue(g_, static_cast<int>(i), batch_, seq_, device_, gen_);
     }
 }
 
@@ -61,17 +71,19 @@ void GraphExecutor::runOp(int op, const LoweringOptions& options) {
 void GraphExecutor::forward(const LoweringOptions& options, bool keepAll, const std::function<void(int)>& afterOp) {
     for (size_t op = 0; op < g_.ops.size(); ++op) {
         runOp(static_cast<int>(op), options);
-        if (!keepAll) {
-            // Release what no later operation reads, as eager PyTorch's reference counting would.
-            for (int in : g_.ops[op].inputs)
-                if (in >= 0 && g_.values[static_cast<size_t>(in)].producer >= 0 &&
-                    lastUse_[static_cast<size_t>(in)] == static_cast<int>(op))
-                    values_[static_cast<size_t>(in)] = at::Tensor();
-            for (int out : g_.ops[op].outputs)
-                if (out >= 0 && lastUse_[static_cast<size_t>(out)] < 0) values_[static_cast<size_t>(out)] = at::Tensor();
-        }
+        if (!keepAll) releaseDeadAfter(static_cast<int>(op));
         if (afterOp) afterOp(static_cast<int>(op));
     }
+}
+
+void GraphExecutor::releaseDeadAfter(int op) {
+    // Release what no later operation reads, as eager PyTorch's reference counting would.
+    const Operation& o = g_.ops[static_cast<size_t>(op)];
+    for (int in : o.inputs)
+        if (in >= 0 && g_.values[static_cast<size_t>(in)].producer >= 0 && lastUse_[static_cast<size_t>(in)] == op)
+            values_[static_cast<size_t>(in)] = at::Tensor();
+    for (int out : o.outputs)
+        if (out >= 0 && lastUse_[static_cast<size_t>(out)] < 0) values_[static_cast<size_t>(out)] = at::Tensor();
 }
 
 std::vector<int> GraphExecutor::parameterValues() const {

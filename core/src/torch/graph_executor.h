@@ -26,6 +26,8 @@ public:
     // Creates every value no operation produces (inputs, parameters, buffers, constants);
     // inputs named in `feeds` take those contents.
     void materializeLeaves(const std::map<std::string, HostTensor>& feeds = {});
+    // Only the leaves of these kinds (to measure weights and inputs apart).
+    void materializeLeaves(const std::vector<ValueKind>& kinds);
     // Fresh random contents for the model inputs only (a new batch).
     void regenerateInputs();
 
@@ -35,6 +37,8 @@ public:
                  const std::function<void(int op)>& afterOp = {});
     // Runs one operation on the current values and stores its outputs.
     void runOp(int op, const LoweringOptions& options);
+    // Drops the activations whose last reader is `op` (and its unread outputs).
+    void releaseDeadAfter(int op);
 
     at::Tensor& value(int index) { return values_[static_cast<size_t>(index)]; }
     const at::Tensor& value(int index) const { return values_[static_cast<size_t>(index)]; }

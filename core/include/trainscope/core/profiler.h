@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,8 +57,10 @@ struct ProfileOptions {
     uint64_t seed = 0;                          // parameters, inputs and labels are random from this
     std::function<void(const ProfileProgress&)> progress;
     const std::atomic<bool>* cancelled = nullptr;  // set (e.g. by Ctrl-C): stop, return what was measured
-    // Written into the profile's scenario.
+    // Written into the profile: the model as the user named it, and the GPU's properties as
+    // ts::kernels::queryDevices() reports them (the caller links kernels/, core does not).
     std::string modelSpec;
+    std::optional<DeviceProperties> deviceProperties;
 };
 
 struct ProfileResult {

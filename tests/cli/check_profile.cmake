@@ -1,0 +1,41 @@
+# `profile` on the CPU: a small model at two batch sizes writes a profile file with the documented
+# keys, consistent parts and memory, and a Chrome trace; `profile --device cuda` without a GPU
+# exits 4 naming the device.
+set(out ${WORK}/profile.json)
+set(trace ${WORK}/trace.json)
+file(REMOVE ${out} ${trace})
+execute_process(COMMAND ${CLI} profile "zoo:resnet18?image=32&classes=10" --device cpu --batch 1,2 --quick
+                        -o ${out} --trace ${trace}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "profile exited with ${rc}: ${stderr}")
+endif()
+if(NOT stdout MATCHES "batch 2: [0-9.]+ ms per iteration")
+  message(FATAL_ERROR "no summary: ${stdout}")
+endif()
+file(READ ${out} json)
+string(JSON format GET "${json}" format)
+string(JSON complete GET "${json}" complete)
+string(JSON nruns LENGTH "${json}" runs)
+if(NOT format STREQUAL "trainscope-profile" OR NOT complete OR NOT nruns EQUAL 2)
+  message(FATAL_ERROR "format ${format}, complete ${complete}, ${nruns} runs")
+endif()
+string(JSON batch GET "${json}" runs 1 batch)
+string(JSON nlayers LENGTH "${json}" runs 1 layers)
+if(NOT batch EQUAL 2 OR nlayers LESS 40)
+  message(FATAL_ERROR "run 1: batch ${batch}, ${nlayers} layers")
+endif()
+file(READ ${trace} tracejson)
+string(JSON nevents LENGTH "${tracejson}" traceEvents)
+if(nevents LESS nlayers)
+  message(FATAL_ERROR "trace has ${nevents} events for ${nlayers} layers")
+endif()
+
+execute_process(COMMAND ${CLI} profile zoo:resnet18 --device cuda:0 -o ${WORK}/never.json
+                RESULT_VARIABLE rc ERROR_VARIABLE stderr)
+if(rc EQUAL 0)
+  message(STATUS "a GPU is present: cuda:0 profiled")
+elseif(NOT rc EQUAL 4 OR NOT stderr MATCHES "cuda:0")
+  message(FATAL_ERROR "profile --device cuda:0 without a GPU: exit ${rc}, '${stderr}'")
+endif()
+message(STATUS "profile: ${nruns} runs, ${nlayers} layers, ${nevents} trace events")
