@@ -63,7 +63,9 @@ void expectConsistent(const ts::Profile& p) {
             SCOPED_TRACE(lp.name);
             EXPECT_TRUE(lp.forward.measured());
             EXPECT_GE(lp.forward.medianMs, 0);
-            if (lp.hasBackward) EXPECT_TRUE(lp.backward.measured());
+            if (lp.hasBackward) {
+                EXPECT_TRUE(lp.backward.measured());
+            }
             EXPECT_GE(lp.savedBytes, 0);
         }
     }

@@ -42,7 +42,9 @@ TEST(RecordedProfiles, AreConsistent) {
         for (size_t i = 0; i < p.runs.size(); ++i) {
             const ts::ProfileRun& r = p.runs[i];
             SCOPED_TRACE("batch " + std::to_string(r.batch));
-            if (i > 0) EXPECT_GT(r.batch, p.runs[i - 1].batch);
+            if (i > 0) {
+                EXPECT_GT(r.batch, p.runs[i - 1].batch);
+            }
             if (!r.fits) {
                 EXPECT_FALSE(r.error.empty());
                 continue;
@@ -61,7 +63,9 @@ TEST(RecordedProfiles, AreConsistent) {
             EXPECT_FALSE(r.layers.empty());
             for (const ts::LayerProfile& lp : r.layers) {
                 EXPECT_TRUE(lp.forward.measured()) << lp.name;
-                if (lp.hasBackward) EXPECT_TRUE(lp.backward.measured()) << lp.name;
+                if (lp.hasBackward) {
+                    EXPECT_TRUE(lp.backward.measured()) << lp.name;
+                }
             }
         }
     }
