@@ -95,14 +95,22 @@ Profile readProfile(const std::string& path) {
 }
 
 void writeProfile(const Profile& p, const std::string& path) {
-    std::string text;
+    nlohmann::ordered_json doc;
     try {
-        // Strings that are not valid UTF-8 (a kernel name, a host name) are written with U+FFFD
-        // in place of the broken bytes rather than refusing the whole profile.
-        text = profilefile::orderedProfileJson(p).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+        doc = profilefile::orderedProfileJson(p);
     } catch (const std::invalid_argument& e) {
         throw ModelError(path, std::string("cannot be written: ") + e.what());
     }
+    // Whatever is written must read back: a figure the reader refuses (a negative size, a kernel
+    // grid of 0) is reported now, naming the field, rather than leaving a file nobody can open.
+    try {
+        profileFromJson(nlohmann::json(doc), "");
+    } catch (const ModelError& e) {
+        throw ModelError(path, "cannot be written, it would not read back: " + e.problem());
+    }
+    // Strings that are not valid UTF-8 (a kernel name, a host name) are written with U+FFFD in
+    // place of the broken bytes rather than refusing the whole profile.
+    const std::string text = doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     writeFileAtomically(path, text + "\n");
 }
 
