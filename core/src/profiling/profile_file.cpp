@@ -67,10 +67,8 @@ void streamTrace(const nlohmann::ordered_json& trace, std::ostream& out) {
         << ",\n\"otherData\": " << dump(trace["otherData"]) << "}\n";
 }
 
-}  // namespace
-
-namespace profilefile {
-
+// JSON text -> document; a ModelError naming `source` when it is not JSON (truncated, binary)
+// or nests deeper than limits::kMaxNesting.
 nlohmann::json parseProfileText(const std::string& text, const std::string& source) {
     try {
         // Refuse deep nesting while parsing, before it costs memory or stack.
@@ -88,10 +86,10 @@ nlohmann::json parseProfileText(const std::string& text, const std::string& sour
     }
 }
 
-}  // namespace profilefile
+}  // namespace
 
 Profile readProfile(const std::string& path) {
-    return profileFromJson(profilefile::parseProfileText(readProfileText(path), path), path);
+    return profileFromJson(parseProfileText(readProfileText(path), path), path);
 }
 
 void writeProfile(const Profile& p, const std::string& path) {
