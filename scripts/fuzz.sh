@@ -15,7 +15,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-60}
 shift $(( $# > 0 ? 1 : 0 ))
-all_targets=(onnx json_model gpu_database gpu_overrides kernel_csv)
+all_targets=(onnx json_model gpu_database gpu_overrides kernel_csv profile)
 [[ ${TRAINSCOPE_FUZZ_TORCH:-0} = 1 ]] && all_targets=(torchscript)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all_targets[@]}")
@@ -57,6 +57,9 @@ seeds_of() {
             find "$repo/tests/data/bad-gpudb" -name '*.json' ;;
         kernel_csv)
             find "$repo/tests/data/kernel-measurements" -name '*.csv' ;;
+        profile)
+            doc_example profile-format.md
+            find "$repo/tests/data/bad-profiles" -name '*.json' ;;
         torchscript)
             find "$repo/tests/data" "$repo/build/generated-models" -name '*.pt' -size -1024k 2>/dev/null ;;
     esac
@@ -76,7 +79,10 @@ for t in "${targets[@]}"; do
     mkdir -p "$corpus" "$findings"
     seeds_of "$t" | sort | paste -sd, > "$build/fuzz/$t.seeds"
     dict=()
-    case $t in json_model|gpu_database|gpu_overrides) dict=(-dict="$repo/tests/fuzz/json.dict") ;; esac
+    case $t in
+        json_model|gpu_database|gpu_overrides) dict=(-dict="$repo/tests/fuzz/json.dict") ;;
+        profile) dict=(-dict="$repo/tests/fuzz/profile.dict") ;;
+    esac
     log="$build/fuzz/$t.log"
     # Leaks inside LibTorch itself (upstream) are suppressed for the TorchScript target only.
     # LibTorch also allocates up to a 4-byte pickle length (~2-4 GB) before it finds a corrupted

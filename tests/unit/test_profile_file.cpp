@@ -503,6 +503,33 @@ TEST_F(ProfileFileTest, ANonFiniteFigureIsRefusedBeforeAnythingIsWritten) {
     EXPECT_EQ(entries(), 0u);
 }
 
+// The writer holds itself to the reader's rules, so that no file it writes is refused later.
+TEST_F(ProfileFileTest, AProfileTheReaderWouldRefuseIsNotWritten) {
+    Profile p = richProfile();
+    p.runs[0].memory.workspace = -4096;
+    p.runs[1].layers = {p.runs[0].layers[0]};
+    p.runs[1].layers[0].forwardKernels[0].grid[1] = 0;
+    const fs::path file = dir / "bad.json";
+    try {
+        writeProfile(p, file.string());
+        FAIL() << "a negative size was written";
+    } catch (const ModelError& e) {
+        EXPECT_EQ(std::string(e.what()), file.string() +
+                                             ": cannot be written, it would not read back: "
+                                             "runs[0].memory.workspace_bytes: must not be negative, got -4096");
+    }
+    p.runs[0].memory.workspace = 0;
+    try {
+        writeProfile(p, file.string());
+        FAIL() << "a grid of 0 was written";
+    } catch (const ModelError& e) {
+        EXPECT_NE(std::string(e.what()).find("runs[1].layers[0].forward_kernels[0].grid[1]: must be at least 1, got 0"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(entries(), 0u);
+}
+
 TEST_F(ProfileFileTest, AnUnwritablePathIsAClearErrorAndLeavesNoPartialFile) {
     const fs::path blocker = dir / "a-file";
     spit(blocker, "x");

@@ -67,10 +67,8 @@ void streamTrace(const nlohmann::ordered_json& trace, std::ostream& out) {
         << ",\n\"otherData\": " << dump(trace["otherData"]) << "}\n";
 }
 
-}  // namespace
-
-namespace profilefile {
-
+// JSON text -> document; a ModelError naming `source` when it is not JSON (truncated, binary)
+// or nests deeper than limits::kMaxNesting.
 nlohmann::json parseProfileText(const std::string& text, const std::string& source) {
     try {
         // Refuse deep nesting while parsing, before it costs memory or stack.
@@ -88,21 +86,29 @@ nlohmann::json parseProfileText(const std::string& text, const std::string& sour
     }
 }
 
-}  // namespace profilefile
+}  // namespace
 
 Profile readProfile(const std::string& path) {
-    return profileFromJson(profilefile::parseProfileText(readProfileText(path), path), path);
+    return profileFromJson(parseProfileText(readProfileText(path), path), path);
 }
 
 void writeProfile(const Profile& p, const std::string& path) {
-    std::string text;
+    nlohmann::ordered_json doc;
     try {
-        // Strings that are not valid UTF-8 (a kernel name, a host name) are written with U+FFFD
-        // in place of the broken bytes rather than refusing the whole profile.
-        text = profilefile::orderedProfileJson(p).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+        doc = profilefile::orderedProfileJson(p);
     } catch (const std::invalid_argument& e) {
         throw ModelError(path, std::string("cannot be written: ") + e.what());
     }
+    // Whatever is written must read back: a figure the reader refuses (a negative size, a kernel
+    // grid of 0) is reported now, naming the field, rather than leaving a file nobody can open.
+    try {
+        profileFromJson(nlohmann::json(doc), "");
+    } catch (const ModelError& e) {
+        throw ModelError(path, "cannot be written, it would not read back: " + e.problem());
+    }
+    // Strings that are not valid UTF-8 (a kernel name, a host name) are written with U+FFFD in
+    // place of the broken bytes rather than refusing the whole profile.
+    const std::string text = doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     writeFileAtomically(path, text + "\n");
 }
 

@@ -1,6 +1,5 @@
 #pragma once
-// Inside the profile-file code: the writer's key-ordered document and the text parser that
-// readProfile and the fuzz target share.
+// Inside the profile-file code: the key-ordered documents that the writers dump.
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -15,12 +14,8 @@ namespace ts::profilefile {
 // Throws std::invalid_argument naming the field when a figure is NaN or infinite.
 nlohmann::ordered_json orderedProfileJson(const Profile& p);
 
-// timelineToTraceJson with keys in the order Chrome's own traces use ("traceEvents" first).
+// timelineToTraceJson with its keys in a fixed order ("traceEvents" first, then each event's name).
 // Throws std::invalid_argument naming the span when a time is NaN or infinite, or a duration negative.
 nlohmann::ordered_json orderedTraceJson(const Timeline& t, const std::string& title);
-
-// JSON text -> document; a ModelError naming `source` when it is not JSON (truncated, binary)
-// or nests deeper than limits::kMaxNesting.
-nlohmann::json parseProfileText(const std::string& text, const std::string& source);
 
 }  // namespace ts::profilefile
