@@ -132,18 +132,18 @@ private:
             rt_.synchronize();
             const int64_t afterForward = rt_.memory().allocated;
             if (attempt == 0) {
-                m.activations = static_cast<double>(afterForward - before) - static_cast<double>(l.nbytes());
+                m.activations = std::max(0.0, static_cast<double>(afterForward - before) - static_cast<double>(l.nbytes()));
                 attributeSavedOutputs(outputs);
             }
             step.backward(l);
             l = at::Tensor();
             rt_.synchronize();
             const int64_t afterBackward = rt_.memory().allocated;
-            if (attempt == 0) m.gradients = static_cast<double>(afterBackward - before);
+            if (attempt == 0) m.gradients = std::max<double>(0, static_cast<double>(afterBackward - before));
             step.step();
             rt_.synchronize();
             if (!step.lastStepSkipped()) {
-                m.optimizerState = static_cast<double>(rt_.memory().allocated - afterBackward);
+                m.optimizerState = std::max<double>(0, static_cast<double>(rt_.memory().allocated - afterBackward));
                 break;
             }
         }
@@ -155,7 +155,7 @@ private:
         oneIteration(ex, loss, step);
         rt_.synchronize();
         MemoryCounters c = rt_.memory();
-        m.peakAllocated = static_cast<double>(c.peakAllocated - base);
+        m.peakAllocated = std::max<double>(0, static_cast<double>(c.peakAllocated - base));
         m.peakReserved = rt_.device().is_cuda() ? static_cast<double>(c.peakReserved) : m.peakAllocated;
         m.cudaContext = static_cast<double>(rt_.memoryOutsideAllocator());
         double steady = m.weights + m.inputs + m.optimizerState + m.activations + m.gradients;
