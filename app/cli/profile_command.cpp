@@ -118,7 +118,7 @@ int runProfile(const ProfileCommandOptions& c) {
     o.autoBatchCap = c.batchCap;
     o.seq = c.seq;
     try {
-        o.precision = parsePrecision(c.precision);
+        o.precision = parseTrainingPrecision(c.precision);
         o.optimizer = parseOptimizer(c.optimizer);
     } catch (const std::invalid_argument& e) {
         throw ModelError("", e.what());

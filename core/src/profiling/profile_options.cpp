@@ -24,7 +24,7 @@ const char* optimizerName(OptimizerKind o) {
     return "?";
 }
 
-Precision parsePrecision(const std::string& name) {
+Precision parseTrainingPrecision(const std::string& name) {
     for (Precision p : {Precision::FP32, Precision::TF32, Precision::AmpFP16, Precision::AmpBF16})
         if (name == precisionName(p)) return p;
     throw std::invalid_argument("unknown precision '" + name + "' (expected fp32, tf32, amp-fp16 or amp-bf16)");

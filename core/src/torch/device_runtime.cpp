@@ -13,6 +13,8 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <mutex>
+#include <unordered_map>
 #include <regex>
 
 #include "trainscope/core/errors.h"
@@ -21,7 +23,9 @@ namespace ts::torchexec {
 namespace {
 
 // Wraps LibTorch's CPU allocator to count the bytes of live CPU tensors (current and peak), so
-// that CPU profiles measure memory as the CUDA caching allocator's counters do on a GPU.
+// that CPU profiles measure memory as the CUDA caching allocator's counters do on a GPU. The data
+// pointer is its own context (LibTorch's raw_allocate, used by oneDNN, requires that), so sizes and
+// the inner allocations are kept in a table.
 class CountingCpuAllocator final : public c10::Allocator {
 public:
     explicit CountingCpuAllocator(c10::Allocator* inner) : inner_(inner) {}
@@ -29,10 +33,15 @@ public:
     c10::DataPtr allocate(size_t bytes) override {
         c10::DataPtr inner = inner_->allocate(bytes);
         void* data = inner.get();
-        auto* block = new Block{std::move(inner), bytes, this};
+        if (!data) return inner;  // zero bytes: nothing to count
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            blocks_.emplace(data, Block{std::move(inner), bytes});
+        }
         add(static_cast<int64_t>(bytes));
-        return {data, block, &release, c10::Device(c10::DeviceType::CPU)};
+        return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
     }
+    c10::DeleterFnPtr raw_deleter() const override { return &release; }
     void copy_data(void* dest, const void* src, std::size_t count) const override {
         default_copy_data(dest, src, count);
     }
@@ -41,16 +50,24 @@ public:
     int64_t peak() const { return peak_.load(); }
     void resetPeak() { peak_.store(current_.load()); }
 
+    static CountingCpuAllocator* instance;
+
 private:
     struct Block {
         c10::DataPtr inner;
         size_t bytes;
-        CountingCpuAllocator* owner;
     };
-    static void release(void* ctx) {
-        auto* block = static_cast<Block*>(ctx);
-        block->owner->current_.fetch_sub(static_cast<int64_t>(block->bytes));
-        delete block;  // frees the memory through the inner allocator's deleter
+    static void release(void* data) {
+        CountingCpuAllocator* self = instance;
+        c10::DataPtr inner;  // frees the memory through the inner allocator when it goes out of scope
+        {
+            std::lock_guard<std::mutex> lock(self->mutex_);
+            auto it = self->blocks_.find(data);
+            if (it == self->blocks_.end()) return;
+            self->current_.fetch_sub(static_cast<int64_t>(it->second.bytes));
+            inner = std::move(it->second.inner);
+            self->blocks_.erase(it);
+        }
     }
     void add(int64_t bytes) {
         int64_t now = current_.fetch_add(bytes) + bytes;
@@ -60,15 +77,20 @@ private:
     }
 
     c10::Allocator* inner_;
+    std::mutex mutex_;
+    std::unordered_map<void*, Block> blocks_;
     std::atomic<int64_t> current_{0};
     std::atomic<int64_t> peak_{0};
 };
+
+CountingCpuAllocator* CountingCpuAllocator::instance = nullptr;
 
 CountingCpuAllocator& countingAllocator() {
     // Installed once for the process, above LibTorch's default priority; never destroyed, since
     // tensors allocated through it may outlive any profile.
     static CountingCpuAllocator* instance = [] {
         auto* a = new CountingCpuAllocator(c10::GetCPUAllocator());
+        CountingCpuAllocator::instance = a;
         c10::SetCPUAllocator(a, /*priority=*/100);
         return a;
     }();

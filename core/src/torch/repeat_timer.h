@@ -59,7 +59,8 @@ public:
             samples.push_back(rt_.timeMs(work));
             ++n;
             if (static_cast<int>(samples.size()) >= o_.minRepeats && timingStat(samples).cv <= o_.targetCv) break;
-            if (elapsed() > o_.maxSecondsPerMeasurement && samples.size() >= 2) break;
+            if (elapsed() > o_.maxSecondsPerMeasurement && static_cast<int>(samples.size()) >= std::min(3, o_.minRepeats))
+                break;
         }
         if (calls) *calls = n;
         return timingStat(samples);

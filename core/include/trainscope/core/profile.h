@@ -30,8 +30,8 @@ struct KernelRecord {
     int registersPerThread = 0;
     int staticSharedBytes = 0;
     int dynamicSharedBytes = 0;
-    double durationUs = 0;       // median over the traced repeats of this launch
-    int launches = 1;            // identical launches (same name and shape) merged into one record
+    double durationUs = 0;       // time of all `launches` in one call of the layer (mean over the traced calls)
+    int launches = 1;            // identical launches (same name, grid, block) per call, merged into one record
     bool tensorCore = false;     // kernel name marks tensor-core (HMMA/GMMA/IMMA) use; see docs
 };
 

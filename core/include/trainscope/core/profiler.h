@@ -30,7 +30,7 @@ enum class OptimizerKind : uint8_t { SGD, SGDMomentum, Adam, AdamW };
 const char* precisionName(Precision p);          // "fp32", "tf32", "amp-fp16", "amp-bf16"
 const char* optimizerName(OptimizerKind o);      // "sgd", "sgd-momentum", "adam", "adamw"
 // Parse the command-line names; throw std::invalid_argument listing the accepted ones.
-Precision parsePrecision(const std::string& name);
+Precision parseTrainingPrecision(const std::string& name);
 OptimizerKind parseOptimizer(const std::string& name);
 
 struct ProfileProgress {
