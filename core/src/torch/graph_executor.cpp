@@ -53,8 +53,12 @@ std::vector<at::Tensor> GraphExecutor::inputsOf(int op) const {
 void GraphExecutor::runOp(int op, const LoweringOptions& options) {
     const Operation& o = g_.ops[static_cast<size_t>(op)];
     std::vector<at::Tensor> out;
+    LoweringOptions here = options;
+    here.device = device_;
+    here.batch = batch_;
+    here.seq = seq_;
     try {
-        out = runOperation(g_, op, inputsOf(op), options);
+        out = runOperation(g_, op, inputsOf(op), here);
     } catch (const c10::OutOfMemoryError&) {
         throw;  // the profiler records "does not fit"
     } catch (const c10::Error& e) {

@@ -16,6 +16,11 @@ namespace ts::torchexec {
 
 struct LoweringOptions {
     bool training = true;   // Dropout and BatchNormalization in training mode
+    // Filled in by GraphExecutor::runOp: where generators (ConstantOfShape, Range...) create their
+    // outputs, and the sizes at which the graph's symbolic known contents are evaluated.
+    at::Device device = at::kCPU;
+    int64_t batch = 1;
+    int64_t seq = 1;
 };
 
 // Runs operation `opIndex` of `g` on `inputs` (one per op input; an undefined tensor for an

@@ -1,0 +1,914 @@
+// Neural-network layers as ATen calls: convolutions and pools (ONNX pads and auto_pad mapped onto
+// PyTorch's symmetric padding, with an explicit pad where they differ), matrix products,
+// normalizations, recurrent layers (ONNX gate order converted to PyTorch's fused kernels, or a
+// step-by-step loop for what those kernels lack), losses, dropout, Resize and GridSample.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "op_lowering_internal.h"
+#include "trainscope/core/errors.h"
+
+namespace ts::torchexec {
+namespace {
+
+// ---- windows (Conv, ConvTranspose, pools) ----
+
+struct Window {
+    std::vector<int64_t> kernel, strides, dilations, padBegin, padEnd;
+    int64_t effective(size_t i) const { return dilations[i] * (kernel[i] - 1) + 1; }
+};
+
+// Strides, dilations and pads, with auto_pad SAME_* resolved for the input's spatial sizes
+// (output ceil(in / stride); SAME_UPPER puts the odd padding at the end).
+Window readWindow(const OpCtx& c, std::vector<int64_t> kernel, const at::Tensor& x) {
+    const size_t spatial = static_cast<size_t>(x.dim()) - 2;
+    Window w;
+    w.kernel = std::move(kernel);
+    w.strides = c.attrInts("strides", std::vector<int64_t>(spatial, 1));
+    w.dilations = c.attrInts("dilations", std::vector<int64_t>(spatial, 1));
+    std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * spatial, 0));
+    if (w.kernel.size() != spatial || w.strides.size() != spatial || w.dilations.size() != spatial ||
+        pads.size() != 2 * spatial)
+        c.fail("kernel, strides, dilations or pads do not match the input's " + std::to_string(spatial) +
+               " spatial dimensions");
+    w.padBegin.assign(pads.begin(), pads.begin() + static_cast<int64_t>(spatial));
+    w.padEnd.assign(pads.begin() + static_cast<int64_t>(spatial), pads.end());
+    const std::string autoPad = c.attrString("auto_pad", "NOTSET");
+    if (autoPad == "VALID") {
+        std::fill(w.padBegin.begin(), w.padBegin.end(), 0);
+        std::fill(w.padEnd.begin(), w.padEnd.end(), 0);
+    } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+        for (size_t i = 0; i < spatial; ++i) {
+            const int64_t in = x.size(static_cast<int64_t>(2 + i));
+            const int64_t out = (in + w.strides[i] - 1) / w.strides[i];
+            const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + w.effective(i) - in);
+            const int64_t small = total / 2, large = total - total / 2;
+            w.padBegin[i] = autoPad == "SAME_UPPER" ? small : large;
+            w.padEnd[i] = autoPad == "SAME_UPPER" ? large : small;
+        }
+    } else if (autoPad != "NOTSET") {
+        c.fail("unknown auto_pad '" + autoPad + "'");
+    }
+    return w;
+}
+
+bool symmetric(const Window& w) {
+    return w.padBegin == w.padEnd;
+}
+
+// constant_pad_nd's list runs from the last dimension backwards.
+at::Tensor padSpatial(const at::Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
+                      double value) {
+    std::vector<int64_t> pad;
+    for (size_t i = begin.size(); i-- > 0;) {
+        pad.push_back(begin[i]);
+        pad.push_back(end[i]);
+    }
+    bool any = false;
+    for (int64_t p : pad) any |= p != 0;
+    return any ? at::constant_pad_nd(x, pad, value) : x;
+}
+
+// ONNX's pooled size per spatial dimension (ceil_mode: the last window must start inside the
+// input or its left padding).
+std::vector<int64_t> pooledSizes(const at::Tensor& x, const Window& w, bool ceilMode) {
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < w.kernel.size(); ++i) {
+        const int64_t in = x.size(static_cast<int64_t>(2 + i));
+        const int64_t num = in + w.padBegin[i] + w.padEnd[i] - w.effective(i);
+        int64_t o = (ceilMode ? (num + w.strides[i] - 1) / w.strides[i] : num / w.strides[i]) + 1;
+        if (ceilMode && (o - 1) * w.strides[i] >= in + w.padBegin[i]) --o;
+        out.push_back(o);
+    }
+    return out;
+}
+
+at::Tensor narrowTo(at::Tensor y, const std::vector<int64_t>& sizes) {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        const int64_t d = static_cast<int64_t>(2 + i);
+        if (y.size(d) > sizes[i]) y = y.narrow(d, 0, sizes[i]);
+    }
+    return y;
+}
+
+std::vector<int64_t> spatialSizes(const at::Tensor& t, int64_t from) {
+    return std::vector<int64_t>(t.sizes().begin() + from, t.sizes().end());
+}
+
+Outputs runConv(const OpCtx& c) {
+    at::Tensor x = c.t(0), w = c.t(1);
+    at::Tensor b = c.has(2) ? c.t(2) : at::Tensor();
+    if (x.dim() < 3) c.fail("expects an input of rank 3 or more");
+    Window win = readWindow(c, c.attrInts("kernel_shape", spatialSizes(w, 2)), x);
+    std::vector<int64_t> common(win.kernel.size()), extraBegin(win.kernel.size()), extraEnd(win.kernel.size());
+    for (size_t i = 0; i < common.size(); ++i) {
+        common[i] = std::min(win.padBegin[i], win.padEnd[i]);
+        extraBegin[i] = win.padBegin[i] - common[i];
+        extraEnd[i] = win.padEnd[i] - common[i];
+    }
+    x = padSpatial(x, extraBegin, extraEnd, 0);  // PyTorch pads symmetrically: the rest explicitly
+    return {at::convolution(x, w, b, win.strides, common, win.dilations, false,
+                            std::vector<int64_t>(common.size(), 0), c.attrInt("group", 1))};
+}
+
+Outputs runConvTranspose(const OpCtx& c) {
+    at::Tensor x = c.t(0), w = c.t(1);
+    at::Tensor b = c.has(2) ? c.t(2) : at::Tensor();
+    if (x.dim() < 3) c.fail("expects an input of rank 3 or more");
+    const size_t spatial = static_cast<size_t>(x.dim()) - 2;
+    const int64_t group = c.attrInt("group", 1);
+    std::vector<int64_t> kernel = c.attrInts("kernel_shape", spatialSizes(w, 2));
+    std::vector<int64_t> strides = c.attrInts("strides", std::vector<int64_t>(spatial, 1));
+    std::vector<int64_t> dilations = c.attrInts("dilations", std::vector<int64_t>(spatial, 1));
+    std::vector<int64_t> outPad = c.attrInts("output_padding", std::vector<int64_t>(spatial, 0));
+    std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * spatial, 0));
+    std::vector<int64_t> outputShape = c.attrInts("output_shape");
+    if (outputShape.size() == spatial + 2) outputShape.erase(outputShape.begin(), outputShape.begin() + 2);
+    if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial ||
+        outPad.size() != spatial || pads.size() != 2 * spatial || (!outputShape.empty() && outputShape.size() != spatial))
+        c.fail("attributes do not match the input's " + std::to_string(spatial) + " spatial dimensions");
+    const std::string autoPad = c.attrString("auto_pad", "NOTSET");
+    std::vector<int64_t> begin(spatial), end(spatial), full(spatial), out(spatial);
+    for (size_t i = 0; i < spatial; ++i) {
+        const int64_t in = x.size(static_cast<int64_t>(2 + i));
+        full[i] = (in - 1) * strides[i] + dilations[i] * (kernel[i] - 1) + 1;
+        if (!outputShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+            const int64_t target = outputShape.empty() ? in * strides[i] : outputShape[i];
+            const int64_t total = full[i] + outPad[i] - target;
+            // Floor division, as ONNX's reference: a negative total extends the output at one end.
+            const int64_t small = total >= 0 ? total / 2 : -((1 - total) / 2), large = total - small;
+            const bool upper = autoPad == "SAME_UPPER";
+            begin[i] = upper ? small : large;
+            end[i] = upper ? large : small;
+        } else if (autoPad != "VALID") {
+            begin[i] = pads[i];
+            end[i] = pads[i + spatial];
+        }
+        out[i] = full[i] + outPad[i] - begin[i] - end[i];
+        if (out[i] <= 0) c.fail("output size " + std::to_string(out[i]) + " is not positive");
+    }
+    bool native = begin == end;
+    for (size_t i = 0; i < spatial; ++i) native &= begin[i] >= 0 && outPad[i] < std::max(strides[i], dilations[i]);
+    if (native) return {at::convolution(x, w, b, strides, begin, dilations, true, outPad, group)};
+    // Asymmetric or negative padding: the full transposed convolution, cropped (or zero-extended).
+    at::Tensor y = at::convolution(x, w, {}, strides, std::vector<int64_t>(spatial, 0), dilations, true,
+                                   std::vector<int64_t>(spatial, 0), group);
+    std::vector<int64_t> lo(spatial), hi(spatial);
+    for (size_t i = 0; i < spatial; ++i) {
+        lo[i] = std::max<int64_t>(0, -begin[i]);
+        hi[i] = std::max<int64_t>(0, begin[i] + out[i] - full[i]);
+    }
+    y = padSpatial(y, lo, hi, 0);
+    for (size_t i = 0; i < spatial; ++i) y = y.narrow(static_cast<int64_t>(2 + i), begin[i] + lo[i], out[i]);
+    if (b.defined()) {
+        std::vector<int64_t> shape(static_cast<size_t>(y.dim()), 1);
+        shape[1] = -1;
+        y = y + b.reshape(shape);
+    }
+    return {y};
+}
+
+// ---- pools ----
+
+Window poolWindow(const OpCtx& c, const at::Tensor& x) {
+    if (x.dim() < 3 || x.dim() > 5) c.fail("supports inputs of rank 3 to 5 (1 to 3 spatial dimensions)");
+    if (!c.hasAttr("kernel_shape")) c.fail("requires the kernel_shape attribute");
+    return readWindow(c, c.attrInts("kernel_shape"), x);
+}
+
+// PyTorch's pools take symmetric padding of at most half the (effective) window.
+bool nativePadding(const Window& w) {
+    if (!symmetric(w)) return false;
+    for (size_t i = 0; i < w.kernel.size(); ++i)
+        if (w.padBegin[i] > w.effective(i) / 2 || w.padBegin[i] > w.kernel[i] / 2) return false;
+    return true;
+}
+
+// ONNX MaxPool indices count over the whole tensor ((n*C + c)*H*W + h*W + w, or column-major
+// within the plane with storage_order=1); PyTorch's count within the (possibly pre-padded) plane.
+at::Tensor onnxPoolIndices(const at::Tensor& idx, const std::vector<int64_t>& paddedSizes,
+                           const std::vector<int64_t>& padBegin, const std::vector<int64_t>& sizes, bool columnMajor) {
+    at::Tensor rem = idx;
+    std::vector<at::Tensor> coord(sizes.size());
+    for (size_t i = sizes.size(); i-- > 0;) {
+        coord[i] = at::remainder(rem, paddedSizes[i]) - padBegin[i];
+        rem = at::div(rem, paddedSizes[i], "floor");
+    }
+    at::Tensor flat = at::zeros_like(idx);
+    if (!columnMajor) {
+        for (size_t i = 0; i < sizes.size(); ++i) flat = flat * sizes[i] + coord[i];
+    } else {
+        for (size_t i = sizes.size(); i-- > 0;) flat = flat * sizes[i] + coord[i];
+    }
+    int64_t plane = 1;
+    for (int64_t s : sizes) plane *= s;
+    const int64_t planes = idx.size(0) * idx.size(1);
+    std::vector<int64_t> shape(static_cast<size_t>(idx.dim()), 1);
+    shape[0] = idx.size(0);
+    shape[1] = idx.size(1);
+    at::Tensor offset = at::arange(planes, idx.options()).reshape(shape) * plane;
+    return flat + offset;
+}
+
+Outputs runMaxPool(const OpCtx& c) {
+    at::Tensor x = c.t(0);
+    const at::ScalarType type = x.scalar_type();
+    if (!x.is_floating_point()) x = x.to(at::kFloat);  // integer pools compare exactly in float
+    Window w = poolWindow(c, x);
+    const bool ceilMode = c.attrInt("ceil_mode", 0) != 0;
+    const std::vector<int64_t> expected = pooledSizes(x, w, ceilMode);
+    const std::vector<int64_t> inSizes = spatialSizes(x, 2);
+    std::vector<int64_t> pad = w.padBegin, prePadBegin(w.kernel.size(), 0);
+    if (!nativePadding(w)) {
+        x = padSpatial(x, w.padBegin, w.padEnd, -std::numeric_limits<double>::infinity());
+        prePadBegin = w.padBegin;
+        std::fill(pad.begin(), pad.end(), 0);
+    }
+    const bool wantIndices = c.wantsOutput(1);
+    const int64_t spatial = x.dim() - 2;
+    at::Tensor y, idx;
+    if (spatial == 1) {
+        at::Tensor x2 = x.unsqueeze(2);
+        auto r = at::max_pool2d_with_indices(x2, {1, w.kernel[0]}, {1, w.strides[0]}, {0, pad[0]},
+                                             {1, w.dilations[0]}, ceilMode);
+        y = std::get<0>(r).squeeze(2);
+        idx = std::get<1>(r).squeeze(2);
+    } else if (!wantIndices) {
+        y = spatial == 2 ? at::max_pool2d(x, w.kernel, w.strides, pad, w.dilations, ceilMode)
+                         : at::max_pool3d(x, w.kernel, w.strides, pad, w.dilations, ceilMode);
+    } else {
+        auto r = spatial == 2 ? at::max_pool2d_with_indices(x, w.kernel, w.strides, pad, w.dilations, ceilMode)
+                              : at::max_pool3d_with_indices(x, w.kernel, w.strides, pad, w.dilations, ceilMode);
+        y = std::get<0>(r);
+        idx = std::get<1>(r);
+    }
+    y = narrowTo(y, expected);
+    if (y.scalar_type() != type) y = y.to(type);
+    if (!wantIndices) return {y};
+    idx = narrowTo(idx, expected);
+    return {y, onnxPoolIndices(idx, spatialSizes(x, 2), prePadBegin, inSizes, c.attrInt("storage_order", 0) == 1)};
+}
+
+at::Tensor avgPool(const at::Tensor& x, const Window& w, const std::vector<int64_t>& pad, bool ceilMode,
+                   bool countIncludePad) {
+    switch (x.dim()) {
+        case 3: return at::avg_pool1d(x, w.kernel, w.strides, pad, ceilMode, countIncludePad);
+        case 4: return at::avg_pool2d(x, w.kernel, w.strides, pad, ceilMode, countIncludePad);
+        default: return at::avg_pool3d(x, w.kernel, w.strides, pad, ceilMode, countIncludePad);
+    }
+}
+
+Outputs runAveragePool(const OpCtx& c) {
+    at::Tensor x = c.t(0);
+    Window w = poolWindow(c, x);
+    for (int64_t d : w.dilations)
+        if (d != 1) c.fail("dilated average pooling has no PyTorch kernel");
+    const bool ceilMode = c.attrInt("ceil_mode", 0) != 0;
+    const bool countPad = c.attrInt("count_include_pad", 0) != 0;
+    const std::vector<int64_t> expected = pooledSizes(x, w, ceilMode);
+    if (nativePadding(w)) return {narrowTo(avgPool(x, w, w.padBegin, ceilMode, countPad), expected)};
+    const std::vector<int64_t> zero(w.kernel.size(), 0);
+    at::Tensor sum = avgPool(padSpatial(x, w.padBegin, w.padEnd, 0), w, zero, ceilMode, true);
+    if (countPad) return {narrowTo(sum, expected)};
+    // Divide by the number of real (unpadded) elements in each window.
+    std::vector<int64_t> maskShape{1, 1};
+    for (int64_t s : spatialSizes(x, 2)) maskShape.push_back(s);
+    at::Tensor mask = padSpatial(at::ones(maskShape, x.options()), w.padBegin, w.padEnd, 0);
+    return {narrowTo(sum / avgPool(mask, w, zero, ceilMode, true), expected)};
+}
+
+Outputs runLpPool(const OpCtx& c) {
+    at::Tensor x = c.t(0);
+    Window w = poolWindow(c, x);
+    for (int64_t d : w.dilations)
+        if (d != 1) c.fail("dilated Lp pooling has no PyTorch kernel");
+    const double p = static_cast<double>(c.attrInt("p", 2));
+    const bool ceilMode = c.attrInt("ceil_mode", 0) != 0;
+    double volume = 1;
+    for (int64_t k : w.kernel) volume *= static_cast<double>(k);
+    at::Tensor powered = padSpatial(at::pow(at::abs(x), p), w.padBegin, w.padEnd, 0);
+    at::Tensor sum = avgPool(powered, w, std::vector<int64_t>(w.kernel.size(), 0), ceilMode, true) * volume;
+    return {narrowTo(at::pow(sum, 1.0 / p), pooledSizes(x, w, ceilMode))};
+}
+
+std::vector<int64_t> spatialDims(const at::Tensor& x) {
+    std::vector<int64_t> d;
+    for (int64_t i = 2; i < x.dim(); ++i) d.push_back(i);
+    return d;
+}
+
+Outputs runGlobalPool(const OpCtx& c) {
+    at::Tensor x = c.t(0);
+    if (x.dim() < 3) c.fail("expects an input of rank 3 or more");
+    if (c.op.type == "GlobalAveragePool") return {x.mean(spatialDims(x), true)};
+    if (c.op.type == "GlobalMaxPool") return {at::amax(x, spatialDims(x), true)};
+    const double p = static_cast<double>(c.attrInt("p", 2));
+    return {at::linalg_vector_norm(x, p, spatialDims(x), true)};
+}
+
+// ---- matrix products ----
+
+Outputs runMatMul(const OpCtx& c) {
+    return {at::matmul(c.t(0), c.t(1))};
+}
+
+Outputs runGemm(const OpCtx& c) {
+    at::Tensor a = c.t(0), b = c.t(1);
+    const double alpha = c.attrFloat("alpha", 1.0), beta = c.attrFloat("beta", 1.0);
+    const bool transA = c.attrInt("transA", 0) != 0, transB = c.attrInt("transB", 0) != 0;
+    at::Tensor bias = c.has(2) ? c.t(2) : at::Tensor();
+    // nn.Linear's form runs as at::linear, exactly as PyTorch.
+    if (!transA && transB && alpha == 1 && beta == 1 &&
+        (!bias.defined() || (bias.dim() == 1 && bias.size(0) == b.size(0))))
+        return {at::linear(a, b, bias)};
+    if (transA) a = a.t();
+    if (transB) b = b.t();
+    if (bias.defined() && beta != 0) return {at::addmm(bias, a, b, beta, alpha)};
+    at::Tensor y = at::mm(a, b);
+    return {alpha == 1 ? y : y * alpha};
+}
+
+Outputs runEinsum(const OpCtx& c) {
+    std::vector<at::Tensor> xs;
+    for (size_t i = 0; i < c.numInputs(); ++i) xs.push_back(c.t(i));
+    return {at::einsum(c.attrString("equation", ""), xs)};
+}
+
+// ---- normalizations ----
+
+Outputs runBatchNorm(const OpCtx& c) {
+    at::Tensor x = c.t(0), scale = c.t(1), bias = c.t(2), mean = c.t(3), var = c.t(4);
+    const double eps = c.attrFloat("epsilon", 1e-5), momentum = c.attrFloat("momentum", 0.9);
+    const bool training = c.options.training || c.attrInt("training_mode", 0) != 0;
+    Outputs out(1);
+    if (c.numOutputs() > 1) {
+        if (training) {
+            // ONNX's running statistics (population variance, momentum on the old value).
+            std::vector<int64_t> dims{0};
+            for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+            at::Tensor batchMean = x.mean(dims), batchVar = x.var(dims, /*unbiased=*/false);
+            out.push_back(mean * momentum + batchMean * (1 - momentum));
+            out.push_back(var * momentum + batchVar * (1 - momentum));
+            out.push_back(batchMean);
+            out.push_back(batchVar);
+        } else {
+            out.push_back(mean);
+            out.push_back(var);
+        }
+    }
+    // PyTorch's momentum weighs the new batch; the running buffers are updated in place.
+    out[0] = at::batch_norm(x, scale, bias, mean, var, training, 1 - momentum, eps, true);
+    return out;
+}
+
+Outputs runLayerNorm(const OpCtx& c) {
+    at::Tensor x = c.t(0);
+    if (x.dim() == 0) c.fail("does not accept a scalar input");
+    const int64_t axis = normalizeAxis(c, c.attrInt("axis", -1), x.dim());
+    const std::vector<int64_t> normalized(x.sizes().begin() + axis, x.sizes().end());
+    at::Tensor scale = c.t(1);
+    at::Tensor bias = c.has(2) ? c.t(2) : at::Tensor();
+    if (sizesOf(scale) != normalized) scale = scale.expand(normalized);
+    if (bias.defined() && sizesOf(bias) != normalized) bias = bias.expand(normalized);
+    const double eps = c.attrFloat("epsilon", 1e-5);
+    if (!c.wantsOutput(1) && !c.wantsOutput(2)) return {at::layer_norm(x, normalized, scale, bias, eps)};
+    auto [y, mean, rstd] = at::native_layer_norm(x, normalized, scale, bias, eps);
+    std::vector<int64_t> stats(x.sizes().begin(), x.sizes().begin() + axis);
+    stats.resize(static_cast<size_t>(x.dim()), 1);
+    return {y, mean.reshape(stats), rstd.reshape(stats)};
+}
+
+Outputs runInstanceNorm(const OpCtx& c) {
+    at::Tensor x = c.t(0);
+    return {at::instance_norm(x, c.t(1), c.t(2), {}, {}, true, 0.1, c.attrFloat("epsilon", 1e-5), true)};
+}
+
+Outputs runGroupNorm(const OpCtx& c) {
+    at::Tensor x = c.t(0), scale = c.t(1), bias = c.t(2);
+    const int64_t groups = c.attrInt("num_groups", 0);
+    if (groups <= 0 || x.dim() < 2 || x.size(1) % groups != 0) c.fail("num_groups must divide the channels");
+    const int64_t channels = x.size(1);
+    // Opset 18 has one scale per group: PyTorch's group_norm takes one per channel.
+    if (scale.numel() == groups && groups != channels) scale = scale.repeat_interleave(channels / groups);
+    if (bias.numel() == groups && groups != channels) bias = bias.repeat_interleave(channels / groups);
+    return {at::group_norm(x, groups, scale, bias, c.attrFloat("epsilon", 1e-5), true)};
+}
+
+// y = x / (bias + alpha/size * sum of squares over `size` neighbouring channels)^beta.
+Outputs runLrn(const OpCtx& c) {
+    at::Tensor x = c.t(0);
+    const int64_t size = c.attrInt("size", 0);
+    if (size <= 0 || x.dim() < 3) c.fail("needs a positive size and an input of rank 3 or more");
+    const double alpha = c.attrFloat("alpha", 1e-4), beta = c.attrFloat("beta", 0.75), bias = c.attrFloat("bias", 1.0);
+    const int64_t n = x.size(0), channels = x.size(1);
+    at::Tensor sq = (x * x).reshape({n, 1, channels, -1});
+    sq = at::constant_pad_nd(sq, {0, 0, (size - 1) / 2, size / 2}, 0);
+    at::Tensor avg = at::avg_pool2d(sq, {size, 1}, {1, 1}).reshape(x.sizes());
+    return {x / at::pow(avg * alpha + bias, beta)};
+}
+
+// ---- recurrent layers ----
+
+struct Recurrent {
+    int64_t gates = 4, hidden = 0, dirs = 1;
+    bool reverse = false, batchFirst = false;
+    std::vector<std::string> activations;
+    std::vector<double> alphas, betas;
+};
+
+at::Tensor activation(const OpCtx& c, const std::string& name, std::optional<double> alpha, std::optional<double> beta,
+                      const at::Tensor& x) {
+    if (name == "Sigmoid") return at::sigmoid(x);
+    if (name == "Tanh") return at::tanh(x);
+    if (name == "Relu") return at::relu(x);
+    if (name == "LeakyRelu") return at::leaky_relu(x, alpha.value_or(0.01));
+    if (name == "ThresholdedRelu") return at::threshold(x, alpha.value_or(1.0), 0);
+    if (name == "ScaledTanh") return at::tanh(x * beta.value_or(1.0)) * alpha.value_or(1.0);
+    if (name == "HardSigmoid") return at::clamp(x * alpha.value_or(0.2) + beta.value_or(0.5), 0, 1);
+    if (name == "Elu") return at::elu(x, alpha.value_or(1.0));
+    if (name == "Softsign") return x / (at::abs(x) + 1);
+    if (name == "Softplus") return at::softplus(x);
+    if (name == "Affine") return x * alpha.value_or(1.0) + beta.value_or(0.0);
+    c.fail("unsupported recurrent activation '" + name + "'");
+}
+
+// Rows of a [gates*H, ...] tensor reordered from ONNX's gate order to PyTorch's.
+at::Tensor reorderGates(const at::Tensor& m, const std::vector<int64_t>& order, int64_t hidden) {
+    if (order.size() == 1) return m;
+    std::vector<at::Tensor> parts;
+    for (int64_t g : order) parts.push_back(m.narrow(0, g * hidden, hidden));
+    return at::cat(parts, 0);
+}
+
+// PyTorch's fused LSTM/GRU/RNN: input [T, N, I], states [dirs, N, H]; returns output, h, c.
+std::vector<at::Tensor> fusedRecurrent(const OpCtx& c, const Recurrent& r, at::Tensor x, const at::Tensor& w,
+                                       const at::Tensor& rw, const at::Tensor& b, at::Tensor h0, at::Tensor c0) {
+    const std::string& type = c.op.type;
+    // ONNX LSTM gates i,o,f,c -> PyTorch i,f,g,o; GRU z,r,h -> r,z,n.
+    const std::vector<int64_t> order = type == "LSTM" ? std::vector<int64_t>{0, 2, 3, 1}
+                                       : type == "GRU" ? std::vector<int64_t>{1, 0, 2}
+                                                       : std::vector<int64_t>{0};
+    const int64_t gh = r.gates * r.hidden;
+    std::vector<at::Tensor> params;
+    for (int64_t d = 0; d < r.dirs; ++d) {
+        params.push_back(reorderGates(w[d], order, r.hidden));
+        params.push_back(reorderGates(rw[d], order, r.hidden));
+        if (b.defined()) {
+            params.push_back(reorderGates(b[d].narrow(0, 0, gh), order, r.hidden));
+            params.push_back(reorderGates(b[d].narrow(0, gh, gh), order, r.hidden));
+        }
+    }
+    const bool train = c.options.training, bidirectional = r.dirs == 2;
+    if (r.reverse) x = x.flip(0);
+    std::vector<at::Tensor> out;
+    if (type == "LSTM") {
+        auto res = at::lstm(x, {h0, c0}, params, b.defined(), 1, 0.0, train, bidirectional, false);
+        out = {std::get<0>(res), std::get<1>(res), std::get<2>(res)};
+    } else if (type == "GRU") {
+        auto res = at::gru(x, h0, params, b.defined(), 1, 0.0, train, bidirectional, false);
+        out = {std::get<0>(res), std::get<1>(res)};
+    } else {
+        const bool relu = !r.activations.empty() && r.activations[0] == "Relu";
+        auto res = relu ? at::rnn_relu(x, h0, params, b.defined(), 1, 0.0, train, bidirectional, false)
+                        : at::rnn_tanh(x, h0, params, b.defined(), 1, 0.0, train, bidirectional, false);
+        out = {std::get<0>(res), std::get<1>(res)};
+    }
+    if (r.reverse) out[0] = out[0].flip(0);
+    return out;
+}
+
+// The ONNX equations step by step (any activations, clip, peepholes, per-sequence lengths,
+// GRU with linear_before_reset=0). Output [T, N, dirs*H] and states [dirs, N, H].
+std::vector<at::Tensor> loopRecurrent(const OpCtx& c, const Recurrent& r, const at::Tensor& x, const at::Tensor& w,
+                                      const at::Tensor& rw, const at::Tensor& b, const at::Tensor& h0,
+                                      const at::Tensor& c0, const at::Tensor& peep, const at::Tensor& lens) {
+    const std::string& type = c.op.type;
+    const int64_t T = x.size(0), H = r.hidden, gh = r.gates * H;
+    const size_t perDir = type == "LSTM" ? 3 : type == "GRU" ? 2 : 1;
+    const std::optional<double> clip = c.hasAttr("clip") ? std::optional<double>(c.attrFloat("clip", 0)) : std::nullopt;
+    const bool inputForget = c.attrInt("input_forget", 0) != 0;
+    const bool linearBeforeReset = c.attrInt("linear_before_reset", 0) != 0;
+    std::vector<at::Tensor> ys, hs, cs;
+    for (int64_t d = 0; d < r.dirs; ++d) {
+        auto act = [&](size_t k, const at::Tensor& v) {
+            const size_t i = static_cast<size_t>(d) * perDir + k;
+            static const char* lstmDefaults[] = {"Sigmoid", "Tanh", "Tanh"};
+            static const char* gruDefaults[] = {"Sigmoid", "Tanh"};
+            std::string name = i < r.activations.size() ? r.activations[i]
+                               : type == "LSTM"       ? lstmDefaults[k]
+                               : type == "GRU"        ? gruDefaults[k]
+                                                      : "Tanh";
+            auto pick = [&](const std::vector<double>& list) {
+                return i < list.size() ? std::optional<double>(list[i]) : std::nullopt;
+            };
+            return activation(c, name, pick(r.alphas), pick(r.betas), v);
+        };
+        auto clipped = [&](const at::Tensor& v) { return clip ? at::clamp(v, -*clip, *clip) : v; };
+        at::Tensor wd = w[d], rd = rw[d];
+        at::Tensor wb = b.defined() ? b[d].narrow(0, 0, gh) : at::zeros({gh}, x.options());
+        at::Tensor rb = b.defined() ? b[d].narrow(0, gh, gh) : at::zeros({gh}, x.options());
+        at::Tensor xw = at::matmul(x, wd.t()) + wb;  // [T, N, gates*H], every step's input projection
+        at::Tensor h = h0[d], cell = c0.defined() ? c0[d] : at::Tensor();
+        const bool backwards = r.reverse || d == 1;
+        std::vector<at::Tensor> steps(static_cast<size_t>(T));
+        for (int64_t k = 0; k < T; ++k) {
+            const int64_t t = backwards ? T - 1 - k : k;
+            at::Tensor gx = xw[t], hn, cn;
+            if (type == "LSTM") {
+                auto g = (gx + at::matmul(h, rd.t()) + rb).chunk(4, -1);  // i, o, f, c
+                at::Tensor gi = g[0], go = g[1], gf = g[2];
+                if (peep.defined()) {
+                    gi = gi + peep[d].narrow(0, 0, H) * cell;
+                    gf = gf + peep[d].narrow(0, 2 * H, H) * cell;
+                }
+                at::Tensor it = act(0, clipped(gi));
+                at::Tensor ft = inputForget ? 1 - it : act(0, clipped(gf));
+                cn = ft * cell + it * act(1, clipped(g[3]));
+                if (peep.defined()) go = go + peep[d].narrow(0, H, H) * cn;
+                hn = act(0, clipped(go)) * act(2, cn);
+            } else if (type == "GRU") {
+                auto gxs = gx.chunk(3, -1);  // z, r, h
+                auto rs = rd.chunk(3, 0);
+                auto rbs = rb.chunk(3, 0);
+                at::Tensor z = act(0, clipped(gxs[0] + at::matmul(h, rs[0].t()) + rbs[0]));
+                at::Tensor rr = act(0, clipped(gxs[1] + at::matmul(h, rs[1].t()) + rbs[1]));
+                at::Tensor pre = linearBeforeReset ? gxs[2] + rr * (at::matmul(h, rs[2].t()) + rbs[2])
+                                                   : gxs[2] + at::matmul(rr * h, rs[2].t()) + rbs[2];
+                hn = (1 - z) * act(1, clipped(pre)) + z * h;
+            } else {
+                hn = act(0, clipped(gx + at::matmul(h, rd.t()) + rb));
+            }
+            at::Tensor y = hn;
+            if (lens.defined()) {
+                at::Tensor valid = lens.gt(t).unsqueeze(1);  // steps past a sequence's end keep its state
+                hn = at::where(valid, hn, h);
+                if (cn.defined()) cn = at::where(valid, cn, cell);
+                y = at::where(valid, y, at::zeros_like(y));
+            }
+            steps[static_cast<size_t>(t)] = y;
+            h = hn;
+            cell = cn;
+        }
+        ys.push_back(at::stack(steps, 0));
+        hs.push_back(h);
+        if (cell.defined()) cs.push_back(cell);
+    }
+    std::vector<at::Tensor> out{at::cat(ys, -1), at::stack(hs, 0)};
+    if (!cs.empty()) out.push_back(at::stack(cs, 0));
+    return out;
+}
+
+Outputs runRecurrent(const OpCtx& c) {
+    const std::string& type = c.op.type;
+    Recurrent r;
+    r.gates = type == "LSTM" ? 4 : type == "GRU" ? 3 : 1;
+    at::Tensor x = c.t(0), w = c.t(1), rw = c.t(2);
+    at::Tensor b = c.has(3) ? c.t(3) : at::Tensor();
+    r.batchFirst = c.attrInt("layout", 0) == 1;
+    if (x.dim() != 3 || w.dim() != 3 || rw.dim() != 3) c.fail("X, W and R must have rank 3");
+    if (r.batchFirst) x = x.transpose(0, 1);  // [T, N, I]
+    const std::string direction = c.attrString("direction", "forward");
+    if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+        c.fail("direction must be forward, reverse or bidirectional");
+    r.dirs = direction == "bidirectional" ? 2 : 1;
+    r.reverse = direction == "reverse";
+    r.hidden = c.hasAttr("hidden_size") ? c.attrInt("hidden_size", 0) : rw.size(2);
+    r.activations = c.attrStrings("activations");
+    r.alphas = c.attrFloats("activation_alpha");
+    r.betas = c.attrFloats("activation_beta");
+    const int64_t T = x.size(0), N = x.size(1);
+    auto state = [&](size_t i) {
+        if (!c.has(i)) return at::zeros({r.dirs, N, r.hidden}, x.options());
+        at::Tensor s = c.t(i);
+        return r.batchFirst ? s.transpose(0, 1) : s;
+    };
+    at::Tensor h0 = state(5);
+    at::Tensor c0 = type == "LSTM" ? state(6) : at::Tensor();
+    at::Tensor peep = type == "LSTM" && c.has(7) ? c.t(7) : at::Tensor();
+    at::Tensor lens;
+    if (c.has(4)) {
+        bool full = true;
+        for (int64_t len : c.ints(4)) full &= len == T;
+        if (!full) lens = c.t(4).to(at::kLong);
+    }
+    // PyTorch's kernels: default activations, no clip or peepholes, full sequences, and for GRU
+    // the reset gate applied after the recurrent product (linear_before_reset=1).
+    std::vector<std::string> defaults = type == "LSTM"  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+                                        : type == "GRU" ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                        : std::vector<std::string>{"Tanh"};
+    bool defaultActivations = r.activations.empty();
+    if (!defaultActivations) {
+        std::vector<std::string> expected;
+        for (int64_t d = 0; d < r.dirs; ++d) expected.insert(expected.end(), defaults.begin(), defaults.end());
+        std::vector<std::string> relu(static_cast<size_t>(r.dirs), "Relu");
+        defaultActivations = r.activations == expected || (type == "RNN" && r.activations == relu);
+    }
+    const bool fused = defaultActivations && !c.hasAttr("clip") && !peep.defined() && !lens.defined() &&
+                       c.attrInt("input_forget", 0) == 0 && (type != "GRU" || c.attrInt("linear_before_reset", 0) != 0);
+    std::vector<at::Tensor> res = fused ? fusedRecurrent(c, r, x, w, rw, b, h0, c0)
+                                        : loopRecurrent(c, r, x, w, rw, b, h0, c0, peep, lens);
+    at::Tensor y = res[0].reshape({T, N, r.dirs, r.hidden});
+    Outputs out;
+    out.push_back(r.batchFirst ? y.permute({1, 0, 2, 3}) : y.permute({0, 2, 1, 3}));
+    for (size_t i = 1; i < res.size(); ++i) out.push_back(r.batchFirst ? res[i].transpose(0, 1) : res[i]);
+    return out;
+}
+
+// ---- losses and dropout ----
+
+int64_t reductionOf(const OpCtx& c) {
+    const std::string reduction = c.attrString("reduction", "mean");
+    if (reduction == "none") return at::Reduction::None;
+    if (reduction == "sum") return at::Reduction::Sum;
+    if (reduction == "mean") return at::Reduction::Mean;
+    c.fail("reduction must be none, sum or mean");
+}
+
+Outputs runLoss(const OpCtx& c) {
+    at::Tensor scores = c.t(0);
+    at::Tensor labels = c.t(1).to(at::kLong);
+    std::optional<at::Tensor> weight;
+    if (c.has(2)) weight = c.t(2);
+    const int64_t ignore = c.attrInt("ignore_index", -100);
+    if (c.op.type == "NegativeLogLikelihoodLoss")
+        return {at::nll_loss_nd(scores, labels, weight, reductionOf(c), ignore)};
+    at::Tensor logProb = at::log_softmax(scores, 1);  // what F.cross_entropy runs
+    return {at::nll_loss_nd(logProb, labels, weight, reductionOf(c), ignore), logProb};
+}
+
+Outputs runDropout(const OpCtx& c) {
+    at::Tensor x = c.t(0);
+    const double ratio = c.has(1) ? c.scalar(1) : c.attrFloat("ratio", 0.5);
+    const bool training = c.options.training || (c.has(2) && c.scalar(2) != 0);
+    if (ratio < 0 || ratio >= 1) c.fail("ratio must be in [0, 1)");
+    if (!training || ratio == 0) {
+        if (!c.wantsOutput(1)) return {x};
+        return {x, at::ones_like(x, x.options().dtype(at::kBool))};
+    }
+    if (!c.wantsOutput(1)) return {at::dropout(x, ratio, true)};
+    auto [y, mask] = at::native_dropout(x, ratio, true);
+    return {y, mask};
+}
+
+// ---- Resize / Upsample ----
+
+struct ResizeAxis {
+    int64_t axis, in, out;
+    double scale;
+    double roiStart = 0, roiEnd = 1;
+};
+
+double sourceCoordinate(const std::string& mode, const ResizeAxis& a, int64_t j) {
+    const double x = static_cast<double>(j), in = static_cast<double>(a.in), out = static_cast<double>(a.out);
+    if (mode == "half_pixel") return (x + 0.5) / a.scale - 0.5;
+    if (mode == "half_pixel_symmetric") {
+        const double adjustment = out / (a.scale * in);
+        return in / 2 * (1 - adjustment) + (x + 0.5) / a.scale - 0.5;
+    }
+    if (mode == "pytorch_half_pixel") return a.out > 1 ? (x + 0.5) / a.scale - 0.5 : 0;
+    // ONNX's reference takes the resized length as scale * in, which need not be a whole number.
+    if (mode == "align_corners") {
+        const double resized = a.scale * in;
+        return resized == 1 ? 0 : x * (in - 1) / (resized - 1);
+    }
+    if (mode == "asymmetric") return x / a.scale;
+    if (mode == "tf_half_pixel_for_nn") return (x + 0.5) / a.scale;
+    // tf_crop_and_resize
+    if (a.out > 1) return a.roiStart * (in - 1) + x * (a.roiEnd - a.roiStart) * (in - 1) / (out - 1);
+    return 0.5 * (a.roiStart + a.roiEnd) * (in - 1);
+}
+
+int64_t nearestIndex(const std::string& mode, double x) {
+    const double f = std::floor(x);
+    if (mode == "floor") return static_cast<int64_t>(f);
+    if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
+    if (x == f + 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1 : f);
+    return static_cast<int64_t>(std::round(x));
+}
+
+std::vector<double> cubicCoefficients(double ratio, double a) {
+    const double r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
+    return {((a * r1 - 5 * a) * r1 + 8 * a) * r1 - 4 * a, ((a + 2) * ratio - (a + 3)) * ratio * ratio + 1,
+            ((a + 2) * q - (a + 3)) * q * q + 1, ((a * q1 - 5 * a) * q1 + 8 * a) * q1 - 4 * a};
+}
+
+// One axis of ONNX Resize as gathers and weighted sums (exact for every coordinate and rounding mode).
+at::Tensor resizeAxis(const OpCtx& c, const at::Tensor& x, const ResizeAxis& a, const std::string& mode,
+                      const std::string& coordinates) {
+    const std::string nearestMode = c.attrString("nearest_mode", c.opset() >= 11 ? "round_prefer_floor" : "floor");
+    const double cubicA = c.attrFloat("cubic_coeff_a", -0.75);
+    const bool excludeOutside = c.attrInt("exclude_outside", 0) != 0;
+    const size_t taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
+    std::vector<std::vector<int64_t>> index(taps, std::vector<int64_t>(static_cast<size_t>(a.out)));
+    std::vector<std::vector<double>> weight(taps, std::vector<double>(static_cast<size_t>(a.out)));
+    std::vector<bool> outside(static_cast<size_t>(a.out), false);
+    auto clampIndex = [&](int64_t i) { return std::clamp<int64_t>(i, 0, a.in - 1); };
+    for (int64_t j = 0; j < a.out; ++j) {
+        const size_t o = static_cast<size_t>(j);
+        const double xo = sourceCoordinate(coordinates, a, j);
+        outside[o] = coordinates == "tf_crop_and_resize" && (xo < 0 || xo > static_cast<double>(a.in - 1));
+        if (taps == 1) {
+            index[0][o] = clampIndex(nearestIndex(nearestMode, xo));
+            weight[0][o] = 1;
+            continue;
+        }
+        // The base tap is the pixel left of x (x itself counts as the right neighbour): ratio in (0, 1].
+        const int64_t base = static_cast<int64_t>(std::ceil(xo)) - 1;
+        const double ratio = xo - static_cast<double>(base);
+        std::vector<double> w = taps == 2 ? std::vector<double>{1 - ratio, ratio} : cubicCoefficients(ratio, cubicA);
+        const int64_t first = taps == 2 ? base : base - 1;
+        double sum = 0;
+        for (size_t k = 0; k < taps; ++k) {
+            const int64_t i = first + static_cast<int64_t>(k);
+            if (excludeOutside && (i < 0 || i >= a.in)) w[k] = 0;
+            sum += w[k];
+        }
+        for (size_t k = 0; k < taps; ++k) {
+            index[k][o] = clampIndex(first + static_cast<int64_t>(k));
+            weight[k][o] = excludeOutside && sum != 0 ? w[k] / sum : w[k];
+        }
+    }
+    std::vector<int64_t> shape(static_cast<size_t>(x.dim()), 1);
+    shape[static_cast<size_t>(a.axis)] = a.out;
+    auto onDevice = [&](const at::Tensor& t) { return t.to(x.device()); };
+    at::Tensor y;
+    for (size_t k = 0; k < taps; ++k) {
+        at::Tensor idx = onDevice(at::tensor(index[k], at::kLong));
+        at::Tensor picked = at::index_select(x, a.axis, idx);
+        if (taps == 1) {
+            y = picked;
+            break;
+        }
+        at::Tensor wk = onDevice(at::tensor(weight[k], at::kDouble).to(x.scalar_type()).reshape(shape));
+        y = k == 0 ? picked * wk : y + picked * wk;
+    }
+    if (coordinates == "tf_crop_and_resize") {
+        std::vector<uint8_t> mask(outside.begin(), outside.end());
+        at::Tensor m = onDevice(at::tensor(mask, at::kByte).to(at::kBool).reshape(shape));
+        y = at::where(m, at::full({}, c.attrFloat("extrapolation_value", 0.0), y.options()), y);
+    }
+    return y;
+}
+
+std::vector<double> floatsOf(const OpCtx& c, size_t i) {
+    const at::Tensor& x = c.raw(i);
+    if (!x.is_cpu()) {
+        const Value& v = c.inputValue(i);
+        if (v.floatData && static_cast<int64_t>(v.floatData->size()) == x.numel()) return *v.floatData;
+    }
+    at::Tensor d = x.to(at::kCPU).to(at::kDouble).contiguous().reshape({-1});
+    return std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+}
+
+// PyTorch's own upsampling kernels where they compute exactly ONNX's result.
+std::optional<at::Tensor> nativeResize(const at::Tensor& x, std::vector<ResizeAxis> axes, const std::string& mode,
+                                       const std::string& coordinates, const OpCtx& c) {
+    const int64_t spatial = x.dim() - 2;
+    std::sort(axes.begin(), axes.end(), [](const ResizeAxis& a, const ResizeAxis& b) { return a.axis < b.axis; });
+    if (spatial < 1 || spatial > 3 || c.attrInt("exclude_outside", 0) != 0) return std::nullopt;
+    std::vector<int64_t> out;
+    std::vector<double> scales;
+    for (const ResizeAxis& a : axes) {
+        if (a.axis < 2 && (a.in != a.out || a.scale != 1)) return std::nullopt;
+        if (a.axis >= 2) {
+            out.push_back(a.out);
+            scales.push_back(a.scale);
+        }
+    }
+    if (static_cast<int64_t>(out.size()) != spatial) return std::nullopt;
+    auto sc = [&](size_t i) { return std::optional<double>(scales[i]); };
+    const std::string nearestMode = c.attrString("nearest_mode", c.opset() >= 11 ? "round_prefer_floor" : "floor");
+    if (mode == "nearest" && coordinates == "asymmetric" && nearestMode == "floor") {
+        if (spatial == 1) return at::upsample_nearest1d(x, out, sc(0));
+        if (spatial == 2) return at::upsample_nearest2d(x, out, sc(0), sc(1));
+        return at::upsample_nearest3d(x, out, sc(0), sc(1), sc(2));
+    }
+    if (mode == "nearest" && coordinates == "half_pixel" && nearestMode == "round_prefer_ceil") {
+        if (spatial == 1) return at::_upsample_nearest_exact1d(x, out, sc(0));
+        if (spatial == 2) return at::_upsample_nearest_exact2d(x, out, sc(0), sc(1));
+        return at::_upsample_nearest_exact3d(x, out, sc(0), sc(1), sc(2));
+    }
+    bool allLarger = true, wholeScales = true;
+    for (int64_t o : out) allLarger &= o > 1;
+    for (const ResizeAxis& a : axes) wholeScales &= a.scale * static_cast<double>(a.in) == static_cast<double>(a.out);
+    const bool alignCorners = coordinates == "align_corners" && wholeScales;
+    const bool halfPixel = coordinates == "half_pixel" || (coordinates == "pytorch_half_pixel" && allLarger);
+    if (!alignCorners && !halfPixel) return std::nullopt;
+    if (mode == "linear") {
+        if (spatial == 1) return at::upsample_linear1d(x, out, alignCorners, sc(0));
+        if (spatial == 2) return at::upsample_bilinear2d(x, out, alignCorners, sc(0), sc(1));
+        return at::upsample_trilinear3d(x, out, alignCorners, sc(0), sc(1), sc(2));
+    }
+    if (mode == "cubic" && spatial == 2 && c.attrFloat("cubic_coeff_a", -0.75) == -0.75)
+        return at::upsample_bicubic2d(x, out, alignCorners, sc(0), sc(1));
+    return std::nullopt;
+}
+
+Outputs runResize(const OpCtx& c) {
+    at::Tensor x = c.t(0);
+    const int64_t rank = x.dim();
+    const bool legacy = c.op.type == "Upsample" || c.opset() <= 10;  // (X, scales)
+    std::string mode = c.attrString("mode", "nearest");
+    if (mode == "bilinear" || mode == "trilinear") mode = "linear";
+    if (mode == "bicubic") mode = "cubic";
+    if (mode != "nearest" && mode != "linear" && mode != "cubic") c.fail("unsupported mode '" + mode + "'");
+    if (c.attrInt("antialias", 0) != 0 && mode != "nearest") c.fail("antialiased resizing has no PyTorch kernel");
+    const std::string coordinates =
+        c.attrString("coordinate_transformation_mode", legacy ? "asymmetric" : "half_pixel");
+    std::vector<int64_t> axisList = c.attrInts("axes");
+    if (axisList.empty())
+        for (int64_t i = 0; i < rank; ++i) axisList.push_back(i);
+    for (int64_t& a : axisList) a = normalizeAxis(c, a, rank);
+    std::vector<ResizeAxis> axes;
+    for (int64_t a : axisList) axes.push_back({a, x.size(a), x.size(a), 1.0});
+    const size_t scalesInput = legacy ? 1 : 2;
+    const bool hasSizes = !legacy && c.has(3) && c.raw(3).numel() > 0;
+    if (hasSizes) {
+        std::vector<int64_t> sizes = c.ints(3);
+        if (sizes.size() != axes.size()) c.fail("sizes do not match the resized axes");
+        const std::string policy = c.attrString("keep_aspect_ratio_policy", "stretch");
+        double common = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0;
+        for (size_t i = 0; i < axes.size(); ++i) {
+            const double ratio = static_cast<double>(sizes[i]) / static_cast<double>(axes[i].in);
+            common = policy == "not_larger" ? std::min(common, ratio) : std::max(common, ratio);
+        }
+        for (size_t i = 0; i < axes.size(); ++i) {
+            if (policy == "stretch") {
+                axes[i].out = sizes[i];
+                axes[i].scale = static_cast<double>(sizes[i]) / static_cast<double>(axes[i].in);
+            } else {
+                axes[i].scale = common;
+                axes[i].out = static_cast<int64_t>(std::round(common * static_cast<double>(axes[i].in)));
+            }
+        }
+    } else {
+        std::vector<double> scales = c.has(scalesInput) && c.raw(scalesInput).numel() > 0 ? floatsOf(c, scalesInput)
+                                                                                            : c.attrFloats("scales");
+        if (scales.size() != axes.size()) c.fail("needs one scale per resized axis");
+        for (size_t i = 0; i < axes.size(); ++i) {
+            axes[i].scale = scales[i];
+            axes[i].out = static_cast<int64_t>(std::floor(static_cast<double>(axes[i].in) * scales[i]));
+        }
+    }
+    if (coordinates == "tf_crop_and_resize") {
+        std::vector<double> roi = c.has(1) ? floatsOf(c, 1) : std::vector<double>{};
+        if (roi.size() != 2 * axes.size()) c.fail("tf_crop_and_resize needs a roi of starts and ends");
+        for (size_t i = 0; i < axes.size(); ++i) {
+            axes[i].roiStart = roi[i];
+            axes[i].roiEnd = roi[i + axes.size()];
+        }
+    } else if (auto native = nativeResize(x, axes, mode, coordinates, c)) {
+        return {*native};
+    }
+    at::Tensor y = x;
+    for (const ResizeAxis& a : axes)
+        if (a.in != a.out || a.scale != 1 || coordinates == "tf_crop_and_resize")
+            y = resizeAxis(c, y, a, mode, coordinates);
+    return {y};
+}
+
+Outputs runGridSample(const OpCtx& c) {
+    at::Tensor x = c.t(0), grid = c.t(1);
+    const std::string mode = c.attrString("mode", "bilinear");
+    const std::string padding = c.attrString("padding_mode", "zeros");
+    int64_t interpolation = 0;
+    if (mode == "bilinear" || mode == "linear") interpolation = 0;
+    else if (mode == "nearest") interpolation = 1;
+    else if (mode == "bicubic" || mode == "cubic") interpolation = 2;
+    else c.fail("unsupported mode '" + mode + "'");
+    int64_t pad = 0;
+    if (padding == "zeros") pad = 0;
+    else if (padding == "border") pad = 1;
+    else if (padding == "reflection") pad = 2;
+    else c.fail("unsupported padding_mode '" + padding + "'");
+    return {at::grid_sampler(x, grid, interpolation, pad, c.attrInt("align_corners", 0) != 0)};
+}
+
+}  // namespace
+
+void addNnLowerings(std::vector<LoweringEntry>& t) {
+    t.push_back({"Conv", runConv});
+    t.push_back({"ConvTranspose", runConvTranspose});
+    t.push_back({"MaxPool", runMaxPool});
+    t.push_back({"AveragePool", runAveragePool});
+    t.push_back({"LpPool", runLpPool});
+    for (const char* type : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) t.push_back({type, runGlobalPool});
+    t.push_back({"MatMul", runMatMul});
+    t.push_back({"Gemm", runGemm});
+    t.push_back({"Einsum", runEinsum});
+    t.push_back({"BatchNormalization", runBatchNorm});
+    t.push_back({"LayerNormalization", runLayerNorm});
+    t.push_back({"InstanceNormalization", runInstanceNorm});
+    t.push_back({"GroupNormalization", runGroupNorm});
+    t.push_back({"LRN", runLrn});
+    for (const char* type : {"LSTM", "GRU", "RNN"}) t.push_back({type, runRecurrent});
+    for (const char* type : {"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"}) t.push_back({type, runLoss});
+    t.push_back({"Dropout", runDropout});
+    for (const char* type : {"Resize", "Upsample"}) t.push_back({type, runResize});
+    t.push_back({"GridSample", runGridSample});
+}
+
+}  // namespace ts::torchexec
