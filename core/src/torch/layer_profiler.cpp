@@ -51,7 +51,11 @@ LayerProfile LayerProfiler::measure(const GraphExecutor& ex, int op, const std::
         }
         inputs.push_back(t);
     }
-    const LoweringOptions lowering{.training = true};
+    LoweringOptions lowering;
+    lowering.training = true;
+    lowering.device = ex.device();
+    lowering.batch = ex.batch();
+    lowering.seq = ex.seq();
     PrecisionScope precision(o_.precision, ex.device());
     RepeatTimer timer(rt_, o_);
 
