@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <unistd.h>
 
 #include "trainscope/core/errors.h"
 #include "trainscope/core/model_loader.h"
@@ -144,14 +145,18 @@ int runProfile(const ProfileCommandOptions& c) {
         for (const DeviceProperties& d : q.devices)
             if (d.index == index) o.deviceProperties = d;
     }
+    // On a terminal one line is rewritten in place; in a log, one line per stage.
+    const bool terminal = isatty(STDERR_FILENO) != 0;
     std::string lastStage;
     o.progress = [&](const ProfileProgress& p) {
-        if (p.stage != lastStage || p.done == p.total || p.done % 25 == 0) {
+        if (terminal) {
             std::cerr << "\r" << p.stage;
             if (p.total > 1) std::cerr << " " << p.done << "/" << p.total;
             std::cerr << "        " << std::flush;
-            lastStage = p.stage;
+        } else if (p.stage != lastStage) {
+            std::cerr << p.stage << "\n";
         }
+        lastStage = p.stage;
     };
     gCancelled.store(false);
     o.cancelled = &gCancelled;
@@ -165,7 +170,7 @@ int runProfile(const ProfileCommandOptions& c) {
         throw ModelError(c.model, e.what());
     }
     std::signal(SIGINT, previous);
-    std::cerr << "\n";
+    if (terminal) std::cerr << "\n";
     result.profile.environment.software.trainscope = TRAINSCOPE_VERSION;
     writeProfile(result.profile, c.output);
     std::cerr << "wrote " << c.output << "\n";
