@@ -9,6 +9,7 @@
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/inliner.h>
+#include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/import.h>
 
 #include <cmath>
@@ -19,6 +20,7 @@
 #include <unordered_map>
 
 #include "trainscope/core/errors.h"
+#include "importers/pickle_check.h"
 #include "trainscope/core/model_loader.h"
 
 namespace ts {
@@ -141,6 +143,7 @@ public:
 private:
     // ---- setup ----
     void load();
+    void checkPickles();
     void collectNamedTensors();
     void planInputs();
     std::optional<IValue> resolveAttr(const tj::Value* v) const;
@@ -194,6 +197,7 @@ void TorchScriptImporter::load() {
     std::error_code ec;
     if (!std::filesystem::exists(path_, ec)) throw ModelError(path_, "no such file");
     if (std::filesystem::is_directory(path_, ec)) throw ModelError(path_, "is a directory, not a model file");
+    checkPickles();
     try {
         module_ = tj::load(path_, c10::Device(c10::kCPU));
     } catch (const c10::Error& e) {
@@ -206,6 +210,21 @@ void TorchScriptImporter::load() {
     jit_ = method->graph();
     inlined_ = jit_->copy();
     tj::Inline(*inlined_);
+}
+
+// LibTorch's unpickler trusts the lengths inside the archive's pickles: check them first.
+void TorchScriptImporter::checkPickles() {
+    try {
+        caffe2::serialize::PyTorchStreamReader reader(path_);
+        for (const std::string& name : reader.getAllRecords()) {
+            if (name.size() < 4 || name.compare(name.size() - 4, 4, ".pkl") != 0) continue;
+            auto [data, size] = reader.getRecord(name);
+            if (auto problem = findPickleLengthProblem(static_cast<const uint8_t*>(data.get()), size))
+                throw ModelError(path_, "corrupted TorchScript archive: " + name + ": " + *problem);
+        }
+    } catch (const c10::Error& e) {
+        throw ModelError(path_, "not a TorchScript archive: " + firstLine(e.what_without_backtrace()));
+    }
 }
 
 void TorchScriptImporter::collectNamedTensors() {
