@@ -402,10 +402,8 @@ const std::unordered_map<std::string, LowerFn>& loweringTable() {
     return table;
 }
 
-// Operators of the registry that have no LibTorch equivalent, and why.
 std::string whyNotExecutable(const std::string& type) {
-    if (type == "NonMaxSuppression") return "LibTorch has no non-maximum suppression (torchvision's nms is not part of it)";
-    return "unsupported operator " + type;
+    return "the executor has no lowering for operator " + type;
 }
 
 // ONNX fixes integer and boolean output types; floating results keep ATen's type (autocast decides

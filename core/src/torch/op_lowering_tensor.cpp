@@ -5,6 +5,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -479,6 +480,53 @@ Outputs runEyeLike(const OpCtx& c) {
     return {y};
 }
 
+// Greedy non-maximum suppression per batch and class, on the host (a detector's post-processing,
+// not differentiable): output rows (batch, class, box) in selection order.
+Outputs runNonMaxSuppression(const OpCtx& c) {
+    at::Tensor boxes = c.raw(0).detach().to(at::kCPU).to(at::kFloat).contiguous();
+    at::Tensor scores = c.raw(1).detach().to(at::kCPU).to(at::kFloat).contiguous();
+    if (boxes.dim() != 3 || boxes.size(2) != 4 || scores.dim() != 3 || scores.size(0) != boxes.size(0) ||
+        scores.size(2) != boxes.size(1))
+        c.fail("needs boxes [batches, boxes, 4] and scores [batches, classes, boxes]");
+    const int64_t maxPerClass = c.has(2) ? c.scalarInt(2) : 0;
+    const double iouThreshold = c.has(3) ? c.scalar(3) : 0.0;
+    const std::optional<double> scoreThreshold = c.has(4) ? std::optional<double>(c.scalar(4)) : std::nullopt;
+    const bool centered = c.attrInt("center_point_box", 0) != 0;
+    const int64_t batches = boxes.size(0), count = boxes.size(1), classes = scores.size(1);
+    auto corners = [&](int64_t b, int64_t i) {
+        const float* p = boxes.data_ptr<float>() + (b * count + i) * 4;
+        if (centered) return std::array<float, 4>{p[1] - p[3] / 2, p[0] - p[2] / 2, p[1] + p[3] / 2, p[0] + p[2] / 2};
+        return std::array<float, 4>{std::min(p[0], p[2]), std::min(p[1], p[3]), std::max(p[0], p[2]), std::max(p[1], p[3])};
+    };
+    auto iou = [](const std::array<float, 4>& a, const std::array<float, 4>& b) {
+        const float h = std::min(a[2], b[2]) - std::max(a[0], b[0]), w = std::min(a[3], b[3]) - std::max(a[1], b[1]);
+        if (h <= 0 || w <= 0) return 0.0f;
+        const float inter = h * w, areaA = (a[2] - a[0]) * (a[3] - a[1]), areaB = (b[2] - b[0]) * (b[3] - b[1]);
+        const float uni = areaA + areaB - inter;
+        return uni > 0 ? inter / uni : 0.0f;
+    };
+    std::vector<int64_t> selected;
+    for (int64_t b = 0; b < batches; ++b)
+        for (int64_t k = 0; k < classes; ++k) {
+            const float* sc = scores.data_ptr<float>() + (b * classes + k) * count;
+            std::vector<int64_t> order;
+            for (int64_t i = 0; i < count; ++i)
+                if (!scoreThreshold || sc[i] > *scoreThreshold) order.push_back(i);
+            std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return sc[x] > sc[y]; });
+            std::vector<int64_t> kept;
+            for (int64_t i : order) {
+                if (static_cast<int64_t>(kept.size()) >= maxPerClass) break;
+                bool suppressed = false;
+                for (int64_t j : kept) suppressed |= iou(corners(b, i), corners(b, j)) > iouThreshold;
+                if (suppressed) continue;
+                kept.push_back(i);
+                selected.insert(selected.end(), {b, k, i});
+            }
+        }
+    at::Tensor out = at::tensor(selected, at::kLong).reshape({-1, 3});
+    return {out.to(c.device())};
+}
+
 // ---- reductions ----
 
 Outputs runReduce(const OpCtx& c) {
@@ -717,6 +765,7 @@ void addTensorLowerings(std::vector<LoweringEntry>& t) {
     t.push_back({"OneHot", runOneHot});
     t.push_back({"TopK", runTopK});
     t.push_back({"NonZero", runNonZero});
+    t.push_back({"NonMaxSuppression", runNonMaxSuppression});
     t.push_back({"Unique", runUnique});
     t.push_back({"Compress", runCompress});
     t.push_back({"Trilu", runTrilu});
