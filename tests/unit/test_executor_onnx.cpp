@@ -2,7 +2,7 @@
 // with its inputs' sizes fixed, run with its test inputs fed, and every output compared with the
 // reference output (float tolerance for floating types, exact for integers and booleans).
 #include <gtest/gtest.h>
-
+#include <onnx/onnx_pb.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -13,8 +13,6 @@
 #include <map>
 #include <optional>
 #include <set>
-
-#include <onnx/onnx_pb.h>
 
 #include "trainscope/core/errors.h"
 #include "trainscope/core/model_loader.h"
@@ -36,9 +34,12 @@ bool readTensor(const fs::path& p, onnx::TensorProto& t) {
 double halfToDouble(uint16_t h) {
     const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
     double v;
-    if (exp == 0) v = std::ldexp(mant, -24);
-    else if (exp == 31) v = mant ? NAN : INFINITY;
-    else v = std::ldexp(mant + 1024, exp - 25);
+    if (exp == 0)
+        v = std::ldexp(mant, -24);
+    else if (exp == 31)
+        v = mant ? NAN : INFINITY;
+    else
+        v = std::ldexp(mant + 1024, exp - 25);
     return sign ? -v : v;
 }
 
@@ -77,17 +78,39 @@ bool decodeValues(const onnx::TensorProto& t, std::vector<double>& out) {
     for (int64_t i = 0; i < n; ++i) {
         double v = 0;
         switch (t.data_type()) {
-            case onnx::TensorProto::FLOAT: v = hasRaw ? rawAt(float{}, i) : t.float_data(int(i)); break;
-            case onnx::TensorProto::DOUBLE: v = hasRaw ? rawAt(double{}, i) : t.double_data(int(i)); break;
-            case onnx::TensorProto::INT64: v = double(hasRaw ? rawAt(int64_t{}, i) : t.int64_data(int(i))); break;
-            case onnx::TensorProto::UINT64: v = double(hasRaw ? rawAt(uint64_t{}, i) : t.uint64_data(int(i))); break;
-            case onnx::TensorProto::UINT32: v = double(hasRaw ? rawAt(uint32_t{}, i) : t.uint64_data(int(i))); break;
-            case onnx::TensorProto::INT32: v = hasRaw ? rawAt(int32_t{}, i) : t.int32_data(int(i)); break;
-            case onnx::TensorProto::INT16: v = hasRaw ? rawAt(int16_t{}, i) : int16_t(t.int32_data(int(i))); break;
-            case onnx::TensorProto::UINT16: v = hasRaw ? rawAt(uint16_t{}, i) : uint16_t(t.int32_data(int(i))); break;
-            case onnx::TensorProto::INT8: v = hasRaw ? rawAt(int8_t{}, i) : int8_t(t.int32_data(int(i))); break;
-            case onnx::TensorProto::UINT8: v = hasRaw ? rawAt(uint8_t{}, i) : uint8_t(t.int32_data(int(i))); break;
-            case onnx::TensorProto::BOOL: v = (hasRaw ? rawAt(uint8_t{}, i) : t.int32_data(int(i))) != 0; break;
+            case onnx::TensorProto::FLOAT:
+                v = hasRaw ? rawAt(float{}, i) : t.float_data(int(i));
+                break;
+            case onnx::TensorProto::DOUBLE:
+                v = hasRaw ? rawAt(double{}, i) : t.double_data(int(i));
+                break;
+            case onnx::TensorProto::INT64:
+                v = double(hasRaw ? rawAt(int64_t{}, i) : t.int64_data(int(i)));
+                break;
+            case onnx::TensorProto::UINT64:
+                v = double(hasRaw ? rawAt(uint64_t{}, i) : t.uint64_data(int(i)));
+                break;
+            case onnx::TensorProto::UINT32:
+                v = double(hasRaw ? rawAt(uint32_t{}, i) : t.uint64_data(int(i)));
+                break;
+            case onnx::TensorProto::INT32:
+                v = hasRaw ? rawAt(int32_t{}, i) : t.int32_data(int(i));
+                break;
+            case onnx::TensorProto::INT16:
+                v = hasRaw ? rawAt(int16_t{}, i) : int16_t(t.int32_data(int(i)));
+                break;
+            case onnx::TensorProto::UINT16:
+                v = hasRaw ? rawAt(uint16_t{}, i) : uint16_t(t.int32_data(int(i)));
+                break;
+            case onnx::TensorProto::INT8:
+                v = hasRaw ? rawAt(int8_t{}, i) : int8_t(t.int32_data(int(i)));
+                break;
+            case onnx::TensorProto::UINT8:
+                v = hasRaw ? rawAt(uint8_t{}, i) : uint8_t(t.int32_data(int(i)));
+                break;
+            case onnx::TensorProto::BOOL:
+                v = (hasRaw ? rawAt(uint8_t{}, i) : t.int32_data(int(i))) != 0;
+                break;
             case onnx::TensorProto::FLOAT16:
                 v = halfToDouble(hasRaw ? rawAt(uint16_t{}, i) : uint16_t(t.int32_data(int(i))));
                 break;
@@ -99,7 +122,8 @@ bool decodeValues(const onnx::TensorProto& t, std::vector<double>& out) {
                 v = float8ToDouble(hasRaw ? rawAt(uint8_t{}, i) : uint8_t(t.int32_data(int(i))),
                                    t.data_type() == kFloat8E4M3FN);
                 break;
-            default: return false;
+            default:
+                return false;
         }
         out.push_back(v);
     }
@@ -174,17 +198,31 @@ std::string compareOutput(const ts::HostTensor& got, const onnx::TensorProto& wa
     if (!decodeValues(ref, expected)) return "reference of unsupported type " + std::to_string(ref.data_type());
     double rtol = 0, atol = 0;
     switch (got.dtype) {
-        case ts::DType::Float32: case ts::DType::Float64: rtol = 1e-3; atol = 1e-4; break;
-        case ts::DType::Float16: case ts::DType::BFloat16: rtol = 1e-2; atol = 1e-3; break;
-        case ts::DType::Float8E4M3: case ts::DType::Float8E5M2: rtol = 0.13; atol = 1e-3; break;
-        default: break;
+        case ts::DType::Float32:
+        case ts::DType::Float64:
+            rtol = 1e-3;
+            atol = 1e-4;
+            break;
+        case ts::DType::Float16:
+        case ts::DType::BFloat16:
+            rtol = 1e-2;
+            atol = 1e-3;
+            break;
+        case ts::DType::Float8E4M3:
+        case ts::DType::Float8E5M2:
+            rtol = 0.13;
+            atol = 1e-3;
+            break;
+        default:
+            break;
     }
     int bad = 0;
     std::string first;
     for (size_t i = 0; i < expected.size(); ++i) {
         const double a = got.values[i], b = expected[i];
         const bool same = (std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= atol + rtol * std::fabs(b);
-        if (!same && bad++ == 0) first = "element " + std::to_string(i) + " is " + std::to_string(a) + ", reference " + std::to_string(b);
+        if (!same && bad++ == 0)
+            first = "element " + std::to_string(i) + " is " + std::to_string(a) + ", reference " + std::to_string(b);
     }
     if (bad == 0) return "";
     return std::to_string(bad) + " of " + std::to_string(expected.size()) + " elements differ (" + first + ")";
@@ -216,12 +254,23 @@ std::optional<ts::Graph> handBuiltGraph(const std::string& name, const onnx::Mod
         if (o.domain().empty()) op.attrs["_opset"] = int64_t{o.version()};
     for (const onnx::AttributeProto& a : node.attribute()) {
         switch (a.type()) {
-            case onnx::AttributeProto::INT: op.attrs[a.name()] = int64_t{a.i()}; break;
-            case onnx::AttributeProto::FLOAT: op.attrs[a.name()] = double{a.f()}; break;
-            case onnx::AttributeProto::STRING: op.attrs[a.name()] = a.s(); break;
-            case onnx::AttributeProto::INTS: op.attrs[a.name()] = std::vector<int64_t>(a.ints().begin(), a.ints().end()); break;
-            case onnx::AttributeProto::FLOATS: op.attrs[a.name()] = std::vector<double>(a.floats().begin(), a.floats().end()); break;
-            default: return std::nullopt;
+            case onnx::AttributeProto::INT:
+                op.attrs[a.name()] = int64_t{a.i()};
+                break;
+            case onnx::AttributeProto::FLOAT:
+                op.attrs[a.name()] = double{a.f()};
+                break;
+            case onnx::AttributeProto::STRING:
+                op.attrs[a.name()] = a.s();
+                break;
+            case onnx::AttributeProto::INTS:
+                op.attrs[a.name()] = std::vector<int64_t>(a.ints().begin(), a.ints().end());
+                break;
+            case onnx::AttributeProto::FLOATS:
+                op.attrs[a.name()] = std::vector<double>(a.floats().begin(), a.floats().end());
+                break;
+            default:
+                return std::nullopt;
         }
     }
     for (const std::string& in : node.input()) {
@@ -317,12 +366,15 @@ Figures runSuite() {
         ++f.executed;
         std::string problem;
         for (size_t i = 0; i < expected.size() && problem.empty(); ++i) {
-            if (i >= outputs.size()) problem = "missing output " + std::to_string(i);
+            if (i >= outputs.size())
+                problem = "missing output " + std::to_string(i);
             else if (std::string d = compareOutput(outputs[i], expected[i]); !d.empty())
                 problem = "output " + std::to_string(i) + ": " + d;
         }
-        if (problem.empty()) ++f.passed;
-        else f.mismatches.push_back(name + ": " + problem);
+        if (problem.empty())
+            ++f.passed;
+        else
+            f.mismatches.push_back(name + ": " + problem);
         fs::remove(file);
     }
     std::error_code ec;
@@ -338,10 +390,11 @@ TEST(ExecutorOnnx, BackendNodeTestsMatchReferenceOutputs) {
     Figures f = runSuite();
     int notExecutable = 0;
     for (const auto& [why, tests] : f.notExecutable) notExecutable += int(tests.size());
-    std::printf("ONNX node tests: %d total, %d skipped (random), %d not importable, %d built by hand (data-dependent), "
-                "%d executed, %d passed, %d not executable, %d reference mismatches\n",
-                f.total, f.skippedRandom, f.notImported, f.handBuilt, f.executed, f.passed, notExecutable,
-                int(f.mismatches.size()));
+    std::printf(
+        "ONNX node tests: %d total, %d skipped (random), %d not importable, %d built by hand (data-dependent), "
+        "%d executed, %d passed, %d not executable, %d reference mismatches\n",
+        f.total, f.skippedRandom, f.notImported, f.handBuilt, f.executed, f.passed, notExecutable,
+        int(f.mismatches.size()));
     for (const auto& [why, tests] : f.notExecutable) {
         std::string list;
         for (const std::string& t : tests) list += " " + t;
@@ -356,8 +409,9 @@ TEST(ExecutorOnnx, BackendNodeTestsMatchReferenceOutputs) {
     EXPECT_GE(f.executed, 840);
     // Known differences, each explained; any other mismatch fails (they are all listed above).
     const std::map<std::string, std::string> known{
-        {"test_identity", "the importer folds Identity of an initializer (this test makes small inputs initializers) "
-                          "into a copy that keeps no contents"},
+        {"test_identity",
+         "the importer folds Identity of an initializer (this test makes small inputs initializers) "
+         "into a copy that keeps no contents"},
     };
     for (const std::string& m : f.mismatches) {
         const std::string name = m.substr(0, m.find(':'));

@@ -42,7 +42,8 @@ std::vector<ZooCase> zooCases() {
         {"bert_large", {"bert_large", {{"seq", "8"}}, ""}},
         {"gpt2", {"gpt2", {{"seq", "8"}}, ""}},
         {"gpt2_large",
-         {"gpt2_large", {{"seq", "8"}},
+         {"gpt2_large",
+          {{"seq", "8"}},
           "774M parameters: one training step on the CPU peaks at about 7 GB of memory and takes about 17 s"}},
         {"transformer", {"transformer", {{"seq", "8"}, {"vocab", "64"}}, ""}},
         {"gnmt", {"gnmt", {{"seq", "8"}, {"vocab", "64"}}, ""}},
@@ -169,6 +170,45 @@ TEST(ExecutorLeaves, ContentsFollowTheRoleOfTheConsumer) {
 TEST(ExecutorLeaves, CanExecuteEveryRegistryOperator) {
     for (const std::string& type : ts::supportedOperators()) EXPECT_TRUE(ts::torchexec::canExecute(type)) << type;
     EXPECT_FALSE(ts::torchexec::canExecute("NoSuchOperator"));
+}
+
+std::vector<at::Tensor> runGraph(const ts::Graph& g, int64_t batch) {
+    GraphExecutor ex(g, batch, 0, at::Device(at::kCPU), 7);
+    ex.materializeLeaves();
+    ex.forward(LoweringOptions{.training = false});
+    std::vector<at::Tensor> out;
+    for (int v : g.outputs) out.push_back(ex.value(v));
+    return out;
+}
+
+// PyTorch's fused LSTM/GRU/RNN kernels (ONNX gates reordered) against the ONNX equations step by
+// step (a clip too large to matter sends an operation down that path), in every direction and layout.
+TEST(ExecutorRecurrent, FusedKernelsAgreeWithTheOnnxEquations) {
+    for (const std::string kind : {"LSTM", "GRU", "RNN"})
+        for (const std::string direction : {"forward", "reverse", "bidirectional"})
+            for (int64_t layout : {0, 1}) {
+                ts::ModelBuilder b("rnn");
+                const int64_t dirs = direction == "bidirectional" ? 2 : 1, gates = kind == "LSTM"  ? 4
+                                                                                   : kind == "GRU" ? 3
+                                                                                                   : 1;
+                int x = b.input("x", {5, ts::Dim::batch(), 3});
+                int w = b.parameter("rnn", "W", {dirs, gates * 4, 3});
+                int r = b.parameter("rnn", "R", {dirs, gates * 4, 4});
+                int bias = b.parameter("rnn", "B", {dirs, 2 * gates * 4});
+                std::map<std::string, ts::Attribute> attrs{{"hidden_size", int64_t{4}}, {"direction", direction}};
+                if (kind == "GRU") attrs["linear_before_reset"] = int64_t{1};
+                std::vector<int> outs = b.op(kind, {x, w, r, bias}, attrs, kind == "LSTM" ? 3 : 2, "rnn");
+                ts::Graph fused = b.finish(outs);
+                for (ts::Operation& op : fused.ops) op.attrs["layout"] = layout;
+                ts::Graph stepwise = fused;
+                for (ts::Operation& op : stepwise.ops) op.attrs["clip"] = 1e30;
+                std::vector<at::Tensor> a = runGraph(fused, 2), e = runGraph(stepwise, 2);
+                ASSERT_EQ(a.size(), e.size());
+                for (size_t i = 0; i < a.size(); ++i)
+                    EXPECT_TRUE(at::allclose(a[i], e[i], 1e-4, 1e-5))
+                        << kind << " " << direction << " layout " << layout << " output " << i << "\n"
+                        << a[i] << e[i];
+            }
 }
 
 // What cannot run throws an ExecutionError naming the operation and its type; nothing crashes.
