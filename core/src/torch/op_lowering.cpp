@@ -35,7 +35,14 @@ const at::Tensor& OpCtx::raw(size_t i) const {
 
 at::Tensor OpCtx::t(size_t i) const {
     const at::Tensor& x = raw(i);
-    return x.device() == device_ ? x : x.to(device_);
+    if (x.device() == device_) return x;
+    // Host constants (index lists) reach the device without waiting for the work queued before them.
+    return x.to(device_, /*non_blocking=*/x.is_cpu());
+}
+
+at::Tensor OpCtx::operand(size_t i) const {
+    const at::Tensor& x = raw(i);
+    return x.is_cpu() && x.dim() == 0 ? x : t(i);
 }
 
 std::vector<int64_t> OpCtx::ints(size_t i) const {
@@ -365,7 +372,7 @@ at::Tensor binary(const OpCtx& c, const std::string& type, const at::Tensor& a, 
 
 Outputs runBinary(const OpCtx& c) {
     if (c.numInputs() != 2) c.fail("expects two inputs, got " + std::to_string(c.numInputs()));
-    return {binary(c, c.op.type, c.t(0), c.t(1))};
+    return {binary(c, c.op.type, c.operand(0), c.operand(1))};
 }
 
 // Pow keeps the base's type; a known scalar exponent runs as pow(Tensor, Scalar), as `x ** 2` does.
@@ -376,14 +383,14 @@ Outputs runPow(const OpCtx& c) {
     if (e.shape.empty() && c.knownScalar(1) && base.is_floating_point())
         y = at::pow(base, *c.knownScalar(1));
     else
-        y = at::pow(base, c.t(1));
+        y = at::pow(base, c.operand(1));
     return {y.scalar_type() == base.scalar_type() ? y : y.to(base.scalar_type())};
 }
 
 Outputs runVariadic(const OpCtx& c) {
     std::vector<at::Tensor> xs;
     for (size_t i = 0; i < c.numInputs(); ++i)
-        if (c.has(i)) xs.push_back(c.t(i));
+        if (c.has(i)) xs.push_back(c.operand(i));
     if (xs.empty()) c.fail("has no inputs");
     at::Tensor acc = xs[0];
     const std::string type = c.op.type == "Mean" ? "Sum" : c.op.type;

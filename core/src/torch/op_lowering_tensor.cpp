@@ -447,14 +447,21 @@ Outputs runReverseSequence(const OpCtx& c) {
     return {at::gather(x, timeAxis, src.reshape(shape).expand(x.sizes()))};
 }
 
+// A generator's output: small integer results (shape vectors, position lists) stay on the host, as
+// Python lists in eager PyTorch; the rest goes to the executor's device.
+at::Tensor placeGenerated(const OpCtx& c, const at::Tensor& host) {
+    if (!host.is_floating_point() && host.numel() <= limits::kMaxKnownValueElements) return host;
+    return host.to(c.device().is_cpu() ? c.creationDevice() : c.device());
+}
+
 Outputs runRange(const OpCtx& c) {
     const DType type = c.outDtype(0);
-    at::TensorOptions opts = at::TensorOptions().device(c.device().is_cpu() ? c.creationDevice() : c.device());
     if (isFloating(type))
-        return {at::arange(c.scalar(0), c.scalar(1), c.scalar(2), opts.dtype(at::kDouble)).to(scalarTypeOf(type))};
+        return {
+            placeGenerated(c, at::arange(c.scalar(0), c.scalar(1), c.scalar(2), at::kDouble).to(scalarTypeOf(type)))};
     const int64_t delta = c.scalarInt(2);
     if (delta == 0) c.fail("delta is zero");
-    return {at::arange(c.scalarInt(0), c.scalarInt(1), delta, opts.dtype(at::kLong)).to(scalarTypeOf(type))};
+    return {placeGenerated(c, at::arange(c.scalarInt(0), c.scalarInt(1), delta, at::kLong).to(scalarTypeOf(type)))};
 }
 
 Outputs runEyeLike(const OpCtx& c) {
@@ -648,9 +655,13 @@ Outputs runConstant(const OpCtx& c) {
 
 Outputs runConstantOfShape(const OpCtx& c) {
     std::vector<int64_t> shape = c.ints(0);
-    at::Tensor v = at::full(shape, c.hasAttr("value") ? c.attrFloat("value", 0) : 0.0,
-                            at::TensorOptions().dtype(at::kDouble).device(c.creationDevice()));
-    return {v.to(scalarTypeOf(c.outDtype(0)))};
+    const at::ScalarType type = scalarTypeOf(c.outDtype(0));
+    const double value = c.hasAttr("value") ? c.attrFloat("value", 0) : 0.0;
+    int64_t count = 1;
+    for (int64_t d : shape) count *= d;
+    if (!at::isFloatingType(type) && count <= limits::kMaxKnownValueElements)
+        return {at::full(shape, value, at::kDouble).to(type)};  // shape math: on the host
+    return {at::full(shape, value, at::TensorOptions().dtype(at::kDouble).device(c.creationDevice())).to(type)};
 }
 
 std::optional<at::Generator> seededGenerator(const OpCtx& c) {
