@@ -2,19 +2,17 @@
 // with its inputs' sizes fixed, run with its test inputs fed, and every output compared with the
 // reference output (float tolerance for floating types, exact for integers and booleans).
 #include <gtest/gtest.h>
-
+#include <onnx/onnx_pb.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
-
-#include <onnx/onnx_pb.h>
 
 #include "trainscope/core/errors.h"
 #include "trainscope/core/model_loader.h"
@@ -36,9 +34,12 @@ bool readTensor(const fs::path& p, onnx::TensorProto& t) {
 double halfToDouble(uint16_t h) {
     const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
     double v;
-    if (exp == 0) v = std::ldexp(mant, -24);
-    else if (exp == 31) v = mant ? NAN : INFINITY;
-    else v = std::ldexp(mant + 1024, exp - 25);
+    if (exp == 0)
+        v = std::ldexp(mant, -24);
+    else if (exp == 31)
+        v = mant ? NAN : INFINITY;
+    else
+        v = std::ldexp(mant + 1024, exp - 25);
     return sign ? -v : v;
 }
 
@@ -77,17 +78,39 @@ bool decodeValues(const onnx::TensorProto& t, std::vector<double>& out) {
     for (int64_t i = 0; i < n; ++i) {
         double v = 0;
         switch (t.data_type()) {
-            case onnx::TensorProto::FLOAT: v = hasRaw ? rawAt(float{}, i) : t.float_data(int(i)); break;
-            case onnx::TensorProto::DOUBLE: v = hasRaw ? rawAt(double{}, i) : t.double_data(int(i)); break;
-            case onnx::TensorProto::INT64: v = double(hasRaw ? rawAt(int64_t{}, i) : t.int64_data(int(i))); break;
-            case onnx::TensorProto::UINT64: v = double(hasRaw ? rawAt(uint64_t{}, i) : t.uint64_data(int(i))); break;
-            case onnx::TensorProto::UINT32: v = double(hasRaw ? rawAt(uint32_t{}, i) : t.uint64_data(int(i))); break;
-            case onnx::TensorProto::INT32: v = hasRaw ? rawAt(int32_t{}, i) : t.int32_data(int(i)); break;
-            case onnx::TensorProto::INT16: v = hasRaw ? rawAt(int16_t{}, i) : int16_t(t.int32_data(int(i))); break;
-            case onnx::TensorProto::UINT16: v = hasRaw ? rawAt(uint16_t{}, i) : uint16_t(t.int32_data(int(i))); break;
-            case onnx::TensorProto::INT8: v = hasRaw ? rawAt(int8_t{}, i) : int8_t(t.int32_data(int(i))); break;
-            case onnx::TensorProto::UINT8: v = hasRaw ? rawAt(uint8_t{}, i) : uint8_t(t.int32_data(int(i))); break;
-            case onnx::TensorProto::BOOL: v = (hasRaw ? rawAt(uint8_t{}, i) : t.int32_data(int(i))) != 0; break;
+            case onnx::TensorProto::FLOAT:
+                v = hasRaw ? rawAt(float{}, i) : t.float_data(int(i));
+                break;
+            case onnx::TensorProto::DOUBLE:
+                v = hasRaw ? rawAt(double{}, i) : t.double_data(int(i));
+                break;
+            case onnx::TensorProto::INT64:
+                v = double(hasRaw ? rawAt(int64_t{}, i) : t.int64_data(int(i)));
+                break;
+            case onnx::TensorProto::UINT64:
+                v = double(hasRaw ? rawAt(uint64_t{}, i) : t.uint64_data(int(i)));
+                break;
+            case onnx::TensorProto::UINT32:
+                v = double(hasRaw ? rawAt(uint32_t{}, i) : t.uint64_data(int(i)));
+                break;
+            case onnx::TensorProto::INT32:
+                v = hasRaw ? rawAt(int32_t{}, i) : t.int32_data(int(i));
+                break;
+            case onnx::TensorProto::INT16:
+                v = hasRaw ? rawAt(int16_t{}, i) : int16_t(t.int32_data(int(i)));
+                break;
+            case onnx::TensorProto::UINT16:
+                v = hasRaw ? rawAt(uint16_t{}, i) : uint16_t(t.int32_data(int(i)));
+                break;
+            case onnx::TensorProto::INT8:
+                v = hasRaw ? rawAt(int8_t{}, i) : int8_t(t.int32_data(int(i)));
+                break;
+            case onnx::TensorProto::UINT8:
+                v = hasRaw ? rawAt(uint8_t{}, i) : uint8_t(t.int32_data(int(i)));
+                break;
+            case onnx::TensorProto::BOOL:
+                v = (hasRaw ? rawAt(uint8_t{}, i) : t.int32_data(int(i))) != 0;
+                break;
             case onnx::TensorProto::FLOAT16:
                 v = halfToDouble(hasRaw ? rawAt(uint16_t{}, i) : uint16_t(t.int32_data(int(i))));
                 break;
@@ -99,7 +122,8 @@ bool decodeValues(const onnx::TensorProto& t, std::vector<double>& out) {
                 v = float8ToDouble(hasRaw ? rawAt(uint8_t{}, i) : uint8_t(t.int32_data(int(i))),
                                    t.data_type() == kFloat8E4M3FN);
                 break;
-            default: return false;
+            default:
+                return false;
         }
         out.push_back(v);
     }
@@ -174,24 +198,102 @@ std::string compareOutput(const ts::HostTensor& got, const onnx::TensorProto& wa
     if (!decodeValues(ref, expected)) return "reference of unsupported type " + std::to_string(ref.data_type());
     double rtol = 0, atol = 0;
     switch (got.dtype) {
-        case ts::DType::Float32: case ts::DType::Float64: rtol = 1e-3; atol = 1e-4; break;
-        case ts::DType::Float16: case ts::DType::BFloat16: rtol = 1e-2; atol = 1e-3; break;
-        case ts::DType::Float8E4M3: case ts::DType::Float8E5M2: rtol = 0.13; atol = 1e-3; break;
-        default: break;
+        case ts::DType::Float32:
+        case ts::DType::Float64:
+            rtol = 1e-3;
+            atol = 1e-4;
+            break;
+        case ts::DType::Float16:
+        case ts::DType::BFloat16:
+            rtol = 1e-2;
+            atol = 1e-3;
+            break;
+        case ts::DType::Float8E4M3:
+        case ts::DType::Float8E5M2:
+            rtol = 0.13;
+            atol = 1e-3;
+            break;
+        default:
+            break;
     }
     int bad = 0;
     std::string first;
     for (size_t i = 0; i < expected.size(); ++i) {
         const double a = got.values[i], b = expected[i];
         const bool same = (std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= atol + rtol * std::fabs(b);
-        if (!same && bad++ == 0) first = "element " + std::to_string(i) + " is " + std::to_string(a) + ", reference " + std::to_string(b);
+        if (!same && bad++ == 0)
+            first = "element " + std::to_string(i) + " is " + std::to_string(a) + ", reference " + std::to_string(b);
     }
     if (bad == 0) return "";
     return std::to_string(bad) + " of " + std::to_string(expected.size()) + " elements differ (" + first + ")";
 }
 
+// The importer refuses operators whose output size depends on tensor values (no static shape);
+// their single-node test models become a graph by hand (output shapes left unknown) and run all the same.
+std::optional<ts::Graph> handBuiltGraph(const std::string& name, const onnx::ModelProto& model,
+                                        const std::vector<onnx::TensorProto>& inputs,
+                                        const std::vector<onnx::TensorProto>& expected) {
+    const onnx::GraphProto& gp = model.graph();
+    if (gp.node_size() != 1) return std::nullopt;  // initializers added for small inputs are among `inputs`
+    const onnx::NodeProto& node = gp.node(0);
+    ts::Graph g;
+    g.name = name;
+    g.source = name;
+    for (const onnx::TensorProto& t : inputs) {
+        ts::Value v;
+        v.name = t.name();
+        v.dtype = ts::dtypeFromOnnx(t.data_type());
+        for (int64_t d : t.dims()) v.shape.push_back(ts::Dim(d));
+        v.kind = ts::ValueKind::Input;
+        g.inputs.push_back(g.addValue(v));
+    }
+    ts::Operation op;
+    op.type = node.op_type();
+    op.name = node.name().empty() ? node.op_type() : node.name();
+    for (const auto& o : model.opset_import())
+        if (o.domain().empty()) op.attrs["_opset"] = int64_t{o.version()};
+    for (const onnx::AttributeProto& a : node.attribute()) {
+        switch (a.type()) {
+            case onnx::AttributeProto::INT:
+                op.attrs[a.name()] = int64_t{a.i()};
+                break;
+            case onnx::AttributeProto::FLOAT:
+                op.attrs[a.name()] = double{a.f()};
+                break;
+            case onnx::AttributeProto::STRING:
+                op.attrs[a.name()] = a.s();
+                break;
+            case onnx::AttributeProto::INTS:
+                op.attrs[a.name()] = std::vector<int64_t>(a.ints().begin(), a.ints().end());
+                break;
+            case onnx::AttributeProto::FLOATS:
+                op.attrs[a.name()] = std::vector<double>(a.floats().begin(), a.floats().end());
+                break;
+            default:
+                return std::nullopt;
+        }
+    }
+    for (const std::string& in : node.input()) {
+        op.inputs.push_back(in.empty() ? -1 : g.findValue(in));
+        if (!in.empty() && op.inputs.back() < 0) return std::nullopt;
+    }
+    for (int k = 0; k < node.output_size(); ++k) {
+        ts::Value v;
+        v.name = node.output(k);
+        v.dtype = size_t(k) < expected.size() ? ts::dtypeFromOnnx(expected[size_t(k)].data_type()) : ts::DType::Int64;
+        op.outputs.push_back(g.addValue(v));
+    }
+    g.addOperation(op);
+    for (const auto& out : gp.output()) {
+        const int v = g.findValue(out.name());
+        if (v < 0) return std::nullopt;
+        g.outputs.push_back(v);
+    }
+    return g;
+}
+
 struct Figures {
-    int total = 0, skippedRandom = 0, notImported = 0, executed = 0, passed = 0;
+    int total = 0, skippedRandom = 0, notImported = 0, handBuilt = 0, executed = 0, passed = 0;
     std::map<std::string, std::vector<std::string>> notExecutable;  // reason -> tests
     std::vector<std::string> mismatches, unexpected;
 };
@@ -223,9 +325,15 @@ Figures runSuite() {
         try {
             g = ts::importOnnx(file.string(), {{"concrete", "1"}});
         } catch (const ts::ModelError& e) {
-            ++f.notImported;  // the importer test accounts for these
-            if (std::getenv("TS_DEBUG_IMPORT")) std::printf("  import %s: %s\n", name.c_str(), e.problem().c_str());
-            continue;
+            std::optional<ts::Graph> byHand;
+            if (e.problem().find("data-dependent") != std::string::npos)
+                byHand = handBuiltGraph(name, model, inputs, expected);
+            if (!byHand) {
+                ++f.notImported;  // the importer test accounts for these
+                continue;
+            }
+            ++f.handBuilt;
+            g = std::move(*byHand);
         }
         std::map<std::string, ts::HostTensor> feeds;
         bool feedable = true;
@@ -258,12 +366,15 @@ Figures runSuite() {
         ++f.executed;
         std::string problem;
         for (size_t i = 0; i < expected.size() && problem.empty(); ++i) {
-            if (i >= outputs.size()) problem = "missing output " + std::to_string(i);
+            if (i >= outputs.size())
+                problem = "missing output " + std::to_string(i);
             else if (std::string d = compareOutput(outputs[i], expected[i]); !d.empty())
                 problem = "output " + std::to_string(i) + ": " + d;
         }
-        if (problem.empty()) ++f.passed;
-        else f.mismatches.push_back(name + ": " + problem);
+        if (problem.empty())
+            ++f.passed;
+        else
+            f.mismatches.push_back(name + ": " + problem);
         fs::remove(file);
     }
     std::error_code ec;
@@ -279,9 +390,11 @@ TEST(ExecutorOnnx, BackendNodeTestsMatchReferenceOutputs) {
     Figures f = runSuite();
     int notExecutable = 0;
     for (const auto& [why, tests] : f.notExecutable) notExecutable += int(tests.size());
-    std::printf("ONNX node tests: %d total, %d skipped (random), %d not importable, %d executed, %d passed, "
-                "%d not executable, %d reference mismatches\n",
-                f.total, f.skippedRandom, f.notImported, f.executed, f.passed, notExecutable, int(f.mismatches.size()));
+    std::printf(
+        "ONNX node tests: %d total, %d skipped (random), %d not importable, %d built by hand (data-dependent), "
+        "%d executed, %d passed, %d not executable, %d reference mismatches\n",
+        f.total, f.skippedRandom, f.notImported, f.handBuilt, f.executed, f.passed, notExecutable,
+        int(f.mismatches.size()));
     for (const auto& [why, tests] : f.notExecutable) {
         std::string list;
         for (const std::string& t : tests) list += " " + t;
@@ -291,5 +404,17 @@ TEST(ExecutorOnnx, BackendNodeTestsMatchReferenceOutputs) {
     for (const std::string& u : f.unexpected) std::printf("  unexpected exception: %s\n", u.c_str());
     EXPECT_GT(f.total, 900);
     EXPECT_TRUE(f.unexpected.empty()) << "failures must be ExecutionErrors naming the operation";
-    EXPECT_GE(f.passed, 0);
+    // Floor just under today's figure (843 of 844 executed): catches regressions.
+    EXPECT_GE(f.passed, 840);
+    EXPECT_GE(f.executed, 840);
+    // Known differences, each explained; any other mismatch fails (they are all listed above).
+    const std::map<std::string, std::string> known{
+        {"test_identity",
+         "the importer folds Identity of an initializer (this test makes small inputs initializers) "
+         "into a copy that keeps no contents"},
+    };
+    for (const std::string& m : f.mismatches) {
+        const std::string name = m.substr(0, m.find(':'));
+        EXPECT_TRUE(known.count(name)) << "unexpected mismatch " << m;
+    }
 }

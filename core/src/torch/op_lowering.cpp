@@ -4,14 +4,12 @@
 // reductions, generators and the contents of leaf values in op_lowering_tensor.cpp.
 #include <ATen/ATen.h>
 
-#include <cctype>
 #include <cmath>
-#include <set>
 #include <unordered_map>
 
 #include "op_lowering_internal.h"
+#include "op_lowering_roles.h"
 #include "trainscope/core/errors.h"
-#include "trainscope/core/ops.h"
 
 namespace ts::torchexec {
 
@@ -37,7 +35,14 @@ const at::Tensor& OpCtx::raw(size_t i) const {
 
 at::Tensor OpCtx::t(size_t i) const {
     const at::Tensor& x = raw(i);
-    return x.device() == device_ ? x : x.to(device_);
+    if (x.device() == device_) return x;
+    // Host constants (index lists) reach the device without waiting for the work queued before them.
+    return x.to(device_, /*non_blocking=*/x.is_cpu());
+}
+
+at::Tensor OpCtx::operand(size_t i) const {
+    const at::Tensor& x = raw(i);
+    return x.is_cpu() && x.dim() == 0 ? x : t(i);
 }
 
 std::vector<int64_t> OpCtx::ints(size_t i) const {
@@ -68,7 +73,8 @@ std::optional<double> OpCtx::knownScalar(size_t i) const {
 
 double OpCtx::scalar(size_t i) const {
     const at::Tensor& x = raw(i);
-    if (x.numel() != 1) fail("input " + std::to_string(i) + " must hold one value, it has " + std::to_string(x.numel()));
+    if (x.numel() != 1)
+        fail("input " + std::to_string(i) + " must hold one value, it has " + std::to_string(x.numel()));
     if (!x.is_cpu())
         if (auto k = knownScalar(i)) return *k;
     return x.to(at::kCPU).to(at::kDouble).item<double>();
@@ -124,40 +130,69 @@ std::vector<int64_t> sizesOf(const at::Tensor& t) {
 
 at::ScalarType scalarTypeOf(DType t) {
     switch (t) {
-        case DType::Float32: return at::kFloat;
-        case DType::Float16: return at::kHalf;
-        case DType::BFloat16: return at::kBFloat16;
-        case DType::Float64: return at::kDouble;
-        case DType::Float8E4M3: return at::kFloat8_e4m3fn;
-        case DType::Float8E5M2: return at::kFloat8_e5m2;
-        case DType::Int64: return at::kLong;
-        case DType::Int32: return at::kInt;
-        case DType::Int16: return at::kShort;
-        case DType::Int8: return at::kChar;
-        case DType::UInt8: return at::kByte;
-        case DType::Bool: return at::kBool;
-        case DType::Complex64: return at::kComplexFloat;
-        case DType::String: case DType::Unknown: break;
+        case DType::Float32:
+            return at::kFloat;
+        case DType::Float16:
+            return at::kHalf;
+        case DType::BFloat16:
+            return at::kBFloat16;
+        case DType::Float64:
+            return at::kDouble;
+        case DType::Float8E4M3:
+            return at::kFloat8_e4m3fn;
+        case DType::Float8E5M2:
+            return at::kFloat8_e5m2;
+        case DType::Int64:
+            return at::kLong;
+        case DType::Int32:
+            return at::kInt;
+        case DType::Int16:
+            return at::kShort;
+        case DType::Int8:
+            return at::kChar;
+        case DType::UInt8:
+            return at::kByte;
+        case DType::Bool:
+            return at::kBool;
+        case DType::Complex64:
+            return at::kComplexFloat;
+        case DType::String:
+        case DType::Unknown:
+            break;
     }
     throw ExecutionError(std::string("tensors of type ") + dtypeName(t) + " cannot be executed");
 }
 
 DType dtypeOf(at::ScalarType t) {
     switch (t) {
-        case at::kFloat: return DType::Float32;
-        case at::kHalf: return DType::Float16;
-        case at::kBFloat16: return DType::BFloat16;
-        case at::kDouble: return DType::Float64;
-        case at::kFloat8_e4m3fn: return DType::Float8E4M3;
-        case at::kFloat8_e5m2: return DType::Float8E5M2;
-        case at::kLong: return DType::Int64;
-        case at::kInt: return DType::Int32;
-        case at::kShort: return DType::Int16;
-        case at::kChar: return DType::Int8;
-        case at::kByte: return DType::UInt8;
-        case at::kBool: return DType::Bool;
-        case at::kComplexFloat: return DType::Complex64;
-        default: return DType::Unknown;
+        case at::kFloat:
+            return DType::Float32;
+        case at::kHalf:
+            return DType::Float16;
+        case at::kBFloat16:
+            return DType::BFloat16;
+        case at::kDouble:
+            return DType::Float64;
+        case at::kFloat8_e4m3fn:
+            return DType::Float8E4M3;
+        case at::kFloat8_e5m2:
+            return DType::Float8E5M2;
+        case at::kLong:
+            return DType::Int64;
+        case at::kInt:
+            return DType::Int32;
+        case at::kShort:
+            return DType::Int16;
+        case at::kChar:
+            return DType::Int8;
+        case at::kByte:
+            return DType::UInt8;
+        case at::kBool:
+            return DType::Bool;
+        case at::kComplexFloat:
+            return DType::Complex64;
+        default:
+            return DType::Unknown;
     }
 }
 
@@ -337,7 +372,7 @@ at::Tensor binary(const OpCtx& c, const std::string& type, const at::Tensor& a, 
 
 Outputs runBinary(const OpCtx& c) {
     if (c.numInputs() != 2) c.fail("expects two inputs, got " + std::to_string(c.numInputs()));
-    return {binary(c, c.op.type, c.t(0), c.t(1))};
+    return {binary(c, c.op.type, c.operand(0), c.operand(1))};
 }
 
 // Pow keeps the base's type; a known scalar exponent runs as pow(Tensor, Scalar), as `x ** 2` does.
@@ -348,14 +383,14 @@ Outputs runPow(const OpCtx& c) {
     if (e.shape.empty() && c.knownScalar(1) && base.is_floating_point())
         y = at::pow(base, *c.knownScalar(1));
     else
-        y = at::pow(base, c.t(1));
+        y = at::pow(base, c.operand(1));
     return {y.scalar_type() == base.scalar_type() ? y : y.to(base.scalar_type())};
 }
 
 Outputs runVariadic(const OpCtx& c) {
     std::vector<at::Tensor> xs;
     for (size_t i = 0; i < c.numInputs(); ++i)
-        if (c.has(i)) xs.push_back(c.t(i));
+        if (c.has(i)) xs.push_back(c.operand(i));
     if (xs.empty()) c.fail("has no inputs");
     at::Tensor acc = xs[0];
     const std::string type = c.op.type == "Mean" ? "Sum" : c.op.type;
@@ -402,10 +437,8 @@ const std::unordered_map<std::string, LowerFn>& loweringTable() {
     return table;
 }
 
-// Operators of the registry that have no LibTorch equivalent, and why.
 std::string whyNotExecutable(const std::string& type) {
-    if (type == "NonMaxSuppression") return "LibTorch has no non-maximum suppression (torchvision's nms is not part of it)";
-    return "unsupported operator " + type;
+    return "the executor has no lowering for operator " + type;
 }
 
 // ONNX fixes integer and boolean output types; floating results keep ATen's type (autocast decides
@@ -447,172 +480,23 @@ std::vector<at::Tensor> runOperation(const Graph& g, int opIndex, const std::vec
     return out;
 }
 
-// ---- contents of the values no operation produces ----
+// ---- contents of the values no operation produces (roles from op_lowering_roles.cpp) ----
 
 namespace {
-
-struct Use {
-    const Operation* op;
-    size_t slot;
-};
-
-std::vector<Use> usesOf(const Graph& g, int value) {
-    std::vector<Use> uses;
-    for (const Operation& op : g.ops)
-        for (size_t k = 0; k < op.inputs.size(); ++k)
-            if (op.inputs[k] == value) uses.push_back({&op, k});
-    return uses;
-}
-
-// Operations through which a value reaches its real consumer with its contents unchanged.
-bool passesThrough(const Operation& op, size_t slot) {
-    static const std::set<std::string> anySlot{"Identity", "Cast", "Transpose", "Flatten", "Concat"};
-    static const std::set<std::string> dataSlot{"Reshape", "Unsqueeze", "Squeeze", "Expand", "Tile",    "Slice",
-                                                "Split",   "CastLike",  "Gather",  "Dropout", "Identity"};
-    return anySlot.count(op.type) != 0 || (slot == 0 && dataSlot.count(op.type) != 0);
-}
-
-constexpr int kMaxTrace = 8;
-
-int64_t dimOf(const Graph& g, int value, int64_t axis, int64_t n, int64_t s) {
-    if (value < 0) return 0;
-    std::vector<int64_t> shape = evalShape(g.values[static_cast<size_t>(value)].shape, n, s);
-    const int64_t rank = static_cast<int64_t>(shape.size());
-    if (axis < 0) axis += rank;
-    return axis >= 0 && axis < rank ? shape[static_cast<size_t>(axis)] : 0;
-}
-
-std::optional<double> knownNumber(const Value& v) {
-    if (v.floatData && v.floatData->size() == 1) return (*v.floatData)[0];
-    if (v.intData && v.intData->size() == 1 && (*v.intData)[0].isConstant())
-        return static_cast<double>((*v.intData)[0].constant());
-    return std::nullopt;
-}
-
-// The exclusive upper bound that every consumer accepts for integer ids (a Gather's table size, a
-// loss's class count), following the ids through reshapes and casts.
-std::optional<int64_t> indexBound(const Graph& g, int value, int64_t n, int64_t s, int depth = 0) {
-    std::optional<int64_t> bound;
-    auto tighten = [&](int64_t b) {
-        if (b > 0) bound = bound ? std::min(*bound, b) : b;
-    };
-    if (depth > kMaxTrace) return bound;
-    for (const Use& u : usesOf(g, value)) {
-        const Operation& op = *u.op;
-        const std::string& t = op.type;
-        if (u.slot == 1 && (t == "Gather" || t == "GatherElements" || t == "ScatterElements" || t == "Scatter")) {
-            tighten(dimOf(g, op.inputs[0], op.attrInt("axis", 0), n, s));
-        } else if (u.slot == 1 && (t == "GatherND" || t == "ScatterND")) {
-            const int64_t rank = static_cast<int64_t>(g.values[static_cast<size_t>(op.inputs[0])].shape.size());
-            for (int64_t d = op.attrInt("batch_dims", 0); d < rank; ++d) tighten(dimOf(g, op.inputs[0], d, n, s));
-        } else if (u.slot == 1 && (t == "SoftmaxCrossEntropyLoss" || t == "NegativeLogLikelihoodLoss")) {
-            tighten(dimOf(g, op.inputs[0], 1, n, s));
-        } else if (u.slot == 0 && t == "OneHot" && op.inputs.size() > 1 && op.inputs[1] >= 0) {
-            if (auto depthValue = knownNumber(g.values[static_cast<size_t>(op.inputs[1])]))
-                tighten(static_cast<int64_t>(*depthValue));
-        } else if (passesThrough(op, u.slot)) {
-            for (int out : op.outputs)
-                if (out >= 0)
-                    if (auto b = indexBound(g, out, n, s, depth + 1)) tighten(*b);
-        }
-    }
-    return bound;
-}
-
-// Sequence lengths (of a recurrent layer or ReverseSequence) cover the whole sequence.
-std::optional<int64_t> sequenceLength(const Graph& g, int value, int64_t n, int64_t s) {
-    for (const Use& u : usesOf(g, value)) {
-        const Operation& op = *u.op;
-        if (u.slot == 4 && (op.type == "LSTM" || op.type == "GRU" || op.type == "RNN"))
-            return dimOf(g, op.inputs[0], op.attrInt("layout", 0) == 0 ? 0 : 1, n, s);
-        if (u.slot == 1 && op.type == "ReverseSequence") return dimOf(g, op.inputs[0], op.attrInt("time_axis", 0), n, s);
-    }
-    return std::nullopt;
-}
-
-// Whether some consumer divides by the value or takes its logarithm: zeros would not do.
-bool needsNonZero(const Graph& g, int value) {
-    for (const Use& u : usesOf(g, value)) {
-        const std::string& t = u.op->type;
-        if ((u.slot == 1 && (t == "Div" || t == "Mod")) || t == "Log" || t == "Reciprocal" || t == "Sqrt" ||
-            (u.slot == 0 && t == "Pow") || t == "Mul")
-            return true;
-    }
-    return false;
-}
-
-enum class Fill { Uniform, Normal, Ones, Zeros, Value };
-struct Rule {
-    Fill fill;
-    double a = 0;
-};
-
-Rule uniformFanIn(int64_t fanIn) {
-    return {Fill::Uniform, 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(fanIn, 1)))};
-}
-
-// PyTorch's fan-in of a weight: size(1) times the receptive field.
-int64_t defaultFanIn(const std::vector<int64_t>& shape) {
-    if (shape.size() < 2) return shape.empty() ? 1 : shape[0];
-    int64_t f = shape[1];
-    for (size_t i = 2; i < shape.size(); ++i) f *= shape[i];
-    return f;
-}
-
-// PyTorch's default initialisation for the layer slot a parameter (or buffer) fills.
-std::optional<Rule> roleOf(const Graph& g, int value, const std::vector<int64_t>& shape, int64_t n, int64_t s,
-                           int depth = 0) {
-    if (depth > kMaxTrace) return std::nullopt;
-    const size_t rank = shape.size();
-    for (const Use& u : usesOf(g, value)) {
-        const Operation& op = *u.op;
-        const std::string& t = op.type;
-        const size_t k = u.slot;
-        if (t == "Conv" || t == "ConvTranspose") return k == 1 ? uniformFanIn(defaultFanIn(shape)) : Rule{Fill::Zeros};
-        if (t == "Gemm" && rank == 2) {
-            if (k == 1) return uniformFanIn(op.attrInt("transB", 0) ? shape[1] : shape[0]);
-            if (k == 0) return uniformFanIn(op.attrInt("transA", 0) ? shape[0] : shape[1]);
-            return Rule{Fill::Zeros};
-        }
-        if (t == "MatMul" && rank >= 1) {
-            if (k == 1) return uniformFanIn(rank >= 2 ? shape[rank - 2] : shape[0]);
-            return uniformFanIn(shape.back());
-        }
-        if ((t == "Gather" || t == "GatherElements" || t == "GatherND") && k == 0) return Rule{Fill::Normal, 1.0};  // nn.Embedding
-        if (t == "BatchNormalization") return Rule{k == 1 || k == 4 ? Fill::Ones : Fill::Zeros};
-        if (t == "LayerNormalization" || t == "InstanceNormalization" || t == "GroupNormalization")
-            return Rule{k == 1 ? Fill::Ones : Fill::Zeros};
-        if (t == "LSTM" || t == "GRU" || t == "RNN") {
-            if (k < 1 || k > 3) return Rule{Fill::Zeros};
-            const int64_t hidden = op.attrInt("hidden_size", dimOf(g, op.inputs[2], 2, n, s));
-            return uniformFanIn(hidden);  // PyTorch draws weights and biases from +-1/sqrt(hidden)
-        }
-        if (t == "PRelu" && k == 1) return Rule{Fill::Value, 0.25};
-        if (t == "Add" || t == "Sub" || t == "Sum") return Rule{Fill::Zeros};
-        if (t == "Mul" || t == "Div") return Rule{Fill::Ones};
-        if (passesThrough(op, k))
-            for (int out : op.outputs)
-                if (out >= 0)
-                    if (auto r = roleOf(g, out, evalShape(g.values[static_cast<size_t>(out)].shape, n, s), n, s, depth + 1))
-                        return r;
-    }
-    return std::nullopt;
-}
-
-bool nameSuggestsMask(const std::string& name) {
-    std::string lower;
-    for (char ch : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return lower.find("mask") != std::string::npos;
-}
 
 at::Tensor filled(const Rule& r, const std::vector<int64_t>& shape, at::Generator& gen) {
     const at::TensorOptions f = at::TensorOptions().dtype(at::kFloat);
     switch (r.fill) {
-        case Fill::Uniform: return at::empty(shape, f).uniform_(-r.a, r.a, gen);
-        case Fill::Normal: return at::empty(shape, f).normal_(0, r.a, gen);
-        case Fill::Ones: return at::ones(shape, f);
-        case Fill::Zeros: return at::zeros(shape, f);
-        case Fill::Value: return at::full(shape, r.a, f);
+        case Fill::Uniform:
+            return at::empty(shape, f).uniform_(-r.a, r.a, gen);
+        case Fill::Normal:
+            return at::empty(shape, f).normal_(0, r.a, gen);
+        case Fill::Ones:
+            return at::ones(shape, f);
+        case Fill::Zeros:
+            return at::zeros(shape, f);
+        case Fill::Value:
+            return at::full(shape, r.a, f);
     }
     return at::zeros(shape, f);
 }

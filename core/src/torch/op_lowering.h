@@ -15,7 +15,7 @@
 namespace ts::torchexec {
 
 struct LoweringOptions {
-    bool training = true;   // Dropout and BatchNormalization in training mode
+    bool training = true;  // Dropout and BatchNormalization in training mode
     // Filled in by GraphExecutor::runOp: where generators (ConstantOfShape, Range...) create their
     // outputs, and the sizes at which the graph's symbolic known contents are evaluated.
     at::Device device = at::kCPU;

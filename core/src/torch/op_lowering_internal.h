@@ -36,6 +36,9 @@ public:
     bool wantsOutput(size_t k) const { return k < op.outputs.size() && op.outputs[k] >= 0; }
     // Tensor input i on the compute device; throws when missing.
     at::Tensor t(size_t i) const;
+    // An operand of an elementwise operation: as t(i), except that a CPU scalar stays on the CPU,
+    // where ATen reads it as a number (no copy to the device).
+    at::Tensor operand(size_t i) const;
     const at::Tensor& raw(size_t i) const;  // as given (any device)
     at::Device device() const { return device_; }
     // The device for tensors an operation creates without tensor inputs (generators).

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "op_lowering_internal.h"
+#include "op_lowering_math.h"
 #include "trainscope/core/errors.h"
 
 namespace ts::torchexec {
@@ -110,8 +111,8 @@ Outputs runConv(const OpCtx& c) {
         extraEnd[i] = win.padEnd[i] - common[i];
     }
     x = padSpatial(x, extraBegin, extraEnd, 0);  // PyTorch pads symmetrically: the rest explicitly
-    return {at::convolution(x, w, b, win.strides, common, win.dilations, false,
-                            std::vector<int64_t>(common.size(), 0), c.attrInt("group", 1))};
+    return {at::convolution(x, w, b, win.strides, common, win.dilations, false, std::vector<int64_t>(common.size(), 0),
+                            c.attrInt("group", 1))};
 }
 
 Outputs runConvTranspose(const OpCtx& c) {
@@ -128,7 +129,8 @@ Outputs runConvTranspose(const OpCtx& c) {
     std::vector<int64_t> outputShape = c.attrInts("output_shape");
     if (outputShape.size() == spatial + 2) outputShape.erase(outputShape.begin(), outputShape.begin() + 2);
     if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial ||
-        outPad.size() != spatial || pads.size() != 2 * spatial || (!outputShape.empty() && outputShape.size() != spatial))
+        outPad.size() != spatial || pads.size() != 2 * spatial ||
+        (!outputShape.empty() && outputShape.size() != spatial))
         c.fail("attributes do not match the input's " + std::to_string(spatial) + " spatial dimensions");
     const std::string autoPad = c.attrString("auto_pad", "NOTSET");
     std::vector<int64_t> begin(spatial), end(spatial), full(spatial), out(spatial);
@@ -232,8 +234,8 @@ Outputs runMaxPool(const OpCtx& c) {
     at::Tensor y, idx;
     if (spatial == 1) {
         at::Tensor x2 = x.unsqueeze(2);
-        auto r = at::max_pool2d_with_indices(x2, {1, w.kernel[0]}, {1, w.strides[0]}, {0, pad[0]},
-                                             {1, w.dilations[0]}, ceilMode);
+        auto r = at::max_pool2d_with_indices(x2, {1, w.kernel[0]}, {1, w.strides[0]}, {0, pad[0]}, {1, w.dilations[0]},
+                                             ceilMode);
         y = std::get<0>(r).squeeze(2);
         idx = std::get<1>(r).squeeze(2);
     } else if (!wantIndices) {
@@ -255,9 +257,12 @@ Outputs runMaxPool(const OpCtx& c) {
 at::Tensor avgPool(const at::Tensor& x, const Window& w, const std::vector<int64_t>& pad, bool ceilMode,
                    bool countIncludePad) {
     switch (x.dim()) {
-        case 3: return at::avg_pool1d(x, w.kernel, w.strides, pad, ceilMode, countIncludePad);
-        case 4: return at::avg_pool2d(x, w.kernel, w.strides, pad, ceilMode, countIncludePad);
-        default: return at::avg_pool3d(x, w.kernel, w.strides, pad, ceilMode, countIncludePad);
+        case 3:
+            return at::avg_pool1d(x, w.kernel, w.strides, pad, ceilMode, countIncludePad);
+        case 4:
+            return at::avg_pool2d(x, w.kernel, w.strides, pad, ceilMode, countIncludePad);
+        default:
+            return at::avg_pool3d(x, w.kernel, w.strides, pad, ceilMode, countIncludePad);
     }
 }
 
@@ -448,7 +453,7 @@ std::vector<at::Tensor> fusedRecurrent(const OpCtx& c, const Recurrent& r, at::T
                                        const at::Tensor& rw, const at::Tensor& b, at::Tensor h0, at::Tensor c0) {
     const std::string& type = c.op.type;
     // ONNX LSTM gates i,o,f,c -> PyTorch i,f,g,o; GRU z,r,h -> r,z,n.
-    const std::vector<int64_t> order = type == "LSTM" ? std::vector<int64_t>{0, 2, 3, 1}
+    const std::vector<int64_t> order = type == "LSTM"  ? std::vector<int64_t>{0, 2, 3, 1}
                                        : type == "GRU" ? std::vector<int64_t>{1, 0, 2}
                                                        : std::vector<int64_t>{0};
     const int64_t gh = r.gates * r.hidden;
@@ -498,9 +503,9 @@ std::vector<at::Tensor> loopRecurrent(const OpCtx& c, const Recurrent& r, const 
             static const char* lstmDefaults[] = {"Sigmoid", "Tanh", "Tanh"};
             static const char* gruDefaults[] = {"Sigmoid", "Tanh"};
             std::string name = i < r.activations.size() ? r.activations[i]
-                               : type == "LSTM"       ? lstmDefaults[k]
-                               : type == "GRU"        ? gruDefaults[k]
-                                                      : "Tanh";
+                               : type == "LSTM"         ? lstmDefaults[k]
+                               : type == "GRU"          ? gruDefaults[k]
+                                                        : "Tanh";
             auto pick = [&](const std::vector<double>& list) {
                 return i < list.size() ? std::optional<double>(list[i]) : std::nullopt;
             };
@@ -608,8 +613,8 @@ Outputs runRecurrent(const OpCtx& c) {
     }
     const bool fused = defaultActivations && !c.hasAttr("clip") && !peep.defined() && !lens.defined() &&
                        c.attrInt("input_forget", 0) == 0 && (type != "GRU" || c.attrInt("linear_before_reset", 0) != 0);
-    std::vector<at::Tensor> res = fused ? fusedRecurrent(c, r, x, w, rw, b, h0, c0)
-                                        : loopRecurrent(c, r, x, w, rw, b, h0, c0, peep, lens);
+    std::vector<at::Tensor> res =
+        fused ? fusedRecurrent(c, r, x, w, rw, b, h0, c0) : loopRecurrent(c, r, x, w, rw, b, h0, c0, peep, lens);
     at::Tensor y = res[0].reshape({T, N, r.dirs, r.hidden});
     Outputs out;
     out.push_back(r.batchFirst ? y.permute({1, 0, 2, 3}) : y.permute({0, 2, 1, 3}));
@@ -655,82 +660,23 @@ Outputs runDropout(const OpCtx& c) {
 
 // ---- Resize / Upsample ----
 
-struct ResizeAxis {
-    int64_t axis, in, out;
-    double scale;
-    double roiStart = 0, roiEnd = 1;
+struct ResizeAxis : ResizeGeometry {
+    int64_t axis = 0;
 };
-
-double sourceCoordinate(const std::string& mode, const ResizeAxis& a, int64_t j) {
-    const double x = static_cast<double>(j), in = static_cast<double>(a.in), out = static_cast<double>(a.out);
-    if (mode == "half_pixel") return (x + 0.5) / a.scale - 0.5;
-    if (mode == "half_pixel_symmetric") {
-        const double adjustment = out / (a.scale * in);
-        return in / 2 * (1 - adjustment) + (x + 0.5) / a.scale - 0.5;
-    }
-    if (mode == "pytorch_half_pixel") return a.out > 1 ? (x + 0.5) / a.scale - 0.5 : 0;
-    // ONNX's reference takes the resized length as scale * in, which need not be a whole number.
-    if (mode == "align_corners") {
-        const double resized = a.scale * in;
-        return resized == 1 ? 0 : x * (in - 1) / (resized - 1);
-    }
-    if (mode == "asymmetric") return x / a.scale;
-    if (mode == "tf_half_pixel_for_nn") return (x + 0.5) / a.scale;
-    // tf_crop_and_resize
-    if (a.out > 1) return a.roiStart * (in - 1) + x * (a.roiEnd - a.roiStart) * (in - 1) / (out - 1);
-    return 0.5 * (a.roiStart + a.roiEnd) * (in - 1);
-}
-
-int64_t nearestIndex(const std::string& mode, double x) {
-    const double f = std::floor(x);
-    if (mode == "floor") return static_cast<int64_t>(f);
-    if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
-    if (x == f + 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1 : f);
-    return static_cast<int64_t>(std::round(x));
-}
-
-std::vector<double> cubicCoefficients(double ratio, double a) {
-    const double r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
-    return {((a * r1 - 5 * a) * r1 + 8 * a) * r1 - 4 * a, ((a + 2) * ratio - (a + 3)) * ratio * ratio + 1,
-            ((a + 2) * q - (a + 3)) * q * q + 1, ((a * q1 - 5 * a) * q1 + 8 * a) * q1 - 4 * a};
-}
 
 // One axis of ONNX Resize as gathers and weighted sums (exact for every coordinate and rounding mode).
 at::Tensor resizeAxis(const OpCtx& c, const at::Tensor& x, const ResizeAxis& a, const std::string& mode,
                       const std::string& coordinates) {
-    const std::string nearestMode = c.attrString("nearest_mode", c.opset() >= 11 ? "round_prefer_floor" : "floor");
-    const double cubicA = c.attrFloat("cubic_coeff_a", -0.75);
-    const bool excludeOutside = c.attrInt("exclude_outside", 0) != 0;
-    const size_t taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
-    std::vector<std::vector<int64_t>> index(taps, std::vector<int64_t>(static_cast<size_t>(a.out)));
-    std::vector<std::vector<double>> weight(taps, std::vector<double>(static_cast<size_t>(a.out)));
-    std::vector<bool> outside(static_cast<size_t>(a.out), false);
-    auto clampIndex = [&](int64_t i) { return std::clamp<int64_t>(i, 0, a.in - 1); };
-    for (int64_t j = 0; j < a.out; ++j) {
-        const size_t o = static_cast<size_t>(j);
-        const double xo = sourceCoordinate(coordinates, a, j);
-        outside[o] = coordinates == "tf_crop_and_resize" && (xo < 0 || xo > static_cast<double>(a.in - 1));
-        if (taps == 1) {
-            index[0][o] = clampIndex(nearestIndex(nearestMode, xo));
-            weight[0][o] = 1;
-            continue;
-        }
-        // The base tap is the pixel left of x (x itself counts as the right neighbour): ratio in (0, 1].
-        const int64_t base = static_cast<int64_t>(std::ceil(xo)) - 1;
-        const double ratio = xo - static_cast<double>(base);
-        std::vector<double> w = taps == 2 ? std::vector<double>{1 - ratio, ratio} : cubicCoefficients(ratio, cubicA);
-        const int64_t first = taps == 2 ? base : base - 1;
-        double sum = 0;
-        for (size_t k = 0; k < taps; ++k) {
-            const int64_t i = first + static_cast<int64_t>(k);
-            if (excludeOutside && (i < 0 || i >= a.in)) w[k] = 0;
-            sum += w[k];
-        }
-        for (size_t k = 0; k < taps; ++k) {
-            index[k][o] = clampIndex(first + static_cast<int64_t>(k));
-            weight[k][o] = excludeOutside && sum != 0 ? w[k] / sum : w[k];
-        }
-    }
+    ResizeOptions o;
+    o.mode = mode;
+    o.coordinates = coordinates;
+    o.nearestMode = c.attrString("nearest_mode", c.opset() >= 11 ? "round_prefer_floor" : "floor");
+    o.cubicA = c.attrFloat("cubic_coeff_a", -0.75);
+    o.excludeOutside = c.attrInt("exclude_outside", 0) != 0;
+    const ResizeTaps t = resizeTaps(a, o);
+    const size_t taps = t.index.size();
+    const auto& index = t.index;
+    const auto& weight = t.weight;
     std::vector<int64_t> shape(static_cast<size_t>(x.dim()), 1);
     shape[static_cast<size_t>(a.axis)] = a.out;
     auto onDevice = [&](const at::Tensor& t) { return t.to(x.device()); };
@@ -746,8 +692,7 @@ at::Tensor resizeAxis(const OpCtx& c, const at::Tensor& x, const ResizeAxis& a, 
         y = k == 0 ? picked * wk : y + picked * wk;
     }
     if (coordinates == "tf_crop_and_resize") {
-        std::vector<uint8_t> mask(outside.begin(), outside.end());
-        at::Tensor m = onDevice(at::tensor(mask, at::kByte).to(at::kBool).reshape(shape));
+        at::Tensor m = onDevice(at::tensor(t.outside, at::kByte).to(at::kBool).reshape(shape));
         y = at::where(m, at::full({}, c.attrFloat("extrapolation_value", 0.0), y.options()), y);
     }
     return y;
@@ -823,7 +768,12 @@ Outputs runResize(const OpCtx& c) {
         for (int64_t i = 0; i < rank; ++i) axisList.push_back(i);
     for (int64_t& a : axisList) a = normalizeAxis(c, a, rank);
     std::vector<ResizeAxis> axes;
-    for (int64_t a : axisList) axes.push_back({a, x.size(a), x.size(a), 1.0});
+    for (int64_t a : axisList) {
+        ResizeAxis r;
+        r.axis = a;
+        r.in = r.out = x.size(a);
+        axes.push_back(r);
+    }
     const size_t scalesInput = legacy ? 1 : 2;
     const bool hasSizes = !legacy && c.has(3) && c.raw(3).numel() > 0;
     if (hasSizes) {
@@ -845,8 +795,8 @@ Outputs runResize(const OpCtx& c) {
             }
         }
     } else {
-        std::vector<double> scales = c.has(scalesInput) && c.raw(scalesInput).numel() > 0 ? floatsOf(c, scalesInput)
-                                                                                            : c.attrFloats("scales");
+        std::vector<double> scales =
+            c.has(scalesInput) && c.raw(scalesInput).numel() > 0 ? floatsOf(c, scalesInput) : c.attrFloats("scales");
         if (scales.size() != axes.size()) c.fail("needs one scale per resized axis");
         for (size_t i = 0; i < axes.size(); ++i) {
             axes[i].scale = scales[i];
@@ -875,15 +825,23 @@ Outputs runGridSample(const OpCtx& c) {
     const std::string mode = c.attrString("mode", "bilinear");
     const std::string padding = c.attrString("padding_mode", "zeros");
     int64_t interpolation = 0;
-    if (mode == "bilinear" || mode == "linear") interpolation = 0;
-    else if (mode == "nearest") interpolation = 1;
-    else if (mode == "bicubic" || mode == "cubic") interpolation = 2;
-    else c.fail("unsupported mode '" + mode + "'");
+    if (mode == "bilinear" || mode == "linear")
+        interpolation = 0;
+    else if (mode == "nearest")
+        interpolation = 1;
+    else if (mode == "bicubic" || mode == "cubic")
+        interpolation = 2;
+    else
+        c.fail("unsupported mode '" + mode + "'");
     int64_t pad = 0;
-    if (padding == "zeros") pad = 0;
-    else if (padding == "border") pad = 1;
-    else if (padding == "reflection") pad = 2;
-    else c.fail("unsupported padding_mode '" + padding + "'");
+    if (padding == "zeros")
+        pad = 0;
+    else if (padding == "border")
+        pad = 1;
+    else if (padding == "reflection")
+        pad = 2;
+    else
+        c.fail("unsupported padding_mode '" + padding + "'");
     return {at::grid_sampler(x, grid, interpolation, pad, c.attrInt("align_corners", 0) != 0)};
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "op_lowering_internal.h"
+#include "op_lowering_math.h"
 #include "trainscope/core/errors.h"
 
 namespace ts::torchexec {
@@ -42,7 +43,8 @@ Outputs runReshape(const OpCtx& c) {
     const bool allowZero = c.attrInt("allowzero", 0) != 0;
     for (size_t i = 0; i < target.size(); ++i)
         if (target[i] == 0 && !allowZero) {
-            if (static_cast<int64_t>(i) >= x.dim()) c.fail("target copies dimension " + std::to_string(i) + " the input lacks");
+            if (static_cast<int64_t>(i) >= x.dim())
+                c.fail("target copies dimension " + std::to_string(i) + " the input lacks");
             target[i] = x.size(static_cast<int64_t>(i));
         }
     return {x.reshape(target)};
@@ -127,9 +129,11 @@ Outputs runExpand(const OpCtx& c) {
     const size_t rank = std::max(target.size(), static_cast<size_t>(x.dim()));
     std::vector<int64_t> out(rank);
     for (size_t i = 0; i < rank; ++i) {
-        const int64_t a = i < rank - static_cast<size_t>(x.dim()) ? 1 : x.size(static_cast<int64_t>(i - (rank - x.dim())));
+        const int64_t a =
+            i < rank - static_cast<size_t>(x.dim()) ? 1 : x.size(static_cast<int64_t>(i - (rank - x.dim())));
         const int64_t b = i < rank - target.size() ? 1 : target[i - (rank - target.size())];
-        if (a != b && a != 1 && b != 1) c.fail("cannot expand dimension of size " + std::to_string(a) + " to " + std::to_string(b));
+        if (a != b && a != 1 && b != 1)
+            c.fail("cannot expand dimension of size " + std::to_string(a) + " to " + std::to_string(b));
         out[i] = a == 1 ? b : a;
     }
     return {x.expand(out)};
@@ -140,27 +144,6 @@ Outputs runTile(const OpCtx& c) {
     std::vector<int64_t> repeats = c.ints(1);
     if (static_cast<int64_t>(repeats.size()) != x.dim()) c.fail("needs one repeat count per dimension");
     return {x.repeat(repeats)};
-}
-
-// Source positions of an axis padded by `before`/`after` in reflect, edge or wrap mode.
-std::vector<int64_t> padIndices(const std::string& mode, int64_t n, int64_t before, int64_t after) {
-    std::vector<int64_t> idx;
-    for (int64_t j = 0; j < n + before + after; ++j) {
-        int64_t s = j - before;
-        if (mode == "edge") {
-            s = std::clamp<int64_t>(s, 0, n - 1);
-        } else if (mode == "wrap") {
-            s = ((s % n) + n) % n;
-        } else if (n == 1) {
-            s = 0;
-        } else {
-            const int64_t period = 2 * (n - 1);
-            s = ((s % period) + period) % period;
-            if (s >= n) s = period - s;
-        }
-        idx.push_back(s);
-    }
-    return idx;
 }
 
 Outputs runPad(const OpCtx& c) {
@@ -221,7 +204,7 @@ Outputs runPad(const OpCtx& c) {
         const size_t i = static_cast<size_t>(d);
         if (!before[i] && !after[i]) continue;
         if (x.size(d) == 0) c.fail("cannot pad an empty dimension in " + mode + " mode");
-        at::Tensor idx = at::tensor(padIndices(mode, x.size(d), before[i], after[i]), at::kLong).to(x.device());
+        at::Tensor idx = at::tensor(padSourceIndices(mode, x.size(d), before[i], after[i]), at::kLong).to(x.device());
         x = at::index_select(x, d, idx);
     }
     return {x};
@@ -354,7 +337,8 @@ Outputs runScatterND(const OpCtx& c) {
         indices.push_back(flat);
         y = at::index_put(d, indices, u, reduction == "add");
     } else {
-        y = at::scatter_reduce(d, 0, flat.unsqueeze(1).expand({rows, d.size(1)}), u, scatterReduction(c, reduction), true);
+        y = at::scatter_reduce(d, 0, flat.unsqueeze(1).expand({rows, d.size(1)}), u, scatterReduction(c, reduction),
+                               true);
     }
     return {y.reshape(data.sizes())};
 }
@@ -431,8 +415,10 @@ Outputs runUnique(const OpCtx& c) {
 Outputs runCompress(const OpCtx& c) {
     at::Tensor x = c.t(0), cond = c.t(1).to(at::kBool).reshape({-1});
     int64_t axis = 0;
-    if (c.hasAttr("axis")) axis = normalizeAxis(c, c.attrInt("axis", 0), x.dim());
-    else x = x.reshape({-1});
+    if (c.hasAttr("axis"))
+        axis = normalizeAxis(c, c.attrInt("axis", 0), x.dim());
+    else
+        x = x.reshape({-1});
     if (cond.numel() > x.size(axis)) cond = cond.narrow(0, 0, x.size(axis));
     return {at::index_select(x, axis, at::nonzero(cond).reshape({-1}))};
 }
@@ -452,7 +438,7 @@ Outputs runReverseSequence(const OpCtx& c) {
     if (std::set<int64_t>{timeAxis, batchAxis}.size() != 2 || std::max(timeAxis, batchAxis) > 1)
         c.fail("time_axis and batch_axis must be 0 and 1");
     const int64_t T = x.size(timeAxis);
-    at::Tensor lens = c.t(1).to(at::kLong).reshape({1, -1});  // [1, B]
+    at::Tensor lens = c.t(1).to(at::kLong).reshape({1, -1});    // [1, B]
     at::Tensor t = at::arange(T, lens.options()).unsqueeze(1);  // [T, 1]
     at::Tensor src = at::where(t.lt(lens), lens - 1 - t, t);    // [T, B]
     if (timeAxis == 1) src = src.t();
@@ -461,14 +447,21 @@ Outputs runReverseSequence(const OpCtx& c) {
     return {at::gather(x, timeAxis, src.reshape(shape).expand(x.sizes()))};
 }
 
+// A generator's output: small integer results (shape vectors, position lists) stay on the host, as
+// Python lists in eager PyTorch; the rest goes to the executor's device.
+at::Tensor placeGenerated(const OpCtx& c, const at::Tensor& host) {
+    if (!host.is_floating_point() && host.numel() <= limits::kMaxKnownValueElements) return host;
+    return host.to(c.device().is_cpu() ? c.creationDevice() : c.device());
+}
+
 Outputs runRange(const OpCtx& c) {
     const DType type = c.outDtype(0);
-    at::TensorOptions opts = at::TensorOptions().device(c.device().is_cpu() ? c.creationDevice() : c.device());
     if (isFloating(type))
-        return {at::arange(c.scalar(0), c.scalar(1), c.scalar(2), opts.dtype(at::kDouble)).to(scalarTypeOf(type))};
+        return {
+            placeGenerated(c, at::arange(c.scalar(0), c.scalar(1), c.scalar(2), at::kDouble).to(scalarTypeOf(type)))};
     const int64_t delta = c.scalarInt(2);
     if (delta == 0) c.fail("delta is zero");
-    return {at::arange(c.scalarInt(0), c.scalarInt(1), delta, opts.dtype(at::kLong)).to(scalarTypeOf(type))};
+    return {placeGenerated(c, at::arange(c.scalarInt(0), c.scalarInt(1), delta, at::kLong).to(scalarTypeOf(type)))};
 }
 
 Outputs runEyeLike(const OpCtx& c) {
@@ -477,6 +470,24 @@ Outputs runEyeLike(const OpCtx& c) {
     at::Tensor y = at::zeros({x.size(0), x.size(1)}, optionsFor(c, 0, x.device()));
     y.diagonal(c.attrInt("k", 0)).fill_(1);
     return {y};
+}
+
+// Greedy non-maximum suppression (op_lowering_math.cpp) on the host: a detector's post-processing,
+// not differentiable. Output rows (batch, class, box) in selection order.
+Outputs runNonMaxSuppression(const OpCtx& c) {
+    at::Tensor boxes = c.raw(0).detach().to(at::kCPU).to(at::kFloat).contiguous();
+    at::Tensor scores = c.raw(1).detach().to(at::kCPU).to(at::kFloat).contiguous();
+    if (boxes.dim() != 3 || boxes.size(2) != 4 || scores.dim() != 3 || scores.size(0) != boxes.size(0) ||
+        scores.size(2) != boxes.size(1))
+        c.fail("needs boxes [batches, boxes, 4] and scores [batches, classes, boxes]");
+    NmsOptions o;
+    o.maxPerClass = c.has(2) ? c.scalarInt(2) : 0;
+    o.iouThreshold = c.has(3) ? c.scalar(3) : 0.0;
+    if (c.has(4)) o.scoreThreshold = c.scalar(4);
+    o.centerPointBox = c.attrInt("center_point_box", 0) != 0;
+    std::vector<int64_t> selected = nonMaxSuppression(boxes.data_ptr<float>(), scores.data_ptr<float>(), boxes.size(0),
+                                                      scores.size(1), boxes.size(1), o);
+    return {at::tensor(selected, at::kLong).reshape({-1, 3}).to(c.device())};
 }
 
 // ---- reductions ----
@@ -501,7 +512,8 @@ Outputs runReduce(const OpCtx& c) {
         at::Tensor shape = at::sum(x, axes, keep).to(dtype);
         const bool max = type == "ReduceMax";
         if (!integral) {
-            y = at::full_like(shape, max ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
+            y = at::full_like(shape,
+                              max ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
         } else {
             const bool isByte = dtype == at::kByte;
             const int bits = static_cast<int>(at::elementSize(dtype)) * 8 - (isByte ? 0 : 1);
@@ -564,7 +576,8 @@ Outputs runCumSum(const OpCtx& c) {
 
 at::Tensor castTo(const OpCtx& c, const at::Tensor& x, at::ScalarType to) {
     // Float 8 saturates to its largest finite value by default (ONNX Cast's saturate=1).
-    if ((to == at::kFloat8_e4m3fn || to == at::kFloat8_e5m2) && c.attrInt("saturate", 1) != 0 && x.is_floating_point()) {
+    if ((to == at::kFloat8_e4m3fn || to == at::kFloat8_e5m2) && c.attrInt("saturate", 1) != 0 &&
+        x.is_floating_point()) {
         const double max = to == at::kFloat8_e4m3fn ? 448.0 : 57344.0;
         return at::clamp(x, -max, max).to(to);
     }
@@ -642,9 +655,13 @@ Outputs runConstant(const OpCtx& c) {
 
 Outputs runConstantOfShape(const OpCtx& c) {
     std::vector<int64_t> shape = c.ints(0);
-    at::Tensor v = at::full(shape, c.hasAttr("value") ? c.attrFloat("value", 0) : 0.0,
-                            at::TensorOptions().dtype(at::kDouble).device(c.creationDevice()));
-    return {v.to(scalarTypeOf(c.outDtype(0)))};
+    const at::ScalarType type = scalarTypeOf(c.outDtype(0));
+    const double value = c.hasAttr("value") ? c.attrFloat("value", 0) : 0.0;
+    int64_t count = 1;
+    for (int64_t d : shape) count *= d;
+    if (!at::isFloatingType(type) && count <= limits::kMaxKnownValueElements)
+        return {at::full(shape, value, at::kDouble).to(type)};  // shape math: on the host
+    return {at::full(shape, value, at::TensorOptions().dtype(at::kDouble).device(c.creationDevice())).to(type)};
 }
 
 std::optional<at::Generator> seededGenerator(const OpCtx& c) {
@@ -675,8 +692,8 @@ Outputs runBernoulli(const OpCtx& c) {
 
 Outputs runMultinomial(const OpCtx& c) {
     at::Tensor logits = c.t(0);
-    at::Tensor y = at::multinomial(at::softmax(logits.to(at::kFloat), 1), c.attrInt("sample_size", 1), true,
-                                   seededGenerator(c));
+    at::Tensor y =
+        at::multinomial(at::softmax(logits.to(at::kFloat), 1), c.attrInt("sample_size", 1), true, seededGenerator(c));
     return {y.to(scalarTypeOf(c.outDtype(0)))};
 }
 
@@ -685,9 +702,12 @@ Outputs runWindow(const OpCtx& c) {
     const bool periodic = c.attrInt("periodic", 1) != 0;
     at::TensorOptions opts = at::TensorOptions().dtype(at::kDouble).device(c.creationDevice());
     at::Tensor w;
-    if (c.op.type == "HannWindow") w = at::hann_window(size, periodic, opts);
-    else if (c.op.type == "HammingWindow") w = at::hamming_window(size, periodic, 25.0 / 46, 21.0 / 46, opts);
-    else w = at::blackman_window(size, periodic, opts);
+    if (c.op.type == "HannWindow")
+        w = at::hann_window(size, periodic, opts);
+    else if (c.op.type == "HammingWindow")
+        w = at::hamming_window(size, periodic, 25.0 / 46, 21.0 / 46, opts);
+    else
+        w = at::blackman_window(size, periodic, opts);
     return {w.to(scalarTypeOf(c.outDtype(0)))};
 }
 
@@ -717,6 +737,7 @@ void addTensorLowerings(std::vector<LoweringEntry>& t) {
     t.push_back({"OneHot", runOneHot});
     t.push_back({"TopK", runTopK});
     t.push_back({"NonZero", runNonZero});
+    t.push_back({"NonMaxSuppression", runNonMaxSuppression});
     t.push_back({"Unique", runUnique});
     t.push_back({"Compress", runCompress});
     t.push_back({"Trilu", runTrilu});
