@@ -22,17 +22,21 @@ void LayerSums::reset(int regions) {
 
 AnalyticLayerTimes::AnalyticLayerTimes(const ModelAnalysis& m, OperationTimes times, const LayerRegions& regions)
     : m_(m), times_(std::move(times)), regions_(regions.regions()) {
-    const OperationTimes& t = times_;
     using Key = std::array<double, 13>;
-    std::map<std::pair<int, double>, size_t> blockIndex;  // (group, softness)
-    std::vector<std::map<Key, size_t>> rowIndex;
-    auto add = [&](const TimeRow& r, int group) {
-        auto [bi, newBlock] = blockIndex.try_emplace({group, r.softness}, blocks_.size());
+    struct Use {
+        uint32_t group, row;
+        double weight, error, calibrated;
+    };
+    std::map<double, size_t> blockIndex;  // by softness
+    std::vector<std::map<Key, uint32_t>> rowIndex;
+    std::vector<std::map<std::pair<uint32_t, uint32_t>, Use>> uses;  // (group, row) -> use
+    auto add = [&](const TimeRow& r, uint32_t group) {
+        auto [bi, newBlock] = blockIndex.try_emplace(r.softness, blocks_.size());
         if (newBlock) {
             blocks_.push_back({});
-            blocks_.back().group = group;
             blocks_.back().softness = r.softness;
             rowIndex.emplace_back();
+            uses.emplace_back();
         }
         Block& b = blocks_[bi->second];
         const Key key = {r.floorMs,
@@ -48,22 +52,35 @@ AnalyticLayerTimes::AnalyticLayerTimes(const ModelAnalysis& m, OperationTimes ti
                          r.castMs.c2,
                          r.relError,
                          r.calibrated ? 1.0 : 0.0};
-        auto [ri, newRow] = rowIndex[bi->second].try_emplace(key, b.weight.size());
+        auto [ri, newRow] = rowIndex[bi->second].try_emplace(key, uint32_t(b.floorPow.size()));
         if (newRow) {
-            b.floorPow.push_back(std::pow(r.floorMs, r.softness));
-            b.c0.push_back(r.computeMs.c0), b.c1.push_back(r.computeMs.c1), b.c2.push_back(r.computeMs.c2);
-            b.m0.push_back(r.memoryMs.c0), b.m1.push_back(r.memoryMs.c1), b.m2.push_back(r.memoryMs.c2);
-            b.fixed.push_back(r.fixedMs);
-            b.k0.push_back(r.castMs.c0), b.k1.push_back(r.castMs.c1), b.k2.push_back(r.castMs.c2);
-            b.weight.push_back(0), b.weightError.push_back(0), b.weightCalibrated.push_back(0);
+            b.floorPow.push_back(float(std::pow(r.floorMs, r.softness)));
+            b.c0.push_back(float(r.computeMs.c0)), b.c1.push_back(float(r.computeMs.c1));
+            b.c2.push_back(float(r.computeMs.c2));
+            b.m0.push_back(float(r.memoryMs.c0)), b.m1.push_back(float(r.memoryMs.c1));
+            b.m2.push_back(float(r.memoryMs.c2));
+            b.fixed.push_back(float(r.fixedMs));
+            b.k0.push_back(float(r.castMs.c0)), b.k1.push_back(float(r.castMs.c1)), b.k2.push_back(float(r.castMs.c2));
         }
-        const size_t i = ri->second;
-        b.weight[i] += 1;
-        b.weightError[i] += r.relError;
-        b.weightCalibrated[i] += r.calibrated ? 1 : 0;
+        auto [ui, newUse] = uses[bi->second].try_emplace({group, ri->second}, Use{group, ri->second, 0, 0, 0});
+        ui->second.weight += 1;
+        ui->second.error += r.relError;
+        ui->second.calibrated += r.calibrated ? 1 : 0;
     };
-    for (const TimeRow& r : t.forward) add(r, r.op < regions.lastSegmentStart ? 0 : 1);
-    for (const TimeRow& r : t.backward) add(r, 2 + regions.regionOf(r.op));
+    for (const TimeRow& r : times_.forward) add(r, r.op < regions.lastSegmentStart ? 0 : 1);
+    for (const TimeRow& r : times_.backward) add(r, 2 + uint32_t(regions.regionOf(r.op)));
+    for (size_t bi = 0; bi < blocks_.size(); ++bi) {
+        Block& b = blocks_[bi];
+        for (const auto& [key, u] : uses[bi]) {  // ordered by group
+            if (b.runs.empty() || b.runs.back().group != u.group)
+                b.runs.push_back({u.group, uint32_t(b.useRow.size()), uint32_t(b.useRow.size())});
+            b.useRow.push_back(u.row);
+            b.useWeight.push_back(u.weight);
+            b.useError.push_back(u.error);
+            b.useCalibrated.push_back(u.calibrated);
+            b.runs.back().end = uint32_t(b.useRow.size());
+        }
+    }
 }
 
 std::vector<LayerTime> AnalyticLayerTimes::layers(double n) const {
@@ -89,42 +106,61 @@ std::vector<LayerTime> AnalyticLayerTimes::layers(double n) const {
 
 size_t AnalyticLayerTimes::distinctRows() const {
     size_t n = 0;
-    for (const Block& b : blocks_) n += b.weight.size();
+    for (const Block& b : blocks_) n += b.floorPow.size();
     return n;
 }
 
 namespace {
 
-// Sum of w t, w e t and w_cal t over a block, t = soft_p(floor, max(compute, memory) + fixed) + cast.
-// The loops are branch-free per softness so that the compiler vectorises them.
+// t = soft_p(floor, max(compute, memory) + fixed) + cast for every row of a block, written to `t`.
+// Branch-free per softness so that the compiler vectorises it (this file is built with
+// -fno-math-errno for that).
 template <int P>
-void sumBlock(const double* fp, const double* c0, const double* c1, const double* c2, const double* m0,
-              const double* m1, const double* m2, const double* fixed, const double* k0, const double* k1,
-              const double* k2, const double* w, const double* we, const double* wc, size_t count, double n,
-              double softness, double& total, double& error, double& calibrated) {
-    double t0 = 0, t1 = 0, t2 = 0;
-    const double n2 = n * n;
+[[gnu::always_inline]] inline void rowTimes(const float* __restrict fp, const float* __restrict c0,
+                                            const float* __restrict c1, const float* __restrict c2,
+                                            const float* __restrict m0, const float* __restrict m1,
+                                            const float* __restrict m2, const float* __restrict fixed,
+                                            const float* __restrict k0, const float* __restrict k1,
+                                            const float* __restrict k2, size_t count, float n, float softness,
+                                            float* __restrict t) {
+    const float n2 = n * n;
     for (size_t i = 0; i < count; ++i) {
-        const double compute = c0[i] + n * c1[i] + n2 * c2[i];
-        const double memory = m0[i] + n * m1[i] + n2 * m2[i];
-        const double k = (compute > memory ? compute : memory) + fixed[i];
-        double soft;
+        const float compute = c0[i] + n * c1[i] + n2 * c2[i];
+        const float memory = m0[i] + n * m1[i] + n2 * m2[i];
+        // Capped so that k^4 stays finite in single precision (1e9 ms is 11 days).
+        const float kernel = (compute > memory ? compute : memory) + fixed[i];
+        const float k = kernel < 1e9f ? kernel : 1e9f;
+        float soft;
         if constexpr (P == 4) {
-            const double k2v = k * k;
-            soft = std::sqrt(std::sqrt(fp[i] + k2v * k2v));
+            const float kk = k * k;
+            soft = std::sqrt(std::sqrt(fp[i] + kk * kk));
         } else if constexpr (P == 2) {
             soft = std::sqrt(fp[i] + k * k);
         } else {
-            soft = std::pow(fp[i] + std::pow(k, softness), 1.0 / softness);
+            soft = std::pow(fp[i] + std::pow(k, softness), 1.0f / softness);
         }
-        const double t = soft + k0[i] + n * k1[i] + n2 * k2[i];
-        t0 += w[i] * t;
-        t1 += we[i] * t;
-        t2 += wc[i] * t;
+        t[i] = soft + k0[i] + n * k1[i] + n2 * k2[i];
     }
-    total += t0;
-    error += t1;
-    calibrated += t2;
+}
+
+// One clone per instruction set, chosen when the library loads: AVX2 evaluates eight rows at once.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TRAINSCOPE_ROW_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define TRAINSCOPE_ROW_CLONES
+#endif
+#define TRAINSCOPE_ROW_ARGS                                                                                            \
+    const float *fp, const float *c0, const float *c1, const float *c2, const float *m0, const float *m1,              \
+        const float *m2, const float *fixed, const float *k0, const float *k1, const float *k2, size_t count, float n, \
+        float softness, float *t
+TRAINSCOPE_ROW_CLONES void rowTimes4(TRAINSCOPE_ROW_ARGS) {
+    rowTimes<4>(fp, c0, c1, c2, m0, m1, m2, fixed, k0, k1, k2, count, n, softness, t);
+}
+TRAINSCOPE_ROW_CLONES void rowTimes2(TRAINSCOPE_ROW_ARGS) {
+    rowTimes<2>(fp, c0, c1, c2, m0, m1, m2, fixed, k0, k1, k2, count, n, softness, t);
+}
+void rowTimesAny(TRAINSCOPE_ROW_ARGS) {
+    rowTimes<0>(fp, c0, c1, c2, m0, m1, m2, fixed, k0, k1, k2, count, n, softness, t);
 }
 
 }  // namespace
@@ -132,27 +168,34 @@ void sumBlock(const double* fp, const double* c0, const double* c1, const double
 void AnalyticLayerTimes::sums(double n, LayerSums& out) const {
     out.reset(regions_);
     for (const Block& b : blocks_) {
-        double total = 0, error = 0, calibrated = 0;
-        const size_t count = b.weight.size();
-        auto run = [&](auto tag) {
-            sumBlock<decltype(tag)::value>(b.floorPow.data(), b.c0.data(), b.c1.data(), b.c2.data(), b.m0.data(),
-                                           b.m1.data(), b.m2.data(), b.fixed.data(), b.k0.data(), b.k1.data(),
-                                           b.k2.data(), b.weight.data(), b.weightError.data(),
-                                           b.weightCalibrated.data(), count, n, b.softness, total, error, calibrated);
-        };
-        if (b.softness == 4)
-            run(std::integral_constant<int, 4>{});
-        else if (b.softness == 2)
-            run(std::integral_constant<int, 2>{});
-        else
-            run(std::integral_constant<int, 0>{});
+        const size_t count = b.floorPow.size();
+        if (out.rowTimes.size() < count) out.rowTimes.resize(count);
+        float* t = out.rowTimes.data();
+        const auto rows = b.softness == 4 ? rowTimes4 : b.softness == 2 ? rowTimes2 : rowTimesAny;
+        rows(b.floorPow.data(), b.c0.data(), b.c1.data(), b.c2.data(), b.m0.data(), b.m1.data(), b.m2.data(),
+             b.fixed.data(), b.k0.data(), b.k1.data(), b.k2.data(), count, float(n), float(b.softness), t);
+        double forwardCk = 0, forwardLast = 0, forwardErr = 0, backwardErr = 0, calibrated = 0;
+        for (const Run& run : b.runs) {
+            double ms = 0, err = 0, cal = 0;
+            for (uint32_t j = run.begin; j < run.end; ++j) {
+                const double tj = t[b.useRow[j]];
+                ms += b.useWeight[j] * tj;
+                err += b.useError[j] * tj;
+                cal += b.useCalibrated[j] * tj;
+            }
+            calibrated += cal;
+            if (run.group == 0)
+                forwardCk += ms, forwardErr += err;
+            else if (run.group == 1)
+                forwardLast += ms, forwardErr += err;
+            else
+                out.backwardByRegion[run.group - 2] += ms, backwardErr += err;
+        }
+        out.forwardCheckpointed += forwardCk;
+        out.forwardLast += forwardLast;
+        out.forwardError += forwardErr;
+        out.backwardError += backwardErr;
         out.calibratedMs += calibrated;
-        if (b.group == 0)
-            out.forwardCheckpointed += total, out.forwardError += error;
-        else if (b.group == 1)
-            out.forwardLast += total, out.forwardError += error;
-        else
-            out.backwardByRegion[size_t(b.group - 2)] += total, out.backwardError += error;
     }
 }
 
@@ -170,7 +213,8 @@ IterationTimes evaluateIteration(const LayerTimeSource& source, const IterationS
     if (setup.gpus > 1 && !setup.bucketCommMs.empty()) {
         // Recomputation happens inside backward, segment by segment: spread it in proportion.
         const double stretch = backward > 0 ? (backward + recompute) / backward : 1;
-        std::vector<double> ready(setup.bucketCommMs.size());
+        std::vector<double>& ready = s.scratch;
+        ready.resize(setup.bucketCommMs.size());
         double done = 0;
         for (size_t j = 0; j < ready.size(); ++j) {
             done += s.backwardByRegion[j] * stretch;

@@ -82,8 +82,8 @@ MemoryModel::Scale MemoryModel::scaleFor(MemoryBound b) {
     return {};
 }
 
-void MemoryModel::allocatorPeak(double n, const Scale& s, double& peak, double& fragmentation,
-                                MemoryBreakdown* parts) const {
+void MemoryModel::allocatorPeaks(double n, const Scale* scales, int count, double* peak, double* fragmentation,
+                                 MemoryBreakdown* parts) const {
     const PrecisionMemory& pm = m_.memoryFor(precision_);
     const double grads = m_.parameterBytes;
     const double bucketBuffers = gpus_ > 1 ? grads : 0;
@@ -91,38 +91,49 @@ void MemoryModel::allocatorPeak(double n, const Scale& s, double& peak, double& 
     const double optimizer = grads * optimizerStatePerParameterByte(optimizer_);
     const double cast = autocast(precision_) ? pm.castWeightBytes : 0;
     const double inputs = m_.inputBytes.at(n);
-    double activations = 0, backwardPeak = 0, largestTransient = 0;
+    // Unscaled activations and the largest transient; the backward peak per scale (its argmax
+    // moves with the scales, so each keeps its own maximum).
+    double activations = 0, largestTransient = 0, backwardPeak[3] = {0, 0, 0};
     if (!checkpointing_) {
         for (size_t i = 0; i < m_.ops.size(); ++i) {
-            activations += savedByOp_[i].at(n) * s.activations;
-            const double t = transient_[i].at(n) * s.transient;
+            activations += savedByOp_[i].at(n);
+            const double t = transient_[i].at(n);
             largestTransient = std::max(largestTransient, t);
-            backwardPeak = std::max(backwardPeak, activations + gradientsFrom_[i] + t);
+            for (int k = 0; k < count; ++k)
+                backwardPeak[k] = std::max(
+                    backwardPeak[k], scales[k].activations * activations + gradientsFrom_[i] + scales[k].transient * t);
         }
     } else {
         double segment = 0;
         for (const BatchPoly& seg : pm.segmentSaved) segment = std::max(segment, seg.at(n));
-        activations = (pm.checkpointBoundaries.at(n) + segment) * s.activations;
-        for (const BatchPoly& t : transient_) largestTransient = std::max(largestTransient, t.at(n) * s.transient);
-        backwardPeak = activations + grads + largestTransient;
+        activations = pm.checkpointBoundaries.at(n) + segment;
+        for (const BatchPoly& t : transient_) largestTransient = std::max(largestTransient, t.at(n));
+        for (int k = 0; k < count; ++k)
+            backwardPeak[k] = scales[k].activations * activations + grads + scales[k].transient * largestTransient;
     }
     // foreach Adam's one parameter-sized temporary (the denominator sqrt(v) / c2 + eps).
     const double stepTemporaries =
         optimizer_ == Optimizer::Adam || optimizer_ == Optimizer::AdamW ? m_.parameterBytes : 0;
-    peak = weights + optimizer + inputs + bucketBuffers + std::max(backwardPeak + cast, grads + stepTemporaries);
-
-    double waste = parameterWaste_;
-    const double savedScale = checkpointing_ && pm.savedTotal.at(n) > 0 ? activations / pm.savedTotal.at(n) : 1;
-    for (const SavedActivation& a : pm.saved) waste += blockWaste(a.bytes.at(n) * savedScale * s.activations);
-    fragmentation = (waste + largestTransient) * s.fragmentation;
+    const double savedTotal = pm.savedTotal.at(n);
+    const double savedScale = checkpointing_ && savedTotal > 0 ? activations / savedTotal : 1;
+    double waste[3] = {parameterWaste_, parameterWaste_, parameterWaste_};
+    for (const SavedActivation& a : pm.saved) {
+        const double bytes = a.bytes.at(n) * savedScale;
+        for (int k = 0; k < count; ++k) waste[k] += blockWaste(bytes * scales[k].activations);
+    }
+    for (int k = 0; k < count; ++k) {
+        peak[k] =
+            weights + optimizer + inputs + bucketBuffers + std::max(backwardPeak[k] + cast, grads + stepTemporaries);
+        fragmentation[k] = (waste[k] + scales[k].transient * largestTransient) * scales[k].fragmentation;
+    }
     if (parts) {
         parts->weights = weights;
         parts->castWeightCopies = cast;
         parts->gradients = grads + bucketBuffers;
         parts->optimizerState = optimizer;
-        parts->activations = activations;
+        parts->activations = scales[0].activations * activations;
         parts->inputs = inputs;
-        parts->workspace = std::max(largestTransient, stepTemporaries);
+        parts->workspace = std::max(scales[0].transient * largestTransient, stepTemporaries);
     }
 }
 
@@ -130,7 +141,7 @@ MemoryBreakdown MemoryModel::at(double n, const GpuSpec& gpu, MemoryBound bound)
     const Scale s = scaleFor(bound);
     MemoryBreakdown b;
     double peak = 0, fragmentation = 0;
-    allocatorPeak(n, s, peak, fragmentation, &b);
+    allocatorPeaks(n, &s, 1, &peak, &fragmentation, &b);
     const double cublas = cublasWorkspaceBytes(gpu);
     b.workspace += cublas;
     b.peakAllocated = peak + cublas;
@@ -140,9 +151,17 @@ MemoryBreakdown MemoryModel::at(double n, const GpuSpec& gpu, MemoryBound bound)
 }
 
 double MemoryModel::allocatorBytes(double n, MemoryBound bound) const {
+    const Scale s = scaleFor(bound);
     double peak = 0, fragmentation = 0;
-    allocatorPeak(n, scaleFor(bound), peak, fragmentation, nullptr);
+    allocatorPeaks(n, &s, 1, &peak, &fragmentation, nullptr);
     return peak + fragmentation;
+}
+
+void MemoryModel::allocatorBytesAll(double n, double out[3]) const {
+    const Scale s[3] = {scaleFor(MemoryBound::Value), scaleFor(MemoryBound::Low), scaleFor(MemoryBound::High)};
+    double peak[3], fragmentation[3];
+    allocatorPeaks(n, s, 3, peak, fragmentation, nullptr);
+    for (int k = 0; k < 3; ++k) out[k] = peak[k] + fragmentation[k];
 }
 
 double MemoryModel::gpuBytes(const GpuSpec& gpu, MemoryBound bound) {

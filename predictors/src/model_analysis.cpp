@@ -183,7 +183,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         a.name = op.name;
         a.type = op.type;
         const OpCost& c2 = costs[1].layers[i].cost;
-        for (const ModelCosts& c : {costs[0], costs[1], costs[2]})
+        for (const ModelCosts& c : costs)
             if (c.layers[i].cost.saved.size() != c2.saved.size())
                 throw ModelError(modelSource, op.name + ": the tensors it saves change with the batch size");
         a.forwardFlops = BatchPoly::through(costs[0].layers[i].cost.forwardFlops, c2.forwardFlops,

@@ -1,8 +1,10 @@
 #include "trainscope/predictors/training_predictor.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <sstream>
+#include <unordered_map>
 
 #include "trainscope/core/errors.h"
 #include "trainscope/predictors/data_parallel.h"
@@ -85,19 +87,19 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
     return t;
 }
 
-double TrainingPredictor::memoryNeed(const Target& t, const MemoryModel& mm, double n, MemoryBound bound) const {
-    double need = mm.deviceBytes(n, *t.gpu, bound);
+double TrainingPredictor::memoryNeed(const Target& t, double allocatorBytes, double n, MemoryBound bound) const {
+    double need = allocatorBytes + MemoryModel::gpuBytes(*t.gpu, bound);
     if (t.fromProfile) need += profile_->memoryCorrection(n, *t.gpu);
     return need;
 }
 
-Interval TrainingPredictor::maxBatchOf(const Target& t, const MemoryModel& mm) const {
+Interval TrainingPredictor::maxBatchOf(const Target& t, const AllocatorBytes& allocator) const {
     auto search = [&](MemoryBound bound) {
         int64_t limit = MemoryModel::kMaxBatch;
         if (t.fromProfile && profile_->sameGpu(*t.gpu) && profile_->smallestFailedBatch() > 0)
             limit = profile_->smallestFailedBatch() - 1;
-        return double(
-            largestFitting([&](int64_t n) { return memoryNeed(t, mm, double(n), bound) <= t.capacity; }, limit));
+        return double(largestFitting(
+            [&](int64_t n) { return memoryNeed(t, allocator(n, bound), double(n), bound) <= t.capacity; }, limit));
     };
     return {search(MemoryBound::Value), search(MemoryBound::High), search(MemoryBound::Low)};
 }
@@ -140,12 +142,15 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
 
     const MemoryModel mm(analysis_, s.precision, s.optimizer, s.checkpointing, gpus);
     r.memory = mm.at(n, gpu);
-    r.peakMemoryBytes = {memoryNeed(*t, mm, n, MemoryBound::Value), memoryNeed(*t, mm, n, MemoryBound::Low),
-                         memoryNeed(*t, mm, n, MemoryBound::High)};
+    double allocator[3];
+    mm.allocatorBytesAll(n, allocator);
+    r.peakMemoryBytes = {memoryNeed(*t, allocator[0], n, MemoryBound::Value),
+                         memoryNeed(*t, allocator[1], n, MemoryBound::Low),
+                         memoryNeed(*t, allocator[2], n, MemoryBound::High)};
     if (t->fromProfile) r.memory.peakAllocated += profile_->memoryCorrection(n, gpu);
     r.capacityBytes = t->capacity;
     r.fits = r.peakMemoryBytes.value <= r.capacityBytes;
-    r.maxBatch = maxBatchOf(*t, mm);
+    r.maxBatch = maxBatchOf(*t, [&](int64_t b, MemoryBound bound) { return mm.allocatorBytes(double(b), bound); });
 
     const std::string precision = trainingPrecisionName(s.precision);
     r.calibratedShare = it.calibratedShare;
@@ -177,12 +182,19 @@ SweepPlan::SweepPlan(const TrainingPredictor& predictor, const std::vector<const
     for (TrainingPrecision p : precisions)
         memory_.push_back(std::make_unique<MemoryModel>(predictor.analysis_, p, base.optimizer, base.checkpointing,
                                                         base.dataParallel.gpus));
+    // The largest batches probe the same batch sizes on many GPUs: the allocator's part once each.
+    std::vector<std::unordered_map<int64_t, std::array<double, 3>>> probed(precisions.size());
     for (const GpuSpec* g : gpus)
         for (size_t pi = 0; pi < precisions.size(); ++pi) {
             targets_.push_back(predictor.prepare(*g, precisions[pi], base));
             memoryIndex_.push_back(int(pi));
             const TrainingPredictor::Target& t = *targets_.back();
-            maxBatch_.push_back(t.reason.empty() ? predictor.maxBatchOf(t, *memory_[pi]) : Interval{});
+            auto allocator = [&](int64_t n, MemoryBound bound) {
+                auto [it, added] = probed[pi].try_emplace(n);
+                if (added) memory_[pi]->allocatorBytesAll(double(n), it->second.data());
+                return it->second[bound == MemoryBound::Value ? 0 : bound == MemoryBound::Low ? 1 : 2];
+            };
+            maxBatch_.push_back(t.reason.empty() ? predictor.maxBatchOf(t, allocator) : Interval{});
         }
 }
 
@@ -196,9 +208,7 @@ std::vector<GpuSweep> SweepPlan::evaluate(const std::vector<int64_t>& batches) c
     std::vector<double> allocator(memory_.size() * batches.size() * 3);
     for (size_t pi = 0; pi < memory_.size(); ++pi)
         for (size_t bi = 0; bi < batches.size(); ++bi)
-            for (int k = 0; k < 3; ++k)
-                allocator[(pi * batches.size() + bi) * 3 + k] =
-                    memory_[pi]->allocatorBytes(double(batches[bi]), kBounds[k]);
+            memory_[pi]->allocatorBytesAll(double(batches[bi]), &allocator[(pi * batches.size() + bi) * 3]);
     std::vector<GpuSweep> out;
     out.reserve(targets_.size());
     LayerSums sums;

@@ -175,7 +175,7 @@ TEST(PredictTime, EveryZooModelOnEveryGpuIsFiniteAndPositive) {
                     EXPECT_TRUE(std::isfinite(l.backwardMs.value) && l.backwardMs.value >= 0) << l.name;
                     sum += l.forwardMs.value + l.backwardMs.value;
                 }
-                EXPECT_NEAR(sum, r.forwardMs.value + r.backwardMs.value, 1e-9 * sum);
+                EXPECT_NEAR(sum, r.forwardMs.value + r.backwardMs.value, 1e-5 * sum);  // the sums run in float
             }
     }
 }

@@ -3,6 +3,7 @@
 // recomputation), the optimizer step and the all-reduce not hidden under backward. The layer
 // times come from a LayerTimeSource (analytic rows, or a fitted profile), which sums them per
 // group so that a batch size costs one pass over the rows.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -34,6 +35,8 @@ struct LayerSums {
     double calibratedMs = 0;  // time in rows of a calibrated (or measured) class
     double otherMs = 0;       // measured iteration time outside the layers (profiles)
     double otherError = 0;
+    std::vector<double> scratch;  // reused between calls: bucket ready times
+    std::vector<float> rowTimes;  // reused between calls: one block's row times
     void reset(int regions);
 };
 
@@ -46,7 +49,8 @@ public:
     virtual std::vector<LayerTime> layers(double n) const = 0;
 };
 
-// The analytic rows, de-duplicated (a transformer's layers repeat) and laid out for a tight loop.
+// The analytic rows, de-duplicated (a transformer's layers repeat) and laid out for a tight loop:
+// each distinct row is evaluated once per batch size, then added to every group it occurs in.
 class AnalyticLayerTimes : public LayerTimeSource {
 public:
     AnalyticLayerTimes(const ModelAnalysis& m, OperationTimes times, const LayerRegions& regions);
@@ -56,10 +60,20 @@ public:
     size_t distinctRows() const;
 
 private:
-    struct Block {      // rows of one group and one softness, structure of arrays
-        int group = 0;  // 0: forward checkpointed, 1: forward last segment, 2 + r: backward region r
+    struct Run {             // consecutive uses of one group
+        uint32_t group = 0;  // 0: forward checkpointed, 1: forward last segment, 2 + r: backward region r
+        uint32_t begin = 0, end = 0;
+    };
+    struct Block {  // distinct rows of one softness, structure of arrays
         double softness = 4;
-        std::vector<double> floorPow, c0, c1, c2, m0, m1, m2, fixed, k0, k1, k2, weight, weightError, weightCalibrated;
+        // Single precision: four rows per SSE vector (eight with AVX2), and the model is good to
+        // 10%, not to 1e-7.
+        std::vector<float> floorPow, c0, c1, c2, m0, m1, m2, fixed, k0, k1, k2;
+        // Where each distinct row is used, sorted by group: row, and weights for its time, its
+        // error (count x relative error) and its calibrated time (count, or 0).
+        std::vector<uint32_t> useRow;
+        std::vector<double> useWeight, useError, useCalibrated;
+        std::vector<Run> runs;
     };
     const ModelAnalysis& m_;
     OperationTimes times_;

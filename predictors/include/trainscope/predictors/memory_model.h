@@ -51,6 +51,8 @@ public:
     // (context, cuBLAS workspaces), so that a sweep over GPUs computes the first once.
     double deviceBytes(double n, const GpuSpec& gpu, MemoryBound bound = MemoryBound::Value) const;
     double allocatorBytes(double n, MemoryBound bound = MemoryBound::Value) const;
+    // allocatorBytes at Value, Low and High in one pass.
+    void allocatorBytesAll(double n, double out[3]) const;
     static double gpuBytes(const GpuSpec& gpu, MemoryBound bound = MemoryBound::Value);
     // The largest batch whose deviceBytes fits `capacity` (0 when batch 1 does not), at most kMaxBatch.
     int64_t maxBatch(double capacity, const GpuSpec& gpu, MemoryBound bound = MemoryBound::Value) const;
@@ -62,8 +64,10 @@ private:
         double activations = 1, transient = 1, fragmentation = 1, context = 1;
     };
     static Scale scaleFor(MemoryBound b);
-    // Allocator peak and fragmentation without the GPU-specific constants.
-    void allocatorPeak(double n, const Scale& s, double& peak, double& fragmentation, MemoryBreakdown* parts) const;
+    // Allocator peak and fragmentation without the GPU-specific constants, for up to 3 scales at
+    // once; `parts` gets the categories at scales[0].
+    void allocatorPeaks(double n, const Scale* scales, int count, double* peak, double* fragmentation,
+                        MemoryBreakdown* parts) const;
 
     const ModelAnalysis& m_;
     TrainingPrecision precision_;

@@ -10,6 +10,7 @@
 //   SweepPlan plan(p, gpus, precisions, scenario);    // per (GPU, precision) coefficients, once
 //   plan.evaluate(batches);                           // many batch sizes, microseconds each
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,8 +55,10 @@ private:
     friend class SweepPlan;
     struct Target;  // one (GPU, precision) prepared for evaluation
     std::unique_ptr<Target> prepare(const GpuSpec& gpu, TrainingPrecision p, const TrainingScenario& s) const;
-    double memoryNeed(const Target& t, const MemoryModel& mm, double n, MemoryBound bound) const;
-    Interval maxBatchOf(const Target& t, const MemoryModel& mm) const;
+    // Device bytes at batch n from the allocator's part (the same on every GPU).
+    double memoryNeed(const Target& t, double allocatorBytes, double n, MemoryBound bound) const;
+    using AllocatorBytes = std::function<double(int64_t n, MemoryBound bound)>;
+    Interval maxBatchOf(const Target& t, const AllocatorBytes& allocator) const;
 
     ModelAnalysis analysis_;
     const KernelScalingTable& table_;
