@@ -5,6 +5,7 @@
 
 #include "hardware_commands.h"
 #include "inspect_report.h"
+#include "predict_command.h"
 #include "validate_kernels_command.h"
 #include "trainscope/core/costs.h"
 #include "trainscope/core/errors.h"
@@ -141,6 +142,9 @@ int run(int argc, char** argv) {
                                    "with --fit-all: file to write (default: stdout)");
     addGpuDbOption(validateKernelsCmd, validateKernels.gpuDbFiles);
 
+    PredictOptions predict;
+    CLI::App* predictCmd = addPredictCommand(app, predict);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -154,6 +158,7 @@ int run(int argc, char** argv) {
         if (occupancyCmd->parsed()) return runOccupancy(occupancy);
         if (calibrateCmd->parsed()) return runCalibrate(calibrate);
         if (validateKernelsCmd->parsed()) return runValidateKernels(validateKernels);
+        if (predictCmd->parsed()) return runPredict(predict);
     } catch (const ModelError& e) {
         std::cerr << "trainscope-cli: " << e.what() << "\n";
         return kExitBadInput;

@@ -157,6 +157,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         throw ModelError(modelSource, e.what());
     }
     seq = costs[0].seq;
+    sequenceModel = g.defaults.seq > 0 || seqIn > 0;
     const std::vector<bool> grad = requiresGrad(g);
     const std::vector<int> owner = g.parameterOwners();
     std::set<std::string> tableClasses;

@@ -95,7 +95,8 @@ public:
 
     std::string modelName;
     std::string modelSource;
-    int64_t seq = 0;
+    int64_t seq = 0;              // the sequence length the costs were evaluated at (1 without one)
+    bool sequenceModel = false;   // the model has a sequence dimension
     std::vector<AnalyzedOp> ops;  // one per graph operation, graph order
     std::array<PrecisionMemory, kTrainingPrecisionCount> memory;
     int64_t parameters = 0;
