@@ -49,33 +49,29 @@ MeasuredLaw makeLaw(std::vector<Point> pts, const GpuSpec& gpu, const TimeRow* r
         law.ms.push_back(p.ms);
         law.cv.push_back(p.cv);
     }
-    // Waves of the dominant kernel, when every point recorded it under one name.
-    bool waves = pts.size() >= 2 && pts.front().dominant != nullptr;
-    for (const Point& p : pts) waves = waves && p.dominant != nullptr && p.dominant->name == pts.front().dominant->name;
-    if (waves) {
+    // The dominant kernel, when every point recorded it under one name: its launch, its grid at
+    // each batch, and (when the grid grows) its waves as the work units.
+    bool same = pts.front().dominant != nullptr;
+    for (const Point& p : pts) same = same && p.dominant != nullptr && p.dominant->name == pts.front().dominant->name;
+    if (same) {
         const KernelRecord& k = *pts.front().dominant;
-        KernelLaunch launch;
-        launch.threadsPerBlock = k.block[0] * k.block[1] * k.block[2];
-        launch.registersPerThread = k.registersPerThread;
-        launch.staticSharedBytes = k.staticSharedBytes;
-        launch.dynamicSharedBytes = k.dynamicSharedBytes;
-        try {
-            law.waveSize = double(computeOccupancy(gpu, launch).waveSize);
-        } catch (const ModelError&) {
-            law.waveSize = 0;
-        }
+        law.hasKernel = true;
+        law.launch.threadsPerBlock = k.block[0] * k.block[1] * k.block[2];
+        law.launch.registersPerThread = k.registersPerThread;
+        law.launch.staticSharedBytes = k.staticSharedBytes;
+        law.launch.dynamicSharedBytes = k.dynamicSharedBytes;
+        law.waveSize = ProfileFit::waveSizeOn(law, gpu);
         for (size_t i = 0; i < pts.size(); ++i)
             if (i == 0 || pts[i].batch != pts[i - 1].batch)
                 law.grids.push_back(double(pts[i].dominant->grid[0]) * pts[i].dominant->grid[1] *
                                     pts[i].dominant->grid[2]);
-        law.waves = law.waveSize > 0;
+        law.waves = law.waveSize > 0 && law.batches.size() >= 2;
         if (law.waves) {
             for (double b : law.batches) law.units.push_back(ProfileFit::unitsAt(law, b, 0));
             law.waves = law.units.back() > law.units.front();  // a grid that does not grow says nothing
         }
     }
     if (!law.waves) {
-        law.grids.clear();
         law.units.clear();
         for (double b : law.batches) law.units.push_back(row ? row->kernelMs(b) : b);
     }
@@ -85,17 +81,28 @@ MeasuredLaw makeLaw(std::vector<Point> pts, const GpuSpec& gpu, const TimeRow* r
 
 }  // namespace
 
+double ProfileFit::gridAt(const MeasuredLaw& law, double n) {
+    const std::vector<double>& b = law.batches;
+    if (law.grids.empty()) return 0;
+    // A grid that did not change is fixed; one that grew grows in proportion beyond the ends.
+    if (law.grids.front() == law.grids.back()) return law.grids.front();
+    if (n <= b.front()) return std::max(1.0, law.grids.front() * n / b.front());
+    if (n >= b.back()) return law.grids.back() * n / b.back();
+    return interpolate(b, law.grids, n);
+}
+
+double ProfileFit::waveSizeOn(const MeasuredLaw& law, const GpuSpec& gpu) {
+    if (!law.hasKernel) return 0;
+    try {
+        return double(computeOccupancy(gpu, law.launch).waveSize);
+    } catch (const ModelError&) {
+        return 0;  // cannot run there as launched
+    }
+}
+
 double ProfileFit::unitsAt(const MeasuredLaw& law, double n, double analyticKernelMs) {
     if (!law.waves) return analyticKernelMs;
-    const std::vector<double>& b = law.batches;
-    double grid;
-    if (n <= b.front())
-        grid = law.grids.front() * n / b.front();
-    else if (n >= b.back())
-        grid = law.grids.back() * n / b.back();
-    else
-        grid = interpolate(b, law.grids, n);
-    return std::ceil(grid / law.waveSize - 1e-9);
+    return std::ceil(gridAt(law, n) / law.waveSize - 1e-9);
 }
 
 double ProfileFit::evaluate(const MeasuredLaw& law, double n, double u, double analyticAtN, double& relError) {

@@ -29,6 +29,15 @@ public:
         index(yc_, ycI_);
         index(xc_, xcI_);
         index(xp_, xpI_);
+        // Kernels smaller than one wave on both GPUs: only the SM clock matters (Habitat's rule).
+        targetWave_.assign(2 * m_.ops.size(), 0.0);
+        if (cross_ && origin.boostClockMHz.known() && target.boostClockMHz.known()) {
+            clockRatio_ = *origin.boostClockMHz / *target.boostClockMHz;
+            for (size_t op = 0; op < m_.ops.size(); ++op)
+                for (int pass = 0; pass < 2; ++pass)
+                    if (const MeasuredLaw* law = fit.law(int(op), pass == 1))
+                        targetWave_[2 * op + size_t(pass)] = ProfileFit::waveSizeOn(*law, target);
+        }
     }
 
     int regions() const override { return regions_.regions(); }
@@ -120,7 +129,12 @@ private:
         const TimeRow* xc = row(xcI_, op, backward);
         if (yc != ym) t *= yc->at(n) / ym->at(n);
         if (cross_) {
-            t = crossGpu(t, *yc, *xc, n);
+            const double targetWave = targetWave_[2 * op + (backward ? 1 : 0)];
+            if (clockRatio_ > 0 && law->waveSize > 0 && targetWave > 0 &&
+                ProfileFit::gridAt(*law, n) <= std::min(law->waveSize, targetWave))
+                t *= clockRatio_;
+            else
+                t = crossGpu(t, *yc, *xc, n);
             e = errors::combine(e, errors::crossClassError(m_.ops[op].opClass));
         }
         if (xp != xc) t *= xp->at(n) / xc->at(n);
@@ -136,6 +150,8 @@ private:
     TrainingPrecision common_ = TrainingPrecision::Fp32;
     OperationTimes yc_, xc_, xp_;
     Index ym_, ycI_, xcI_, xpI_;
+    double clockRatio_ = 0;           // measured GPU's boost clock / the target's (0: unknown)
+    std::vector<double> targetWave_;  // per (op, pass): the dominant kernel's wave size on the target
 };
 
 std::unique_ptr<LayerTimeSource> ProfileFit::source(const GpuSpec& target, TrainingPrecision p,

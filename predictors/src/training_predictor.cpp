@@ -23,7 +23,9 @@ struct TrainingPredictor::Target {
     IterationSetup single;  // the same on one GPU, for the scaling efficiency
     bool fromProfile = false;
     double capacity = 0;
+    int64_t batchLimit = MemoryModel::kMaxBatch;  // below the smallest batch the profile saw fail here
     std::string linkBasis;
+    bool fits(double need, double n) const { return need <= capacity && n <= double(batchLimit); }
 };
 
 namespace {
@@ -82,8 +84,10 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
     t->single.gpus = 1;
     t->single.bucketCommMs.clear();
     t->capacity = gpuCapacityBytes(gpu);
-    if (t->fromProfile && profile_->sameGpu(gpu) && profile_->measuredCapacity() > 0)
-        t->capacity = profile_->measuredCapacity();
+    if (t->fromProfile && profile_->sameGpu(gpu)) {
+        if (profile_->measuredCapacity() > 0) t->capacity = profile_->measuredCapacity();
+        if (profile_->smallestFailedBatch() > 0) t->batchLimit = profile_->smallestFailedBatch() - 1;
+    }
     return t;
 }
 
@@ -95,11 +99,9 @@ double TrainingPredictor::memoryNeed(const Target& t, double allocatorBytes, dou
 
 Interval TrainingPredictor::maxBatchOf(const Target& t, const AllocatorBytes& allocator) const {
     auto search = [&](MemoryBound bound) {
-        int64_t limit = MemoryModel::kMaxBatch;
-        if (t.fromProfile && profile_->sameGpu(*t.gpu) && profile_->smallestFailedBatch() > 0)
-            limit = profile_->smallestFailedBatch() - 1;
         return double(largestFitting(
-            [&](int64_t n) { return memoryNeed(t, allocator(n, bound), double(n), bound) <= t.capacity; }, limit));
+            [&](int64_t n) { return memoryNeed(t, allocator(n, bound), double(n), bound) <= t.capacity; },
+            t.batchLimit));
     };
     return {search(MemoryBound::Value), search(MemoryBound::High), search(MemoryBound::Low)};
 }
@@ -149,7 +151,7 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
                          memoryNeed(*t, allocator[2], n, MemoryBound::High)};
     if (t->fromProfile) r.memory.peakAllocated += profile_->memoryCorrection(n, gpu);
     r.capacityBytes = t->capacity;
-    r.fits = r.peakMemoryBytes.value <= r.capacityBytes;
+    r.fits = t->fits(r.peakMemoryBytes.value, n);
     r.maxBatch = maxBatchOf(*t, [&](int64_t b, MemoryBound bound) { return mm.allocatorBytes(double(b), bound); });
 
     const std::string precision = trainingPrecisionName(s.precision);
@@ -240,7 +242,7 @@ std::vector<GpuSweep> SweepPlan::evaluate(const std::vector<int64_t>& batches) c
             const double correction = t.fromProfile ? predictor_.profile_->memoryCorrection(n, *t.gpu) : 0;
             p.peakMemoryBytes = {a[0] + fixed[0] + correction, a[1] + fixed[1] + correction,
                                  a[2] + fixed[2] + correction};
-            p.fits = p.peakMemoryBytes.value <= t.capacity;
+            p.fits = t.fits(p.peakMemoryBytes.value, n);
             sw.points.push_back(p);
         }
         out.push_back(std::move(sw));

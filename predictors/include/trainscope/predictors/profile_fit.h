@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "trainscope/core/gpu_database.h"
+#include "trainscope/core/occupancy.h"
 #include "trainscope/core/profile.h"
 #include "trainscope/predictors/iteration_model.h"
 #include "trainscope/predictors/kernel_scaling_table.h"
@@ -27,10 +28,12 @@ struct MeasuredLaw {
     std::vector<double> ms;       // median at each
     std::vector<double> cv;
     std::vector<double> units;     // work units at each batch
-    bool waves = false;            // units are waves of the dominant kernel
-    double waveSize = 0;           // blocks per wave (waves only)
-    std::vector<double> grids;     // its grid (blocks) at each batch (waves only)
     std::vector<double> analytic;  // the analytic time (with host floor) at each batch, measured GPU
+    bool hasKernel = false;        // the dominant kernel was recorded at every batch, under one name
+    KernelLaunch launch;           // its block, registers and shared memory
+    std::vector<double> grids;     // its grid (blocks) at each batch
+    double waveSize = 0;           // its blocks per wave on the measured GPU (0: unknown)
+    bool waves = false;            // units are its waves (its grid grows with the batch)
 };
 
 class ProfileFit {
@@ -73,6 +76,10 @@ public:
     double otherMs(double n, double& cv) const;
     // Work units of a law at batch n: waves, or the analytic kernel time passed in.
     static double unitsAt(const MeasuredLaw& law, double n, double analyticKernelMs);
+    // The dominant kernel's grid at batch n (interpolated; in proportion beyond the measured ones).
+    static double gridAt(const MeasuredLaw& law, double n);
+    // Its wave size on `gpu` (occupancy of its launch there); 0 when it cannot run there.
+    static double waveSizeOn(const MeasuredLaw& law, const GpuSpec& gpu);
 
 private:
     friend class ProfileLayerTimes;
