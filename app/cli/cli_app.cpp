@@ -6,6 +6,7 @@
 #include "hardware_commands.h"
 #include "inspect_report.h"
 #include "profile_command.h"
+#include "predict_command.h"
 #include "validate_kernels_command.h"
 #include "trainscope/core/costs.h"
 #include "trainscope/core/errors.h"
@@ -144,6 +145,8 @@ int run(int argc, char** argv) {
 
     ProfileCommandOptions profile;
     CLI::App* profileCmd = addProfileCommand(app, profile);
+    PredictOptions predict;
+    CLI::App* predictCmd = addPredictCommand(app, predict);
 
     try {
         app.parse(argc, argv);
@@ -159,6 +162,7 @@ int run(int argc, char** argv) {
         if (calibrateCmd->parsed()) return runCalibrate(calibrate);
         if (validateKernelsCmd->parsed()) return runValidateKernels(validateKernels);
         if (profileCmd->parsed()) return runProfile(profile);
+        if (predictCmd->parsed()) return runPredict(predict);
     } catch (const ModelError& e) {
         std::cerr << "trainscope-cli: " << e.what() << "\n";
         return kExitBadInput;

@@ -1,0 +1,138 @@
+#include "predict_command.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "predict_report.h"
+#include "trainscope/core/errors.h"
+#include "trainscope/core/gpu_database.h"
+#include "trainscope/core/model_loader.h"
+#include "trainscope/predictors/training_predictor.h"
+
+namespace ts::cli {
+namespace {
+
+using namespace ts::predictors;
+
+std::string quoted(const std::string& s) {
+    return "'" + s + "'";
+}
+
+TrainingScenario scenarioFrom(const PredictOptions& o, std::optional<Optimizer> profileOptimizer) {
+    TrainingScenario s;
+    auto precision = parseTrainingPrecision(o.precision);
+    if (!precision)
+        throw ModelError("--precision",
+                         "unknown precision " + quoted(o.precision) + " (fp32, tf32, amp-fp16, amp-bf16 or fp8)");
+    s.precision = *precision;
+    s.optimizer = profileOptimizer.value_or(Optimizer::Sgd);
+    if (!o.optimizer.empty()) {
+        auto opt = parseOptimizer(o.optimizer);
+        if (!opt)
+            throw ModelError("--optimizer",
+                             "unknown optimizer " + quoted(o.optimizer) + " (sgd, sgd-momentum, adam or adamw)");
+        s.optimizer = *opt;
+    }
+    auto link = parseInterconnect(o.interconnect);
+    if (!link)
+        throw ModelError("--interconnect",
+                         "unknown interconnect " + quoted(o.interconnect) + " (nvlink, pcie or infiniband)");
+    s.dataParallel.gpus = o.gpus;
+    s.dataParallel.interconnect = *link;
+    s.dataParallel.infinibandGbps = o.infinibandGbps;
+    s.checkpointing = o.checkpointing;
+    return s;
+}
+
+// 0 for auto, the number otherwise; throws for anything else.
+int64_t batchFrom(const std::string& text, int64_t modelDefault) {
+    if (text.empty()) return modelDefault;
+    if (text == "auto") return 0;
+    size_t used = 0;
+    long long v = 0;
+    try {
+        v = std::stoll(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || v < 1 || v > (int64_t(1) << 30))
+        throw ModelError("--batch", "expected a batch size from 1 to 2^30 or 'auto', got " + quoted(text));
+    return v;
+}
+
+}  // namespace
+
+std::optional<Profile> loadProfileIfAny(const std::string& /*path*/) {
+    // PROFILE INPUT HOOK (see the header): wire ts::readProfile here.
+    return std::nullopt;
+}
+
+CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
+    CLI::App* cmd =
+        app.add_subcommand("predict",
+                           "Predict training time, throughput and memory on every GPU of the database (or one): per "
+                           "precision, optimizer, batch size (or the largest that fits), data-parallel GPUs and "
+                           "interconnect, with activation checkpointing; every figure with its expected range.");
+    cmd->add_option("MODEL", o.model, "model file or zoo:NAME[?options], as for inspect")->required();
+    cmd->add_option("--gpu", o.gpu, "a GPU id or name, or all (default)");
+    cmd->add_option("--batch,-b", o.batch,
+                    "per-GPU batch size, or auto: the largest that fits each GPU "
+                    "(default: the model's, 1 unless ?batch= says otherwise)");
+    cmd->add_option("--precision", o.precision, "fp32 (default), tf32, amp-fp16, amp-bf16 or fp8");
+    cmd->add_option("--optimizer", o.optimizer, "sgd (default), sgd-momentum, adam or adamw");
+    cmd->add_option("--gpus", o.gpus, "data-parallel GPUs (default 1)")->check(CLI::Range(1, 65536));
+    cmd->add_option("--interconnect", o.interconnect, "between the GPUs: nvlink (default), pcie or infiniband");
+    cmd->add_option("--infiniband-gbps", o.infinibandGbps, "InfiniBand rate per GPU in Gb/s (default 400, NDR)")
+        ->check(CLI::Range(1.0, 1e5));
+    cmd->add_flag("--checkpointing", o.checkpointing, "activation checkpointing in sqrt(L) segments");
+    cmd->add_option("--seq", o.seq, "sequence length for sequence models (default: the model's)")
+        ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
+    cmd->add_flag("--json", o.json, "print JSON: model, scenario, predictions[] (one per GPU)");
+    cmd->add_flag("--layers", o.layers, "every layer's forward and backward time (JSON: layers[] per GPU)");
+    cmd->add_option("--gpu-db", o.gpuDbFiles, "extra GPU file(s) applied after the built-in database")
+        ->check(CLI::ExistingFile);
+    return cmd;
+}
+
+int runPredict(const PredictOptions& o) {
+    const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
+    std::optional<Profile> profile = loadProfileIfAny(o.model);
+    const std::string modelSpec = profile ? profile->scenario.model : o.model;
+    if (profile && modelSpec.empty()) throw ModelError(o.model, "the profile does not name its model");
+    const Graph g = loadModel(modelSpec);
+    int64_t seq = o.seq;
+    if (seq <= 0 && profile && profile->scenario.seq > 0) seq = profile->scenario.seq;
+    TrainingPredictor predictor(g, seq);
+    std::optional<Optimizer> profileOptimizer;
+    if (profile) {
+        predictor.useProfile(*profile, db);
+        profileOptimizer = parseOptimizer(profile->scenario.optimizer);
+    }
+    TrainingScenario scenario = scenarioFrom(o, profileOptimizer);
+    const int64_t batch = batchFrom(o.batch, g.defaults.batch);
+
+    std::vector<const GpuSpec*> gpus;
+    if (o.gpu == "all")
+        for (const GpuSpec& spec : db.gpus()) gpus.push_back(&spec);
+    else
+        gpus.push_back(&db.get(o.gpu));
+    const bool perLayer = o.layers || gpus.size() == 1;
+    std::vector<TrainingPrediction> predictions;
+    for (const GpuSpec* gpu : gpus) {
+        TrainingScenario s = scenario;
+        s.batch = batch > 0 ? batch : 1;
+        TrainingPrediction p = predictor.predict(*gpu, s, perLayer && batch > 0);
+        if (batch == 0 && p.supported && p.maxBatch.value > 1) {  // auto: the largest that fits
+            s.batch = int64_t(p.maxBatch.value);
+            p = predictor.predict(*gpu, s, perLayer);
+        }
+        predictions.push_back(std::move(p));
+    }
+    if (o.json)
+        std::cout << predictReportJson(predictor.analysis(), predictions, o.layers).dump(1) << "\n";
+    else
+        printPredictTable(std::cout, predictor.analysis(), predictions, o.layers);
+    return 0;
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,45 @@
+#pragma once
+// `predict`: training time, throughput and memory of a model on every GPU of the database (or
+// one), at a precision, optimizer, batch size (or the largest that fits), data-parallel GPU count
+// and interconnect, with and without activation checkpointing; intervals on every figure.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainscope/core/profile.h"
+
+namespace CLI {
+class App;
+}
+
+namespace ts::cli {
+
+struct PredictOptions {
+    std::string model;        // MODEL as for inspect, or a PROFILE file (see loadProfileIfAny)
+    std::string gpu = "all";  // a GPU id or name, or all
+    std::string batch;        // N, or auto (the largest that fits each GPU); default: the model's
+    std::string precision = "fp32";
+    std::string optimizer;  // default: the profile's, else sgd (the profiler's default)
+    int gpus = 1;
+    std::string interconnect = "nvlink";
+    double infinibandGbps = 400;
+    bool checkpointing = false;
+    int64_t seq = 0;
+    bool json = false;
+    bool layers = false;  // every layer's times (JSON: "layers" per GPU; text: all instead of the top 10)
+    std::vector<std::string> gpuDbFiles;
+};
+
+// Registers the subcommand and its options on `app`; returns it so run() can ask parsed().
+CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o);
+int runPredict(const PredictOptions& o);
+
+// PROFILE INPUT HOOK: the measured profile in `path`, when `path` is a TrainScope profile file.
+// Until ts::readProfile (core/include/trainscope/core/profile_file.h) is merged this returns
+// nothing, so every argument is read as a MODEL; the lead wires readProfile in here. When it
+// returns a profile, `predict` loads the model named in profile.scenario.model and predicts from
+// the measurements (source "measured profile").
+std::optional<Profile> loadProfileIfAny(const std::string& path);
+
+}  // namespace ts::cli

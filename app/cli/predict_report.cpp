@@ -1,0 +1,209 @@
+#include "predict_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+namespace ts::cli {
+namespace {
+
+using nlohmann::ordered_json;
+using namespace ts::predictors;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string fixed(double v, int decimals) {
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(decimals) << v;
+    return os.str();
+}
+
+// Three significant digits, enough for a prediction with a 10-60% interval.
+std::string sig(double v) {
+    const double a = std::abs(v);
+    return fixed(v, a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3);
+}
+
+std::string range(const Interval& i) {
+    return sig(i.value) + " (" + sig(i.low) + "-" + sig(i.high) + ")";
+}
+
+std::string pad(std::string s, size_t w) {
+    if (s.size() < w) s.append(w - s.size(), ' ');
+    return s;
+}
+std::string padLeft(std::string s, size_t w) {
+    if (s.size() < w) s.insert(0, w - s.size(), ' ');
+    return s;
+}
+
+std::string scenarioLine(const TrainingScenario& s) {
+    std::string line = std::string(trainingPrecisionName(s.precision)) + ", " + optimizerName(s.optimizer);
+    if (s.dataParallel.gpus > 1)
+        line +=
+            ", " + std::to_string(s.dataParallel.gpus) + " GPUs over " + interconnectName(s.dataParallel.interconnect);
+    if (s.checkpointing) line += ", activation checkpointing";
+    return line;
+}
+
+}  // namespace
+
+ordered_json intervalJson(const Interval& i) {
+    return {{"value", i.value}, {"low", i.low}, {"high", i.high}};
+}
+
+ordered_json predictionJson(const TrainingPrediction& p, bool layers) {
+    ordered_json j;
+    j["gpu"] = p.gpuId;
+    j["name"] = p.gpuName;
+    j["supported"] = p.supported;
+    j["precision"] = trainingPrecisionName(p.scenario.precision);
+    j["batch"] = p.scenario.batch;
+    if (!p.supported) {
+        j["reason"] = p.reason;
+        return j;
+    }
+    j["iteration_ms"] = intervalJson(p.iterationMs);
+    j["samples_per_s"] = intervalJson(p.samplesPerS);
+    j["peak_memory_bytes"] = intervalJson(p.peakMemoryBytes);
+    j["capacity_bytes"] = p.capacityBytes;
+    j["max_batch"] = intervalJson(p.maxBatch);
+    j["fits"] = p.fits;
+    j["source"] = predictionSourceName(p.source);
+    j["source_detail"] = p.sourceDetail;
+    j["calibrated_share"] = p.calibratedShare;
+    j["forward_ms"] = intervalJson(p.forwardMs);
+    j["backward_ms"] = intervalJson(p.backwardMs);
+    j["recompute_ms"] = intervalJson(p.recomputeMs);
+    j["optimizer_ms"] = intervalJson(p.optimizerMs);
+    j["communication_ms"] = intervalJson(p.communicationMs);
+    j["other_ms"] = intervalJson(p.otherMs);
+    j["scaling_efficiency"] = intervalJson(p.scalingEfficiency);
+    const MemoryBreakdown& m = p.memory;
+    j["memory_bytes"] = {{"weights", m.weights},
+                         {"cast_weight_copies", m.castWeightCopies},
+                         {"gradients", m.gradients},
+                         {"optimizer_state", m.optimizerState},
+                         {"activations", m.activations},
+                         {"inputs", m.inputs},
+                         {"workspace", m.workspace},
+                         {"cuda_context", m.cudaContext},
+                         {"fragmentation", m.fragmentation},
+                         {"peak_allocated", m.peakAllocated},
+                         {"peak_reserved", m.peakReserved()}};
+    j["notes"] = p.notes;
+    if (layers) {
+        ordered_json a = ordered_json::array();
+        for (const LayerTime& l : p.layers)
+            a.push_back({{"op", l.op},
+                         {"name", l.name},
+                         {"class", l.opClass},
+                         {"forward_ms", intervalJson(l.forwardMs)},
+                         {"backward_ms", intervalJson(l.backwardMs)},
+                         {"source", predictionSourceName(l.source)}});
+        j["layers"] = a;
+    }
+    return j;
+}
+
+ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<TrainingPrediction>& predictions,
+                               bool layers) {
+    ordered_json out;
+    out["model"] = {{"name", m.modelName},
+                    {"source", m.modelSource},
+                    {"seq", m.sequenceModel ? ordered_json(m.seq) : ordered_json(nullptr)},
+                    {"parameters", m.parameters},
+                    {"operations", m.ops.size()}};
+    if (!predictions.empty()) {
+        const TrainingScenario& s = predictions.front().scenario;
+        out["scenario"] = {{"precision", trainingPrecisionName(s.precision)},
+                           {"optimizer", optimizerName(s.optimizer)},
+                           {"gpus", s.dataParallel.gpus},
+                           {"interconnect", interconnectName(s.dataParallel.interconnect)},
+                           {"checkpointing", s.checkpointing}};
+    }
+    ordered_json a = ordered_json::array();
+    for (const TrainingPrediction& p : predictions) a.push_back(predictionJson(p, layers));
+    out["predictions"] = a;
+    return out;
+}
+
+void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vector<TrainingPrediction>& predictions,
+                       bool allLayers) {
+    if (predictions.empty()) return;
+    os << m.modelName << " (" << fixed(m.parameters / 1e6, 1) << "M parameters";
+    if (m.sequenceModel) os << ", sequence " << m.seq;
+    os << "): " << scenarioLine(predictions.front().scenario) << "\n";
+    os << "Figures are predictions with their expected range in parentheses (docs/prediction.md).\n\n";
+    const std::vector<std::pair<std::string, size_t>> cols = {{"gpu", 18},       {"batch", 6},     {"iteration ms", 24},
+                                                              {"samples/s", 24}, {"peak GiB", 20}, {"of GiB", 7},
+                                                              {"max batch", 10}, {"fits", 5}};
+    for (size_t i = 0; i < cols.size(); ++i)
+        os << (i == 0 ? pad(cols[i].first, cols[i].second) : padLeft(cols[i].first, cols[i].second)) << " ";
+    os << " source\n";
+    std::map<std::string, std::pair<double, double>> sources;  // detail -> share range
+    for (const TrainingPrediction& p : predictions) {
+        if (!p.supported) {
+            os << pad(p.gpuId, cols[0].second) << " not supported: " << p.reason << "\n";
+            continue;
+        }
+        Interval peak = p.peakMemoryBytes;
+        peak.value /= kGiB, peak.low /= kGiB, peak.high /= kGiB;
+        const std::vector<std::string> cells = {p.gpuId,
+                                                std::to_string(p.scenario.batch),
+                                                range(p.iterationMs),
+                                                range(p.samplesPerS),
+                                                range(peak),
+                                                fixed(p.capacityBytes / kGiB, 0),
+                                                std::to_string(int64_t(p.maxBatch.value)),
+                                                p.fits ? "yes" : "no"};
+        for (size_t i = 0; i < cells.size(); ++i)
+            os << (i == 0 ? pad(cells[i], cols[i].second) : padLeft(cells[i], cols[i].second)) << " ";
+        os << " " << predictionSourceName(p.source) << "\n";
+        auto [it, added] = sources.try_emplace(p.sourceDetail, p.calibratedShare, p.calibratedShare);
+        it->second = {std::min(it->second.first, p.calibratedShare), std::max(it->second.second, p.calibratedShare)};
+    }
+    os << "\n";
+    for (const auto& [detail, share] : sources) {
+        os << "Source: " << detail << " (calibrated or measured: " << fixed(share.first * 100, 0);
+        if (share.second - share.first >= 0.005) os << "-" << fixed(share.second * 100, 0);
+        os << "% of the time).\n";
+    }
+    if (predictions.size() != 1 || !predictions.front().supported) return;
+
+    const TrainingPrediction& p = predictions.front();
+    const MemoryBreakdown& mb = p.memory;
+    os << "\nIteration: forward " << range(p.forwardMs) << " ms, backward " << range(p.backwardMs) << " ms";
+    if (p.recomputeMs.value > 0) os << ", recomputation " << range(p.recomputeMs) << " ms";
+    os << ", optimizer " << range(p.optimizerMs) << " ms";
+    if (p.communicationMs.value > 0) os << ", exposed all-reduce " << range(p.communicationMs) << " ms";
+    if (p.otherMs.value != 0) os << ", outside the layers " << range(p.otherMs) << " ms";
+    os << "\n";
+    if (p.scenario.dataParallel.gpus > 1) os << "Scaling efficiency: " << range(p.scalingEfficiency) << "\n";
+    os << "\nMemory (GiB): weights " << fixed(mb.weights / kGiB, 2);
+    if (mb.castWeightCopies > 0) os << " + cast copies " << fixed(mb.castWeightCopies / kGiB, 2);
+    os << ", gradients " << fixed(mb.gradients / kGiB, 2) << ", optimizer " << fixed(mb.optimizerState / kGiB, 2)
+       << ", activations " << fixed(mb.activations / kGiB, 2) << ", inputs " << fixed(mb.inputs / kGiB, 2)
+       << ", workspace " << fixed(mb.workspace / kGiB, 2) << "; peak allocated " << fixed(mb.peakAllocated / kGiB, 2)
+       << " + fragmentation " << fixed(mb.fragmentation / kGiB, 2) << " + CUDA context "
+       << fixed(mb.cudaContext / kGiB, 2) << "\n";
+    for (const std::string& n : p.notes) os << "Note: " << n << "\n";
+
+    std::vector<const LayerTime*> layers;
+    for (const LayerTime& l : p.layers) layers.push_back(&l);
+    if (!allLayers) {
+        std::sort(layers.begin(), layers.end(), [](const LayerTime* a, const LayerTime* b) {
+            return a->forwardMs.value + a->backwardMs.value > b->forwardMs.value + b->backwardMs.value;
+        });
+        if (layers.size() > 10) layers.resize(10);
+    }
+    os << "\n" << (allLayers ? "Layers" : "Slowest layers") << " (ms):\n";
+    os << pad("layer", 48) << padLeft("forward", 24) << padLeft("backward", 24) << "  class\n";
+    for (const LayerTime* l : layers)
+        os << pad(l->name, 48) << padLeft(range(l->forwardMs), 24) << padLeft(range(l->backwardMs), 24) << "  "
+           << (l->opClass.empty() ? "(roofline)" : l->opClass) << "\n";
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,99 @@
+#pragma once
+// One training iteration from its layers' times: forward, backward (with checkpointing's
+// recomputation), the optimizer step and the all-reduce not hidden under backward. The layer
+// times come from a LayerTimeSource (analytic rows, or a fitted profile), which sums them per
+// group so that a batch size costs one pass over the rows.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "trainscope/predictors/data_parallel.h"
+#include "trainscope/predictors/operation_times.h"
+#include "trainscope/predictors/training_prediction.h"
+#include "trainscope/predictors/training_scenario.h"
+
+namespace ts::predictors {
+
+// Which group a layer's time is summed into: forward of the checkpointed segments or of the last
+// one (checkpointing recomputes the former), and backward by gradient bucket (bucket j is ready
+// when the backward of every op >= bucketFirstOp[j] is done; the last region holds the ops below
+// every bucket).
+struct LayerRegions {
+    int lastSegmentStart = 0;
+    std::vector<int> bucketFirstOp;  // descending; empty on one GPU
+    int regions() const { return int(bucketFirstOp.size()) + 1; }
+    int regionOf(int op) const;
+};
+
+struct LayerSums {
+    double forwardCheckpointed = 0;
+    double forwardLast = 0;
+    std::vector<double> backwardByRegion;
+    double forwardError = 0;  // sum of time x relative error
+    double backwardError = 0;
+    double calibratedMs = 0;  // time in rows of a calibrated (or measured) class
+    double otherMs = 0;       // measured iteration time outside the layers (profiles)
+    double otherError = 0;
+    std::vector<double> scratch;  // reused between calls: bucket ready times
+    std::vector<float> rowTimes;  // reused between calls: one block's row times
+    void reset(int regions);
+};
+
+class LayerTimeSource {
+public:
+    virtual ~LayerTimeSource() = default;
+    virtual void sums(double n, LayerSums& out) const = 0;
+    virtual int regions() const = 0;
+    // Every layer's forward and backward time at batch n, graph order.
+    virtual std::vector<LayerTime> layers(double n) const = 0;
+};
+
+// The analytic rows, de-duplicated (a transformer's layers repeat) and laid out for a tight loop:
+// each distinct row is evaluated once per batch size, then added to every group it occurs in.
+class AnalyticLayerTimes : public LayerTimeSource {
+public:
+    AnalyticLayerTimes(const ModelAnalysis& m, OperationTimes times, const LayerRegions& regions);
+    void sums(double n, LayerSums& out) const override;
+    int regions() const override { return regions_; }
+    std::vector<LayerTime> layers(double n) const override;
+    size_t distinctRows() const;
+
+private:
+    struct Run {             // consecutive uses of one group
+        uint32_t group = 0;  // 0: forward checkpointed, 1: forward last segment, 2 + r: backward region r
+        uint32_t begin = 0, end = 0;
+    };
+    struct Block {  // distinct rows of one softness, structure of arrays
+        double softness = 4;
+        // Single precision: four rows per SSE vector (eight with AVX2), and the model is good to
+        // 10%, not to 1e-7.
+        std::vector<float> floorPow, c0, c1, c2, m0, m1, m2, fixed, k0, k1, k2;
+        // Where each distinct row is used, sorted by group: row, and weights for its time, its
+        // error (count x relative error) and its calibrated time (count, or 0).
+        std::vector<uint32_t> useRow;
+        std::vector<double> useWeight, useError, useCalibrated;
+        std::vector<Run> runs;
+    };
+    const ModelAnalysis& m_;
+    OperationTimes times_;
+    std::vector<Block> blocks_;
+    int regions_ = 1;
+};
+
+struct IterationSetup {
+    int gpus = 1;
+    bool checkpointing = false;
+    double optimizerMs = 0;
+    std::vector<double> bucketCommMs;  // all-reduce of each bucket (empty on one GPU)
+};
+
+struct IterationTimes {
+    Interval forwardMs, backwardMs, recomputeMs, optimizerMs, communicationMs, otherMs, iterationMs;
+    double calibratedShare = 0;
+};
+
+IterationTimes evaluateIteration(const LayerTimeSource& source, const IterationSetup& setup, double n,
+                                 LayerSums& scratch);
+
+}  // namespace ts::predictors
