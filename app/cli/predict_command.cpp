@@ -1,5 +1,6 @@
 #include "predict_command.h"
 
+#include <fstream>
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -7,6 +8,7 @@
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
+#include "trainscope/core/profile_file.h"
 #include "trainscope/predictors/training_predictor.h"
 
 namespace ts::cli {
@@ -62,9 +64,16 @@ int64_t batchFrom(const std::string& text, int64_t modelDefault) {
 
 }  // namespace
 
-std::optional<Profile> loadProfileIfAny(const std::string& /*path*/) {
-    // PROFILE INPUT HOOK (see the header): wire ts::readProfile here.
-    return std::nullopt;
+// A measured profile (a .json file whose format is trainscope-profile) rather than a model.
+std::optional<Profile> loadProfileIfAny(const std::string& path) {
+    if (path.size() < 5 || path.compare(path.size() - 5, 5, ".json") != 0) return std::nullopt;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;  // loadModel reports the missing file
+    std::string head(256, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    if (head.find("\"trainscope-profile\"") == std::string::npos) return std::nullopt;
+    return readProfile(path);
 }
 
 CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
@@ -73,7 +82,9 @@ CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
                            "Predict training time, throughput and memory on every GPU of the database (or one): per "
                            "precision, optimizer, batch size (or the largest that fits), data-parallel GPUs and "
                            "interconnect, with activation checkpointing; every figure with its expected range.");
-    cmd->add_option("MODEL", o.model, "model file or zoo:NAME[?options], as for inspect")->required();
+    cmd->add_option("MODEL", o.model, "model file or zoo:NAME[?options], as for inspect, or a profile file "
+                                     "(PROFILE.json from `profile`): predictions then start from its measurements")
+        ->required();
     cmd->add_option("--gpu", o.gpu, "a GPU id or name, or all (default)");
     cmd->add_option("--batch,-b", o.batch,
                     "per-GPU batch size, or auto: the largest that fits each GPU "
