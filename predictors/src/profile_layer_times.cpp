@@ -132,12 +132,10 @@ const OperationTimes& ProfileFit::originRows(TrainingPrecision c) const {
 
 std::shared_ptr<const ProfileFit::OriginAtBatch> ProfileFit::originAt(TrainingPrecision c, double n) const {
     std::lock_guard<std::mutex> lock(cacheMutex_);
-    auto& slot = cache_[{int(c), n}];
-    if (slot) return slot;
-    if (cache_.size() > 4096) {  // a GUI sweeps a few hundred batch sizes; drop the rest
-        cache_.clear();
-        return originAt(c, n);
-    }
+    const std::pair<int, double> key{int(c), n};
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    if (cache_.size() >= 4096) cache_.clear();  // a GUI sweeps a few hundred batch sizes; drop the rest
+    std::shared_ptr<const OriginAtBatch>& slot = cache_[key];
     const size_t ops = m_.ops.size();
     const std::vector<const TimeRow*> ym = indexRows(origin_, ops), yc = indexRows(originRows(c), ops);
     auto o = std::make_shared<OriginAtBatch>();
