@@ -100,7 +100,7 @@ template <int P>
     }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)  // ifunc
 #define TRAINSCOPE_LAW_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define TRAINSCOPE_LAW_CLONES
