@@ -144,7 +144,7 @@ template <int P>
 }
 
 // One clone per instruction set, chosen when the library loads: AVX2 evaluates eight rows at once.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)  // ifunc
 #define TRAINSCOPE_ROW_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define TRAINSCOPE_ROW_CLONES

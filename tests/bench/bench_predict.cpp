@@ -12,6 +12,7 @@
 #include "trainscope/core/builder.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
+#include "trainscope/predictors/operation_times.h"
 #include "trainscope/predictors/training_predictor.h"
 
 using namespace ts;
@@ -50,6 +51,45 @@ Graph distinctLayers() {
     return b.finish({x});
 }
 
+// A profile "measured" on a V100 at three batch sizes: every layer at 1.1 x its analytic time.
+Profile syntheticProfile(const Graph& g) {
+    const GpuSpec& v100 = GpuDatabase::builtin().get("v100-sxm2-16gb");
+    const ModelAnalysis m(g);
+    const OperationTimes rows = prepareOperationTimes(m, v100, TrainingPrecision::Fp32);
+    Profile p;
+    p.environment.deviceName = v100.deviceNames.at(0);
+    DeviceProperties props;
+    props.name = p.environment.deviceName;
+    p.environment.gpu = props;
+    p.scenario.precision = "fp32";
+    p.scenario.optimizer = "adam";
+    for (int64_t b : {8, 32, 128}) {
+        ProfileRun r;
+        r.batch = b;
+        r.iteration.medianMs = 1;
+        r.iteration.repeats = 10;
+        for (const TimeRow& f : rows.forward) {
+            LayerProfile l;
+            l.op = f.op;
+            l.name = g.ops[size_t(f.op)].name;
+            l.forward.medianMs = 1.1 * f.at(double(b));
+            l.forward.repeats = 10;
+            r.iteration.medianMs += l.forward.medianMs;
+            r.layers.push_back(l);
+        }
+        for (const TimeRow& bw : rows.backward)
+            for (LayerProfile& l : r.layers)
+                if (l.op == bw.op) {
+                    l.hasBackward = true;
+                    l.backward.medianMs = 1.1 * bw.at(double(b));
+                    l.backward.repeats = 10;
+                    r.iteration.medianMs += l.backward.medianMs;
+                }
+        p.runs.push_back(r);
+    }
+    return p;
+}
+
 void bench(const std::string& label, const Graph& g) {
     const GpuDatabase& db = GpuDatabase::builtin();
     std::vector<const GpuSpec*> gpus;
@@ -81,6 +121,15 @@ void bench(const std::string& label, const Graph& g) {
     std::printf("  sweep plan: per (GPU, precision) rows and largest batches    %8.2f ms\n", prepare);
     std::printf("  evaluate every GPU x precision x batch size                  %8.2f ms\n", evaluate);
     std::printf("  the same with 8 GPUs data-parallel (bucketed all-reduce)     %8.2f ms\n", evaluateDp);
+
+    TrainingPredictor profiled(g);
+    profiled.useProfile(syntheticProfile(g), db);
+    std::unique_ptr<SweepPlan> profilePlan;
+    const double profilePrepare =
+        medianMs(3, [&] { profilePlan = std::make_unique<SweepPlan>(profiled, gpus, precisions, base); });
+    const double profileEvaluate = medianMs(5, [&] { profilePlan->evaluate(batches); });
+    std::printf("  from a profile (3 batch sizes, V100): sweep plan             %8.2f ms\n", profilePrepare);
+    std::printf("  from a profile: evaluate every GPU x precision x batch size  %8.2f ms\n", profileEvaluate);
 }
 
 }  // namespace

@@ -155,7 +155,7 @@ TEST(PredictTime, EveryZooModelOnEveryGpuIsFiniteAndPositive) {
         SCOPED_TRACE(e.name);
         TrainingPredictor p(zooModel(e));
         for (const GpuSpec& spec : db().gpus())
-            for (TrainingPrecision prec : {TrainingPrecision::Fp32, TrainingPrecision::AmpBf16}) {
+            for (TrainingPrecision prec : kAllTrainingPrecisions) {
                 TrainingScenario s;
                 s.batch = 2;
                 s.precision = prec;

@@ -7,7 +7,10 @@
 // by the analytic ratio and to another GPU by the kernel-scaling cross path. The measured
 // iteration time outside the layers (optimizer aside) and the measured memory (minus the analytic
 // accounting) are interpolated the same way.
+#include <array>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,8 +84,19 @@ public:
     // Its wave size on `gpu` (occupancy of its launch there); 0 when it cannot run there.
     static double waveSizeOn(const MeasuredLaw& law, const GpuSpec& gpu);
 
+    // What depends only on the measured GPU at batch n, moved to precision c there; per 2 op + pass.
+    struct OriginAtBatch {
+        std::vector<double> t;     // the law's time (0: no law), at c
+        std::vector<double> err;   // its relative error
+        std::vector<double> r;     // efficiency against the model^alpha / architecture factor (cross path)
+        std::vector<double> grid;  // the dominant kernel's grid (0: not recorded)
+    };
+    // Computed once and kept (thread-safe): every target of a sweep shares it.
+    std::shared_ptr<const OriginAtBatch> originAt(TrainingPrecision c, double n) const;
+
 private:
     friend class ProfileLayerTimes;
+    const OperationTimes& originRows(TrainingPrecision c) const;  // the measured GPU's rows at c (under the lock)
     const ModelAnalysis& m_;
     const KernelScalingTable& table_;
     std::unique_ptr<GpuSpec> gpu_;
@@ -97,6 +111,9 @@ private:
     int64_t failedBatch_ = 0;
     std::string description_;
     std::vector<std::string> notes_;
+    mutable std::mutex cacheMutex_;
+    mutable std::map<std::pair<int, double>, std::shared_ptr<const OriginAtBatch>> cache_;
+    mutable std::array<std::unique_ptr<OperationTimes>, kTrainingPrecisionCount> commonRows_;
 };
 
 }  // namespace ts::predictors

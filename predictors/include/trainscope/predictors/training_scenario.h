@@ -52,7 +52,7 @@ struct DataParallel {
 struct TrainingScenario {
     int64_t batch = 1;  // per GPU
     TrainingPrecision precision = TrainingPrecision::Fp32;
-    Optimizer optimizer = Optimizer::Adam;
+    Optimizer optimizer = Optimizer::Sgd;  // the profiler's default
     DataParallel dataParallel;
     bool checkpointing = false;  // activation checkpointing in sqrt(L) segments
 };
