@@ -7,6 +7,7 @@
 #include "inspect_report.h"
 #include "profile_command.h"
 #include "predict_command.h"
+#include "validate_command.h"
 #include "validate_kernels_command.h"
 #include "trainscope/core/costs.h"
 #include "trainscope/core/errors.h"
@@ -147,6 +148,8 @@ int run(int argc, char** argv) {
     CLI::App* profileCmd = addProfileCommand(app, profile);
     PredictOptions predict;
     CLI::App* predictCmd = addPredictCommand(app, predict);
+    ValidateOptions validate;
+    CLI::App* validateCmd = addValidateCommand(app, validate);
 
     try {
         app.parse(argc, argv);
@@ -163,6 +166,7 @@ int run(int argc, char** argv) {
         if (validateKernelsCmd->parsed()) return runValidateKernels(validateKernels);
         if (profileCmd->parsed()) return runProfile(profile);
         if (predictCmd->parsed()) return runPredict(predict);
+        if (validateCmd->parsed()) return runValidate(validate);
     } catch (const ModelError& e) {
         std::cerr << "trainscope-cli: " << e.what() << "\n";
         return kExitBadInput;
