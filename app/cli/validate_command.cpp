@@ -87,12 +87,12 @@ void printValidation(std::ostream& os, const std::string& dir, const ProfileVali
             if (r.kind != k.kind) continue;
             if (!header) {
                 os << validationKindName(k.kind) << ":\n";
-                os << "  profile                                          from                 to                     "
+                os << "  profile                                            from                 to                     "
                       "measured ms  predicted ms   error   measured MB  predicted MB   error\n";
                 header = true;
             }
             char line[400];
-            std::snprintf(line, sizeof line, "  %-48s %-20s %-22s %11s  %12s  %6s   %11s  %12s  %6s\n", r.profile.c_str(),
+            std::snprintf(line, sizeof line, "  %-50s %-20s %-22s %11s  %12s  %6s   %11s  %12s  %6s\n", r.profile.c_str(),
                           r.from.c_str(), r.to.c_str(), number(r.measuredMs, "%.2f").c_str(),
                           number(r.predictedMs, "%.2f").c_str(), percent(r.msError).c_str(),
                           r.bytesError ? number(*r.measuredBytes / 1e6, "%.1f").c_str() : "-",
