@@ -69,8 +69,8 @@ void printValidation(std::ostream& os, const std::string& dir, const ProfileVali
     for (const ValidationKindSummary& k : v.kinds) {
         char line[200];
         if (k.time.count == 0) {
-            std::snprintf(line, sizeof line, "%-12s %5d   %9s  %11s   %11s  %13s   %6s\n", validationKindName(k.kind), 0,
-                          "-", "-", "-", "-", percent(k.target).c_str());
+            std::snprintf(line, sizeof line, "%-12s %5d   %9s  %11s   %11s  %13s   %6s\n", validationKindName(k.kind),
+                          0, "-", "-", "-", "-", percent(k.target).c_str());
         } else {
             std::snprintf(line, sizeof line, "%-12s %5d   %9s  %11s   %11s  %13s   %6s\n", validationKindName(k.kind),
                           k.time.count, percent(k.time.mean).c_str(), percent(k.time.median).c_str(),
@@ -87,13 +87,14 @@ void printValidation(std::ostream& os, const std::string& dir, const ProfileVali
             if (r.kind != k.kind) continue;
             if (!header) {
                 os << validationKindName(k.kind) << ":\n";
-                os << "  profile                                            from                 to                     "
+                os << "  profile                                            from                 to                    "
+                      " "
                       "measured ms  predicted ms   error   measured MB  predicted MB   error\n";
                 header = true;
             }
             char line[400];
-            std::snprintf(line, sizeof line, "  %-50s %-20s %-22s %11s  %12s  %6s   %11s  %12s  %6s\n", r.profile.c_str(),
-                          r.from.c_str(), r.to.c_str(), number(r.measuredMs, "%.2f").c_str(),
+            std::snprintf(line, sizeof line, "  %-50s %-20s %-22s %11s  %12s  %6s   %11s  %12s  %6s\n",
+                          r.profile.c_str(), r.from.c_str(), r.to.c_str(), number(r.measuredMs, "%.2f").c_str(),
                           number(r.predictedMs, "%.2f").c_str(), percent(r.msError).c_str(),
                           r.bytesError ? number(*r.measuredBytes / 1e6, "%.1f").c_str() : "-",
                           r.bytesError ? number(*r.predictedBytes / 1e6, "%.1f").c_str() : "-",
@@ -106,9 +107,10 @@ void printValidation(std::ostream& os, const std::string& dir, const ProfileVali
 }  // namespace
 
 CLI::App* addValidateCommand(CLI::App& app, ValidateOptions& o) {
-    CLI::App* cmd = app.add_subcommand(
-        "validate", "Predict every recorded profile from every other one (leave one batch size out, other "
-                    "precisions, other GPUs) and print the errors, their means and medians, and the targets.");
+    CLI::App* cmd =
+        app.add_subcommand("validate",
+                           "Predict every recorded profile from every other one (leave one batch size out, other "
+                           "precisions, other GPUs) and print the errors, their means and medians, and the targets.");
     cmd->add_option("DIR", o.dir, "directory of profiles, searched recursively (default: " TRAINSCOPE_PROFILES_DIR ")")
         ->check(CLI::ExistingDirectory);
     cmd->add_flag("--json", o.json, "print JSON: directory, kinds[] (count, mean, median, target, notes), rows[]");

@@ -126,8 +126,8 @@ void validateBatchSizes(const std::vector<NamedProfile>& profiles, GpuPrediction
 
 // Ordered pairs (source, target) of the same model whose `same` key matches and `differ` differs.
 template <typename Same, typename Differ>
-void validatePairs(ValidationKind kind, const std::vector<NamedProfile>& profiles, GpuPredictions& gpu,
-                   Same same, Differ differ, ProfileValidation& out, std::vector<std::string>& notes) {
+void validatePairs(ValidationKind kind, const std::vector<NamedProfile>& profiles, GpuPredictions& gpu, Same same,
+                   Differ differ, ProfileValidation& out, std::vector<std::string>& notes) {
     bool cpuPairs = false;
     int pairs = 0;
     for (const NamedProfile& source : profiles)
@@ -146,14 +146,13 @@ void validatePairs(ValidationKind kind, const std::vector<NamedProfile>& profile
                 if (!isFittedRun(run)) continue;
                 try {
                     const TrainingPrediction p = gpu.predict(a, b, run.batch);
-                    ValidationRow row =
-                        rowFor(kind, target.name, run, p.iterationMs.value, p.peakMemoryBytes.value);
+                    ValidationRow row = rowFor(kind, target.name, run, p.iterationMs.value, p.peakMemoryBytes.value);
                     row.from = a.scenario.precision + " on " + deviceOf(a);
                     row.to = b.scenario.precision + " on " + deviceOf(b) + " batch " + std::to_string(run.batch);
                     out.rows.push_back(std::move(row));
                 } catch (const std::exception& e) {
-                    notes.push_back(source.name + " -> " + target.name + " batch " + std::to_string(run.batch) +
-                                    ": " + e.what());
+                    notes.push_back(source.name + " -> " + target.name + " batch " + std::to_string(run.batch) + ": " +
+                                    e.what());
                 }
             }
         }
@@ -172,9 +171,12 @@ void validatePairs(ValidationKind kind, const std::vector<NamedProfile>& profile
 
 const char* validationKindName(ValidationKind k) {
     switch (k) {
-        case ValidationKind::BatchSize: return "batch size";
-        case ValidationKind::Precision: return "precision";
-        case ValidationKind::CrossGpu: return "cross-GPU";
+        case ValidationKind::BatchSize:
+            return "batch size";
+        case ValidationKind::Precision:
+            return "precision";
+        case ValidationKind::CrossGpu:
+            return "cross-GPU";
     }
     return "?";
 }
@@ -206,8 +208,7 @@ std::vector<NamedProfile> readProfileDirectory(const std::string& dir) {
     if (files.empty()) throw ModelError(dir, "no profile (*.json) in the directory");
     std::sort(files.begin(), files.end());
     std::vector<NamedProfile> out;
-    for (const fs::path& f : files)
-        out.push_back({fs::relative(f, dir, ec).generic_string(), readProfile(f.string())});
+    for (const fs::path& f : files) out.push_back({fs::relative(f, dir, ec).generic_string(), readProfile(f.string())});
     return out;
 }
 
@@ -218,7 +219,8 @@ ProfileValidation validateProfiles(const std::vector<NamedProfile>& profiles, co
     validateBatchSizes(profiles, gpu, out, notes[0]);
     auto precisionOf = [](const Profile& p) { return p.scenario.precision.empty() ? "fp32" : p.scenario.precision; };
     validatePairs(
-        ValidationKind::Precision, profiles, gpu, [](const Profile& a, const Profile& b) { return deviceOf(a) == deviceOf(b); },
+        ValidationKind::Precision, profiles, gpu,
+        [](const Profile& a, const Profile& b) { return deviceOf(a) == deviceOf(b); },
         [&](const Profile& a, const Profile& b) { return precisionOf(a) != precisionOf(b); }, out, notes[1]);
     validatePairs(
         ValidationKind::CrossGpu, profiles, gpu,
