@@ -25,6 +25,8 @@ else
     models=("zoo:resnet18?image=32&classes=10|1,2,4" "zoo:mobilenet_v2?image=32&classes=10|1,2,4")
     precisions=(fp32 amp-bf16)
     extra=(--quick)
+    # One intra-op thread: on a shared 2-core machine more threads make timings erratic.
+    export OMP_NUM_THREADS=1
 fi
 dir=$root/tests/data/profiles/$(echo "$name" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9.-')
 mkdir -p "$dir"
