@@ -1,0 +1,192 @@
+#include "main_window.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "batch_plot_view.h"
+#include "explorer_state.h"
+#include "gpu_table_model.h"
+#include "module_tree_model.h"
+#include "overview_view.h"
+#include "trainscope/core/model_loader.h"
+
+namespace ts::gui {
+
+using namespace ts::predictors;
+
+std::optional<View> parseView(const QString& name) {
+    if (name == "overview") return View::Overview;
+    if (name == "batch") return View::BatchPlot;
+    if (name == "gpus") return View::Gpus;
+    if (name == "modules") return View::Modules;
+    return std::nullopt;
+}
+
+MainWindow::MainWindow(ExplorerState& state, QWidget* parent) : QMainWindow(parent), state_(state) {
+    setWindowTitle("TrainScope");
+    buildMenus();
+
+    auto* central = new QWidget(this);
+    auto* layout = new QVBoxLayout(central);
+    layout->addWidget(buildControls());
+
+    tabs_ = new QTabWidget(central);
+    overview_ = new OverviewView(state_, tabs_);
+    batchPlot_ = new BatchPlotView(state_, tabs_);
+
+    gpuModel_ = new GpuTableModel(state_, this);
+    auto* proxy = new QSortFilterProxyModel(this);
+    proxy->setSourceModel(gpuModel_);
+    proxy->setSortRole(GpuTableModel::SortRole);
+    gpuTable_ = new QTableView(tabs_);
+    gpuTable_->setObjectName("gpuTable");
+    gpuTable_->setModel(proxy);
+    gpuTable_->setSortingEnabled(true);
+    gpuTable_->sortByColumn(GpuTableModel::SamplesPerS, Qt::DescendingOrder);
+    gpuTable_->horizontalHeader()->setSectionResizeMode(GpuTableModel::Gpu, QHeaderView::Stretch);
+    gpuTable_->verticalHeader()->hide();
+
+    moduleModel_ = new ModuleTreeModel(state_, this);
+    moduleTree_ = new QTreeView(tabs_);
+    moduleTree_->setObjectName("moduleTree");
+    moduleTree_->setModel(moduleModel_);
+    moduleTree_->setUniformRowHeights(true);
+    moduleTree_->expandToDepth(0);
+    moduleTree_->header()->setSectionResizeMode(ModuleTreeModel::Name, QHeaderView::ResizeToContents);
+
+    tabs_->addTab(overview_, tr("Overview"));
+    tabs_->addTab(batchPlot_, tr("Batch size"));
+    tabs_->addTab(gpuTable_, tr("GPUs"));
+    tabs_->addTab(moduleTree_, tr("Modules"));
+    layout->addWidget(tabs_, 1);
+    setCentralWidget(central);
+
+    connect(&state_, &ExplorerState::changed, this, &MainWindow::refresh);
+    resize(1100, 720);
+    refresh();
+}
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openFile);
+    QMenu* zoo = file->addMenu(tr("&Zoo"));
+    for (const ZooEntry& entry : zooModels()) {
+        const QString spec = "zoo:" + QString::fromStdString(entry.name);
+        QAction* action = zoo->addAction(QString::fromStdString(entry.name), this, [this, spec] { openModel(spec); });
+        action->setToolTip(QString::fromStdString(entry.description));
+    }
+    zoo->setToolTipsVisible(true);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+QWidget* MainWindow::buildControls() {
+    auto* box = new QWidget(this);
+    auto* row = new QHBoxLayout(box);
+    row->setContentsMargins(0, 0, 0, 0);
+
+    // The slider and the spin box share one value; each moves the other and the state.
+    batchSlider_ = new QSlider(Qt::Horizontal, box);
+    batchSlider_->setObjectName("batchSlider");
+    batchSlider_->setRange(1, int(ExplorerState::kMaxBatch));
+    batchSpin_ = new QSpinBox(box);
+    batchSpin_->setObjectName("batchSpin");
+    batchSpin_->setRange(1, int(ExplorerState::kMaxBatch));
+    connect(batchSlider_, &QSlider::valueChanged, batchSpin_, &QSpinBox::setValue);
+    connect(batchSpin_, &QSpinBox::valueChanged, batchSlider_, &QSlider::setValue);
+    connect(batchSpin_, &QSpinBox::valueChanged, this, [this](int v) { state_.setBatch(v); });
+
+    precision_ = new QComboBox(box);
+    for (TrainingPrecision p : kAllTrainingPrecisions)
+        precision_->addItem(trainingPrecisionName(p), int(p));
+    connect(precision_, &QComboBox::currentIndexChanged, this,
+            [this](int) { state_.setPrecision(TrainingPrecision(precision_->currentData().toInt())); });
+
+    optimizer_ = new QComboBox(box);
+    for (Optimizer o : {Optimizer::Sgd, Optimizer::SgdMomentum, Optimizer::Adam, Optimizer::AdamW})
+        optimizer_->addItem(optimizerName(o), int(o));
+    connect(optimizer_, &QComboBox::currentIndexChanged, this,
+            [this](int) { state_.setOptimizer(Optimizer(optimizer_->currentData().toInt())); });
+
+    gpu_ = new QComboBox(box);
+    for (const GpuSpec& gpu : state_.database().gpus()) gpu_->addItem(gpuLabel(gpu), QString::fromStdString(gpu.id));
+    connect(gpu_, &QComboBox::currentIndexChanged, this,
+            [this](int) { state_.setTargetGpu(gpu_->currentData().toString().toStdString()); });
+
+    gpuCount_ = new QSpinBox(box);
+    gpuCount_->setRange(1, 1024);
+    connect(gpuCount_, &QSpinBox::valueChanged, this, [this](int v) { state_.setGpuCount(v); });
+
+    row->addWidget(new QLabel(tr("Batch:"), box));
+    row->addWidget(batchSlider_, 1);
+    row->addWidget(batchSpin_);
+    row->addWidget(new QLabel(tr("Precision:"), box));
+    row->addWidget(precision_);
+    row->addWidget(new QLabel(tr("Optimizer:"), box));
+    row->addWidget(optimizer_);
+    row->addWidget(new QLabel(tr("GPU:"), box));
+    row->addWidget(gpu_);
+    row->addWidget(new QLabel(tr("GPUs:"), box));
+    row->addWidget(gpuCount_);
+    return box;
+}
+
+void MainWindow::openFile() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a model"), QString(),
+                                                      tr("Models (*.onnx *.pt *.pth *.json);;All files (*)"));
+    if (!path.isEmpty()) openModel(path);
+}
+
+void MainWindow::openModel(const QString& spec) {
+    if (!state_.openModel(spec.toStdString())) statusBar()->showMessage(state_.error());
+}
+
+void MainWindow::refresh() {
+    const ExplorerSettings& s = state_.settings();
+    {
+        // The controls show the state without writing it back.
+        const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_);
+        batchSlider_->setValue(int(s.batch));
+        batchSpin_->setValue(int(s.batch));
+        precision_->setCurrentIndex(precision_->findData(int(s.precision)));
+        optimizer_->setCurrentIndex(optimizer_->findData(int(s.optimizer)));
+        gpu_->setCurrentIndex(gpu_->findData(QString::fromStdString(s.gpuId)));
+        gpuCount_->setValue(s.gpus);
+    }
+    setWindowTitle(state_.hasModel() ? QString("TrainScope – %1").arg(QString::fromStdString(state_.modelSpec()))
+                                     : QString("TrainScope"));
+    overview_->refresh();
+    batchPlot_->refresh();
+    gpuModel_->refresh();
+    moduleModel_->refresh();
+    moduleTree_->expandToDepth(0);
+}
+
+void MainWindow::showView(View view) {
+    tabs_->setCurrentWidget(viewWidget(view));
+}
+
+QWidget* MainWindow::viewWidget(View view) const {
+    switch (view) {
+        case View::Overview: return overview_;
+        case View::BatchPlot: return batchPlot_;
+        case View::Gpus: return gpuTable_;
+        case View::Modules: return moduleTree_;
+    }
+    return overview_;
+}
+
+}  // namespace ts::gui
