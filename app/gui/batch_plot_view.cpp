@@ -1,8 +1,9 @@
 #include "batch_plot_view.h"
 
+#include <qcustomplot.h>
+
 #include <QVBoxLayout>
 #include <algorithm>
-#include <qcustomplot.h>
 
 #include "explorer_state.h"
 

@@ -46,6 +46,7 @@ bool ExplorerState::openModel(const std::string& spec) {
     try {
         graph_ = std::make_unique<Graph>(loadModel(spec));
         predictor_ = std::make_unique<TrainingPredictor>(*graph_);
+        costs_ = computeCosts(*graph_, settings_.batch);  // the module tree needs it even if predictions fail
         error_.clear();
         recompute();
     } catch (const std::exception& e) {
@@ -105,7 +106,23 @@ TrainingScenario ExplorerState::scenario() const {
 
 void ExplorerState::recompute() {
     if (!predictor_) return;
+    // Runs from the controls' slots, where an exception must not escape: a scenario the predictor
+    // rejects shows as an unsupported prediction with the reason.
+    try {
+        predictAll();
+    } catch (const std::exception& e) {
+        current_ = TrainingPrediction{};
+        current_.supported = false;
+        current_.reason = e.what();
+        allGpus_.clear();
+        sweep_ = GpuSweep{};
+        sweep_.supported = false;
+    }
+}
+
+void ExplorerState::predictAll() {
     const TrainingScenario s = scenario();
+    costs_ = computeCosts(*graph_, s.batch);
     const GpuSpec* target = targetGpu();
     allGpus_.clear();
     for (const GpuSpec& gpu : db_.gpus()) {
@@ -124,7 +141,6 @@ void ExplorerState::recompute() {
         std::vector<GpuSweep> sweeps = plan.evaluate(plotBatches(last));
         if (!sweeps.empty()) sweep_ = std::move(sweeps.front());
     }
-    costs_ = computeCosts(*graph_, s.batch);
 }
 
 QString formatInterval(const Interval& v, int decimals, const QString& unit) {

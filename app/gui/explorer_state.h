@@ -51,7 +51,7 @@ public:
     void setGpuCount(int gpus);
 
     // At the current settings (valid while hasModel()).
-    const predictors::TrainingPrediction& current() const { return current_; }  // target GPU, per layer
+    const predictors::TrainingPrediction& current() const { return current_; }               // target GPU, per layer
     const std::vector<predictors::TrainingPrediction>& allGpus() const { return allGpus_; }  // db order
     const predictors::GpuSweep& batchSweep() const { return sweep_; }  // target GPU over batch sizes
     const ModelCosts& costs() const { return costs_; }
@@ -64,6 +64,7 @@ Q_SIGNALS:
 private:
     predictors::TrainingScenario scenario() const;
     void recompute();
+    void predictAll();  // throws what the predictor throws
 
     GpuDatabase db_;
     ExplorerSettings settings_;

@@ -15,6 +15,8 @@
 #include <QTableView>
 #include <QTreeView>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
 
 #include "batch_plot_view.h"
 #include "explorer_state.h"
@@ -26,6 +28,17 @@
 namespace ts::gui {
 
 using namespace ts::predictors;
+
+int64_t batchAtSlider(int position) {
+    const double fraction = double(std::clamp(position, 0, kSliderSteps)) / kSliderSteps;
+    return std::clamp<int64_t>(std::llround(std::pow(double(ExplorerState::kMaxBatch), fraction)), 1,
+                               ExplorerState::kMaxBatch);
+}
+
+int sliderAtBatch(int64_t batch) {
+    batch = std::clamp<int64_t>(batch, 1, ExplorerState::kMaxBatch);
+    return int(std::lround(kSliderSteps * std::log(double(batch)) / std::log(double(ExplorerState::kMaxBatch))));
+}
 
 std::optional<View> parseView(const QString& name) {
     if (name == "overview") return View::Overview;
@@ -65,7 +78,9 @@ MainWindow::MainWindow(ExplorerState& state, QWidget* parent) : QMainWindow(pare
     moduleTree_->setModel(moduleModel_);
     moduleTree_->setUniformRowHeights(true);
     moduleTree_->expandToDepth(0);
-    moduleTree_->header()->setSectionResizeMode(ModuleTreeModel::Name, QHeaderView::ResizeToContents);
+    moduleTree_->header()->setStretchLastSection(false);
+    moduleTree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    moduleTree_->header()->setSectionResizeMode(ModuleTreeModel::Name, QHeaderView::Stretch);
 
     tabs_->addTab(overview_, tr("Overview"));
     tabs_->addTab(batchPlot_, tr("Batch size"));
@@ -98,20 +113,27 @@ QWidget* MainWindow::buildControls() {
     auto* row = new QHBoxLayout(box);
     row->setContentsMargins(0, 0, 0, 0);
 
-    // The slider and the spin box share one value; each moves the other and the state.
+    // The spin box holds the batch size; the slider moves over it on a log scale (1 to kMaxBatch),
+    // so that small batches get as much of its travel as large ones. Each follows the other.
     batchSlider_ = new QSlider(Qt::Horizontal, box);
     batchSlider_->setObjectName("batchSlider");
-    batchSlider_->setRange(1, int(ExplorerState::kMaxBatch));
+    batchSlider_->setRange(0, kSliderSteps);
     batchSpin_ = new QSpinBox(box);
     batchSpin_->setObjectName("batchSpin");
     batchSpin_->setRange(1, int(ExplorerState::kMaxBatch));
-    connect(batchSlider_, &QSlider::valueChanged, batchSpin_, &QSpinBox::setValue);
-    connect(batchSpin_, &QSpinBox::valueChanged, batchSlider_, &QSlider::setValue);
-    connect(batchSpin_, &QSpinBox::valueChanged, this, [this](int v) { state_.setBatch(v); });
+    connect(batchSlider_, &QSlider::valueChanged, this, [this](int position) {
+        const QSignalBlocker blocker(batchSpin_);
+        batchSpin_->setValue(int(batchAtSlider(position)));
+        state_.setBatch(batchSpin_->value());
+    });
+    connect(batchSpin_, &QSpinBox::valueChanged, this, [this](int batch) {
+        const QSignalBlocker blocker(batchSlider_);
+        batchSlider_->setValue(sliderAtBatch(batch));
+        state_.setBatch(batch);
+    });
 
     precision_ = new QComboBox(box);
-    for (TrainingPrecision p : kAllTrainingPrecisions)
-        precision_->addItem(trainingPrecisionName(p), int(p));
+    for (TrainingPrecision p : kAllTrainingPrecisions) precision_->addItem(trainingPrecisionName(p), int(p));
     connect(precision_, &QComboBox::currentIndexChanged, this,
             [this](int) { state_.setPrecision(TrainingPrecision(precision_->currentData().toInt())); });
 
@@ -159,7 +181,7 @@ void MainWindow::refresh() {
     {
         // The controls show the state without writing it back.
         const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_);
-        batchSlider_->setValue(int(s.batch));
+        batchSlider_->setValue(sliderAtBatch(s.batch));
         batchSpin_->setValue(int(s.batch));
         precision_->setCurrentIndex(precision_->findData(int(s.precision)));
         optimizer_->setCurrentIndex(optimizer_->findData(int(s.optimizer)));
@@ -181,10 +203,14 @@ void MainWindow::showView(View view) {
 
 QWidget* MainWindow::viewWidget(View view) const {
     switch (view) {
-        case View::Overview: return overview_;
-        case View::BatchPlot: return batchPlot_;
-        case View::Gpus: return gpuTable_;
-        case View::Modules: return moduleTree_;
+        case View::Overview:
+            return overview_;
+        case View::BatchPlot:
+            return batchPlot_;
+        case View::Gpus:
+            return gpuTable_;
+        case View::Modules:
+            return moduleTree_;
     }
     return overview_;
 }

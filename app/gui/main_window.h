@@ -3,6 +3,7 @@
 // (batch size, precision, optimizer, target GPU, number of GPUs) and the views as tabs.
 #include <QMainWindow>
 #include <QString>
+#include <cstdint>
 #include <optional>
 
 class QComboBox;
@@ -19,6 +20,11 @@ class ExplorerState;
 class GpuTableModel;
 class ModuleTreeModel;
 class OverviewView;
+
+// The batch slider's log scale: position 0..kSliderSteps <-> batch 1..ExplorerState::kMaxBatch.
+inline constexpr int kSliderSteps = 1000;
+int64_t batchAtSlider(int position);
+int sliderAtBatch(int64_t batch);
 
 enum class View { Overview, BatchPlot, Gpus, Modules };
 // "overview", "batch", "gpus", "modules"; nullopt for anything else.

@@ -32,7 +32,6 @@ void ModuleTreeModel::rebuild() {
             nodes_[size_t(node.parent)].children.push_back(moduleNode[m]);
         }
         nodes_.push_back(node);
-        if (m == 0 && nodes_.size() != 1) return;
     }
     // Operations after their module's submodules.
     for (size_t m = 0; m < costs.modules.size(); ++m) {
@@ -103,7 +102,8 @@ void ModuleTreeModel::refresh() {
         const Node& node = nodes_[n];
         if (node.children.empty()) continue;
         const QModelIndex parentIndex = createIndex(node.row, 0, quintptr(n));
-        Q_EMIT dataChanged(index(0, 0, parentIndex), index(int(node.children.size()) - 1, ColumnCount - 1, parentIndex));
+        Q_EMIT dataChanged(index(0, 0, parentIndex),
+                           index(int(node.children.size()) - 1, ColumnCount - 1, parentIndex));
     }
     Q_EMIT dataChanged(index(0, 0), index(0, ColumnCount - 1));
 }
@@ -133,7 +133,7 @@ int ModuleTreeModel::columnCount(const QModelIndex&) const {
 }
 
 QVariant ModuleTreeModel::data(const QModelIndex& index, int role) const {
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || !state_.hasModel()) return {};
     if (role == Qt::TextAlignmentRole && index.column() != Name)
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole) return {};
@@ -158,27 +158,42 @@ QVariant ModuleTreeModel::data(const QModelIndex& index, int role) const {
         activationBytes = l.activationBytes;
     }
     switch (Column(index.column())) {
-        case Name: return name;
-        case Parameters: return locale.toString(qlonglong(parameters));
-        case ForwardGflop: return locale.toString(forwardFlops / 1e9, 'f', 3);
-        case ActivationMb: return locale.toString(activationBytes / 1e6, 'f', 2);
-        case ForwardMs: return node.timed ? locale.toString(node.forwardMs, 'f', 3) : QString();
-        case BackwardMs: return node.timed ? locale.toString(node.backwardMs, 'f', 3) : QString();
-        case ColumnCount: break;
+        case Name:
+            return name;
+        case Parameters:
+            return locale.toString(qlonglong(parameters));
+        case ForwardGflop:
+            return locale.toString(forwardFlops / 1e9, 'f', 3);
+        case ActivationMb:
+            return locale.toString(activationBytes / 1e6, 'f', 2);
+        case ForwardMs:
+            return node.timed ? locale.toString(node.forwardMs, 'f', 3) : QString();
+        case BackwardMs:
+            return node.timed ? locale.toString(node.backwardMs, 'f', 3) : QString();
+        case ColumnCount:
+            break;
     }
     return {};
 }
 
 QVariant ModuleTreeModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractItemModel::headerData(section, orientation, role);
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractItemModel::headerData(section, orientation, role);
     switch (Column(section)) {
-        case Name: return tr("Module / operation");
-        case Parameters: return tr("Parameters");
-        case ForwardGflop: return tr("Forward GFLOP");
-        case ActivationMb: return tr("Saved activations (MB)");
-        case ForwardMs: return tr("Forward (ms)");
-        case BackwardMs: return tr("Backward (ms)");
-        case ColumnCount: break;
+        case Name:
+            return tr("Module / operation");
+        case Parameters:
+            return tr("Parameters");
+        case ForwardGflop:
+            return tr("Forward GFLOP");
+        case ActivationMb:
+            return tr("Saved activations (MB)");
+        case ForwardMs:
+            return tr("Forward (ms)");
+        case BackwardMs:
+            return tr("Backward (ms)");
+        case ColumnCount:
+            break;
     }
     return {};
 }

@@ -41,7 +41,7 @@ private:
 
     ExplorerState& state_;
     std::vector<Node> nodes_;  // nodes_[0] is the model when there is one
-    int generation_ = -1;  // of the model the tree was built for
+    int generation_ = -1;      // of the model the tree was built for
 };
 
 }  // namespace ts::gui

@@ -50,8 +50,7 @@ OverviewView::OverviewView(ExplorerState& state, QWidget* parent) : QWidget(pare
 void OverviewView::refresh() {
     const QList<QLabel*> figures{throughput_, iteration_, memory_, maxBatch_, source_};
     if (!state_.hasModel()) {
-        title_->setText(tr("<h2>No model</h2><p>Could not open the model: %1</p>")
-                            .arg(state_.error().toHtmlEscaped()));
+        title_->setText(tr("<h2>No model</h2><p>Could not open the model: %1</p>").arg(state_.error().toHtmlEscaped()));
         for (QLabel* label : figures) label->clear();
         return;
     }

@@ -71,18 +71,27 @@ private Q_SLOTS:
         MainWindow window(state);
         auto* throughput = window.findChild<QLabel*>("throughputValue");
         QVERIFY(throughput);
-        window.batchSlider()->setValue(2);
-        QCOMPARE(window.batchSpin()->value(), 2);
+        window.batchSpin()->setValue(2);
+        QCOMPARE(window.batchSlider()->value(), sliderAtBatch(2));
         const QString atTwo = throughput->text();
         const double samplesAtTwo = state.current().samplesPerS.value;
-        window.batchSlider()->setValue(64);
+        window.batchSlider()->setValue(sliderAtBatch(64));  // as a user dragging it would
         QCOMPARE(window.batchSpin()->value(), 64);
         QCOMPARE(state.settings().batch, 64);
         QVERIFY(state.current().samplesPerS.value > samplesAtTwo);  // larger batches use the GPU better
         QVERIFY(throughput->text() != atTwo);
-        window.batchSpin()->setValue(16);
-        QCOMPARE(window.batchSlider()->value(), 16);
-        QCOMPARE(state.settings().batch, 16);
+        window.batchSlider()->setValue(0);
+        QCOMPARE(state.settings().batch, 1);
+        window.batchSlider()->setValue(kSliderSteps);
+        QCOMPARE(state.settings().batch, ExplorerState::kMaxBatch);
+    }
+
+    void batchSliderScaleRoundTrips() {
+        for (int64_t batch : {1, 2, 3, 7, 32, 100, 1000, 4096})
+            QVERIFY2(std::llabs(batchAtSlider(sliderAtBatch(batch)) - batch) <= std::max<int64_t>(1, batch / 100),
+                     qPrintable(QString::number(batch)));
+        QCOMPARE(batchAtSlider(-5), int64_t(1));
+        QCOMPARE(batchAtSlider(kSliderSteps + 5), ExplorerState::kMaxBatch);
     }
 
     void everyViewRendersOffscreen() {
