@@ -95,12 +95,28 @@ void ExplorerState::setGpuCount(int gpus) {
     Q_EMIT changed();
 }
 
+void ExplorerState::setInterconnect(InterconnectKind kind) {
+    if (kind == settings_.interconnect) return;
+    settings_.interconnect = kind;
+    recompute();
+    Q_EMIT changed();
+}
+
+void ExplorerState::setCheckpointing(bool on) {
+    if (on == settings_.checkpointing) return;
+    settings_.checkpointing = on;
+    recompute();
+    Q_EMIT changed();
+}
+
 TrainingScenario ExplorerState::scenario() const {
     TrainingScenario s;
     s.batch = settings_.batch;
     s.precision = settings_.precision;
     s.optimizer = settings_.optimizer;
     s.dataParallel.gpus = settings_.gpus;
+    s.dataParallel.interconnect = settings_.interconnect;
+    s.checkpointing = settings_.checkpointing;
     return s;
 }
 

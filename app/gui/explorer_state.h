@@ -22,6 +22,8 @@ struct ExplorerSettings {
     predictors::Optimizer optimizer = predictors::Optimizer::Sgd;
     std::string gpuId = "a100-sxm4-80gb";
     int gpus = 1;
+    predictors::InterconnectKind interconnect = predictors::InterconnectKind::NvLink;
+    bool checkpointing = false;
 };
 
 class ExplorerState : public QObject {
@@ -49,6 +51,8 @@ public:
     void setOptimizer(predictors::Optimizer o);
     void setTargetGpu(const std::string& id);
     void setGpuCount(int gpus);
+    void setInterconnect(predictors::InterconnectKind kind);
+    void setCheckpointing(bool on);
 
     // At the current settings (valid while hasModel()).
     const predictors::TrainingPrediction& current() const { return current_; }               // target GPU, per layer

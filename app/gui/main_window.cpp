@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -110,8 +111,13 @@ void MainWindow::buildMenus() {
 
 QWidget* MainWindow::buildControls() {
     auto* box = new QWidget(this);
-    auto* row = new QHBoxLayout(box);
-    row->setContentsMargins(0, 0, 0, 0);
+    // Two rows: the batch slider gets the whole width, the other settings share the second.
+    auto* rows = new QVBoxLayout(box);
+    rows->setContentsMargins(0, 0, 0, 0);
+    auto* batchRow = new QHBoxLayout;
+    auto* row = new QHBoxLayout;
+    rows->addLayout(batchRow);
+    rows->addLayout(row);
 
     // The spin box holds the batch size; the slider moves over it on a log scale (1 to kMaxBatch),
     // so that small batches get as much of its travel as large ones. Each follows the other.
@@ -152,9 +158,20 @@ QWidget* MainWindow::buildControls() {
     gpuCount_->setRange(1, 1024);
     connect(gpuCount_, &QSpinBox::valueChanged, this, [this](int v) { state_.setGpuCount(v); });
 
-    row->addWidget(new QLabel(tr("Batch:"), box));
-    row->addWidget(batchSlider_, 1);
-    row->addWidget(batchSpin_);
+    interconnect_ = new QComboBox(box);
+    interconnect_->setToolTip(tr("How the data-parallel GPUs exchange gradients"));
+    for (InterconnectKind kind : {InterconnectKind::NvLink, InterconnectKind::Pcie, InterconnectKind::InfiniBand})
+        interconnect_->addItem(interconnectName(kind), int(kind));
+    connect(interconnect_, &QComboBox::currentIndexChanged, this,
+            [this](int) { state_.setInterconnect(InterconnectKind(interconnect_->currentData().toInt())); });
+
+    checkpointing_ = new QCheckBox(tr("Checkpointing"), box);
+    checkpointing_->setToolTip(tr("Activation checkpointing in sqrt(L) segments: less memory, a second forward"));
+    connect(checkpointing_, &QCheckBox::toggled, this, [this](bool on) { state_.setCheckpointing(on); });
+
+    batchRow->addWidget(new QLabel(tr("Batch size per GPU:"), box));
+    batchRow->addWidget(batchSlider_, 1);
+    batchRow->addWidget(batchSpin_);
     row->addWidget(new QLabel(tr("Precision:"), box));
     row->addWidget(precision_);
     row->addWidget(new QLabel(tr("Optimizer:"), box));
@@ -163,6 +180,9 @@ QWidget* MainWindow::buildControls() {
     row->addWidget(gpu_);
     row->addWidget(new QLabel(tr("GPUs:"), box));
     row->addWidget(gpuCount_);
+    row->addWidget(interconnect_);
+    row->addWidget(checkpointing_);
+    row->addStretch(1);
     return box;
 }
 
@@ -180,13 +200,16 @@ void MainWindow::refresh() {
     const ExplorerSettings& s = state_.settings();
     {
         // The controls show the state without writing it back.
-        const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_);
+        const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_),
+            b7(interconnect_), b8(checkpointing_);
         batchSlider_->setValue(sliderAtBatch(s.batch));
         batchSpin_->setValue(int(s.batch));
         precision_->setCurrentIndex(precision_->findData(int(s.precision)));
         optimizer_->setCurrentIndex(optimizer_->findData(int(s.optimizer)));
         gpu_->setCurrentIndex(gpu_->findData(QString::fromStdString(s.gpuId)));
         gpuCount_->setValue(s.gpus);
+        interconnect_->setCurrentIndex(interconnect_->findData(int(s.interconnect)));
+        checkpointing_->setChecked(s.checkpointing);
     }
     setWindowTitle(state_.hasModel() ? QString("TrainScope – %1").arg(QString::fromStdString(state_.modelSpec()))
                                      : QString("TrainScope"));

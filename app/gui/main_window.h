@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+class QCheckBox;
 class QComboBox;
 class QSlider;
 class QSpinBox;
@@ -39,6 +40,7 @@ public:
     QWidget* viewWidget(View view) const;
     QSlider* batchSlider() const { return batchSlider_; }
     QSpinBox* batchSpin() const { return batchSpin_; }
+    QCheckBox* checkpointingBox() const { return checkpointing_; }
     GpuTableModel* gpuTableModel() const { return gpuModel_; }
     ModuleTreeModel* moduleTreeModel() const { return moduleModel_; }
 
@@ -56,6 +58,8 @@ private:
     QComboBox* optimizer_ = nullptr;
     QComboBox* gpu_ = nullptr;
     QSpinBox* gpuCount_ = nullptr;
+    QComboBox* interconnect_ = nullptr;
+    QCheckBox* checkpointing_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     OverviewView* overview_ = nullptr;
     BatchPlotView* batchPlot_ = nullptr;

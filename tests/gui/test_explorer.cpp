@@ -1,6 +1,7 @@
 // The explorer: its item models pass Qt's model checks, the batch control drives the predictions
 // every view shows, and each view renders something offscreen.
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QLabel>
 #include <QSlider>
 #include <QSpinBox>
@@ -84,6 +85,19 @@ private Q_SLOTS:
         QCOMPARE(state.settings().batch, 1);
         window.batchSlider()->setValue(kSliderSteps);
         QCOMPARE(state.settings().batch, ExplorerState::kMaxBatch);
+    }
+
+    void checkpointingLowersPeakMemory() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        window.batchSpin()->setValue(64);
+        const double without = state.current().peakMemoryBytes.value;
+        const double iterationWithout = state.current().iterationMs.value;
+        window.checkpointingBox()->setChecked(true);
+        QVERIFY(state.settings().checkpointing);
+        QVERIFY(state.current().peakMemoryBytes.value < without);
+        QVERIFY(state.current().iterationMs.value > iterationWithout);  // the second forward
     }
 
     void batchSliderScaleRoundTrips() {
