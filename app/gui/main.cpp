@@ -1,40 +1,12 @@
-// The TrainScope GUI. The explorer issue builds it out; for now it opens a model and shows its
-// size and cost, and renders itself to a PNG without a display (--screenshot), which packaging
-// and tests use to check that the installed GUI starts.
+// The TrainScope GUI: the explorer window, or with --screenshot one of its views rendered to a PNG
+// without a display (packaging and tests use it to check that the installed GUI starts).
 #include <QApplication>
 #include <QCommandLineParser>
-#include <QLabel>
-#include <QLocale>
-#include <QPixmap>
 #include <cstdio>
 
-#include "trainscope/core/costs.h"
-#include "trainscope/core/errors.h"
-#include "trainscope/core/model_loader.h"
-
-namespace {
-
-// One paragraph about the model, or the sentence that says why it could not be opened.
-QString describeModel(const std::string& spec, bool* ok) {
-    try {
-        ts::Graph g = ts::loadModel(spec);
-        ts::ModelCosts costs = ts::computeCosts(g, g.defaults.batch, g.defaults.seq);
-        *ok = true;
-        QLocale locale;
-        return QString("<h2>%1</h2><p>%2 parameters<br>%3 GFLOP forward at batch %4<br>%5 operations</p>"
-                       "<p><i>Profiling and predictions arrive with the profiler and predictor views.</i></p>")
-            .arg(QString::fromStdString(spec).toHtmlEscaped())
-            .arg(locale.toString(qlonglong(g.parameterCount())))
-            .arg(costs.totals.forwardFlops / 1e9, 0, 'f', 2)
-            .arg(g.defaults.batch)
-            .arg(qulonglong(g.ops.size()));
-    } catch (const std::exception& e) {
-        *ok = false;
-        return QString("<p>Could not open the model: %1</p>").arg(QString::fromUtf8(e.what()).toHtmlEscaped());
-    }
-}
-
-}  // namespace
+#include "explorer_state.h"
+#include "main_window.h"
+#include "screenshot.h"
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
@@ -49,28 +21,35 @@ int main(int argc, char** argv) {
     parser.addPositionalArgument("MODEL", "model file or zoo:NAME (default zoo:resnet50)");
     QCommandLineOption screenshot("screenshot", "render the window to FILE (PNG) and exit; works without a display",
                                   "FILE");
+    QCommandLineOption view("view", "the view --screenshot renders: overview (default), batch, gpus or modules", "VIEW",
+                            "overview");
     parser.addOption(screenshot);
+    parser.addOption(view);
     parser.process(app);
 
+    const std::optional<ts::gui::View> shown = ts::gui::parseView(parser.value(view));
+    if (!shown) {
+        std::fprintf(stderr, "trainscope: --view: unknown view '%s' (overview, batch, gpus or modules)\n",
+                     qPrintable(parser.value(view)));
+        return 2;
+    }
     const QStringList args = parser.positionalArguments();
     const std::string spec = args.isEmpty() ? "zoo:resnet50" : args.first().toStdString();
-    bool ok = false;
-    QLabel window(describeModel(spec, &ok));
-    window.setWindowTitle("TrainScope");
-    window.setMargin(24);
-    window.setTextFormat(Qt::RichText);
-    window.resize(640, 360);
+
+    ts::gui::ExplorerState state;
+    const bool ok = state.openModel(spec);
+    ts::gui::MainWindow window(state);
 
     if (parser.isSet(screenshot)) {
-        window.setAttribute(Qt::WA_DontShowOnScreen);
-        window.show();
         const QString file = parser.value(screenshot);
-        if (!window.grab().save(file, "PNG")) {
+        if (!ts::gui::saveScreenshot(window, *shown, file)) {
             std::fprintf(stderr, "trainscope: %s: cannot be written\n", qPrintable(file));
             return 2;
         }
+        if (!ok) std::fprintf(stderr, "trainscope: %s\n", qPrintable(state.error()));
         return ok ? 0 : 2;
     }
+    window.showView(*shown);
     window.show();
     return app.exec();
 }

@@ -1,0 +1,178 @@
+#include "explorer_state.h"
+
+#include <QLocale>
+#include <algorithm>
+#include <cmath>
+
+#include "trainscope/core/model_loader.h"
+
+namespace ts::gui {
+
+using namespace ts::predictors;
+
+namespace {
+
+// A user's GPU file that cannot be read must not keep the explorer from starting.
+GpuDatabase loadDatabase() {
+    try {
+        return GpuDatabase::load();
+    } catch (const std::exception& e) {
+        qWarning("trainscope: GPU database: %s; using the built-in one", e.what());
+        return GpuDatabase::builtin();
+    }
+}
+
+// Batch sizes for the plot: every size up to 16, then about 12 points per doubling, up to `last`.
+std::vector<int64_t> plotBatches(int64_t last) {
+    std::vector<int64_t> batches;
+    for (double b = 1; b <= double(last); b = std::max(b + 1, b * 1.06)) batches.push_back(int64_t(b));
+    if (batches.back() != last) batches.push_back(last);
+    return batches;
+}
+
+}  // namespace
+
+ExplorerState::ExplorerState(QObject* parent) : QObject(parent), db_(loadDatabase()) {
+    if (!db_.find(settings_.gpuId) && !db_.gpus().empty()) settings_.gpuId = db_.gpus().front().id;
+}
+
+ExplorerState::~ExplorerState() = default;
+
+bool ExplorerState::openModel(const std::string& spec) {
+    spec_ = spec;
+    ++generation_;
+    predictor_.reset();
+    graph_.reset();
+    try {
+        graph_ = std::make_unique<Graph>(loadModel(spec));
+        predictor_ = std::make_unique<TrainingPredictor>(*graph_);
+        costs_ = computeCosts(*graph_, settings_.batch);  // the module tree needs it even if predictions fail
+        error_.clear();
+        recompute();
+    } catch (const std::exception& e) {
+        predictor_.reset();
+        graph_.reset();
+        error_ = QString::fromUtf8(e.what());
+    }
+    Q_EMIT changed();
+    return hasModel();
+}
+
+void ExplorerState::setBatch(int64_t batch) {
+    batch = std::clamp<int64_t>(batch, 1, kMaxBatch);
+    if (batch == settings_.batch) return;
+    settings_.batch = batch;
+    recompute();
+    Q_EMIT changed();
+}
+
+void ExplorerState::setPrecision(TrainingPrecision p) {
+    if (p == settings_.precision) return;
+    settings_.precision = p;
+    recompute();
+    Q_EMIT changed();
+}
+
+void ExplorerState::setOptimizer(Optimizer o) {
+    if (o == settings_.optimizer) return;
+    settings_.optimizer = o;
+    recompute();
+    Q_EMIT changed();
+}
+
+void ExplorerState::setTargetGpu(const std::string& id) {
+    if (id == settings_.gpuId || !db_.find(id)) return;
+    settings_.gpuId = id;
+    recompute();
+    Q_EMIT changed();
+}
+
+void ExplorerState::setGpuCount(int gpus) {
+    gpus = std::max(gpus, 1);
+    if (gpus == settings_.gpus) return;
+    settings_.gpus = gpus;
+    recompute();
+    Q_EMIT changed();
+}
+
+void ExplorerState::setInterconnect(InterconnectKind kind) {
+    if (kind == settings_.interconnect) return;
+    settings_.interconnect = kind;
+    recompute();
+    Q_EMIT changed();
+}
+
+void ExplorerState::setCheckpointing(bool on) {
+    if (on == settings_.checkpointing) return;
+    settings_.checkpointing = on;
+    recompute();
+    Q_EMIT changed();
+}
+
+TrainingScenario ExplorerState::scenario() const {
+    TrainingScenario s;
+    s.batch = settings_.batch;
+    s.precision = settings_.precision;
+    s.optimizer = settings_.optimizer;
+    s.dataParallel.gpus = settings_.gpus;
+    s.dataParallel.interconnect = settings_.interconnect;
+    s.checkpointing = settings_.checkpointing;
+    return s;
+}
+
+void ExplorerState::recompute() {
+    if (!predictor_) return;
+    // Runs from the controls' slots, where an exception must not escape: a scenario the predictor
+    // rejects shows as an unsupported prediction with the reason.
+    try {
+        predictAll();
+    } catch (const std::exception& e) {
+        current_ = TrainingPrediction{};
+        current_.supported = false;
+        current_.reason = e.what();
+        allGpus_.clear();
+        sweep_ = GpuSweep{};
+        sweep_.supported = false;
+    }
+}
+
+void ExplorerState::predictAll() {
+    const TrainingScenario s = scenario();
+    costs_ = computeCosts(*graph_, s.batch);
+    const GpuSpec* target = targetGpu();
+    allGpus_.clear();
+    for (const GpuSpec& gpu : db_.gpus()) {
+        if (&gpu == target) {
+            current_ = predictor_->predict(gpu, s, true);
+            allGpus_.push_back(current_);
+        } else {
+            allGpus_.push_back(predictor_->predict(gpu, s, false));
+        }
+    }
+    sweep_ = GpuSweep{};
+    if (target) {
+        SweepPlan plan(*predictor_, {target}, {s.precision}, s);
+        const int64_t fitting = current_.supported ? int64_t(current_.maxBatch.high) : 0;
+        const int64_t last = std::clamp<int64_t>(std::max({int64_t(64), 2 * fitting, 2 * s.batch}), 1, kMaxBatch);
+        std::vector<GpuSweep> sweeps = plan.evaluate(plotBatches(last));
+        if (!sweeps.empty()) sweep_ = std::move(sweeps.front());
+    }
+}
+
+QString formatInterval(const Interval& v, int decimals, const QString& unit) {
+    QLocale locale;
+    const QString value = locale.toString(v.value, 'f', decimals);
+    if (v.low == v.high) return value + unit;
+    return QString("%1%2 (%3 – %4)")
+        .arg(value, unit, locale.toString(v.low, 'f', decimals), locale.toString(v.high, 'f', decimals));
+}
+
+QString formatBytes(double bytes) {
+    return QLocale().toString(bytes / 1e9, 'f', 2) + " GB";
+}
+
+QString gpuLabel(const GpuSpec& gpu) {
+    return QString::fromStdString(gpu.name) + " (" + QString::fromStdString(gpu.id) + ")";
+}
+
+}  // namespace ts::gui

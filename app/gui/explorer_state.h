@@ -1,0 +1,91 @@
+#pragma once
+// What every view of the explorer follows: the open model, the settings the controls set (batch,
+// precision, optimizer, target GPU, number of GPUs) and the predictions at those settings. The
+// views read it and repaint on changed(); the controls write it. Plain C++ types from core/ and
+// predictors/ only (no LibTorch), so this header is safe next to Qt's keywords.
+#include <QObject>
+#include <QString>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trainscope/core/costs.h"
+#include "trainscope/core/gpu_database.h"
+#include "trainscope/core/graph.h"
+#include "trainscope/predictors/training_predictor.h"
+
+namespace ts::gui {
+
+struct ExplorerSettings {
+    int64_t batch = 32;
+    predictors::TrainingPrecision precision = predictors::TrainingPrecision::Fp32;
+    predictors::Optimizer optimizer = predictors::Optimizer::Sgd;
+    std::string gpuId = "a100-sxm4-80gb";
+    int gpus = 1;
+    predictors::InterconnectKind interconnect = predictors::InterconnectKind::NvLink;
+    bool checkpointing = false;
+};
+
+class ExplorerState : public QObject {
+    Q_OBJECT
+public:
+    explicit ExplorerState(QObject* parent = nullptr);
+    ~ExplorerState() override;
+
+    // Opens a model (file or zoo:NAME). On failure the previous model is dropped, error() says
+    // why and false comes back; the views then show the error.
+    bool openModel(const std::string& spec);
+    bool hasModel() const { return predictor_ != nullptr; }
+    const QString& error() const { return error_; }
+    const std::string& modelSpec() const { return spec_; }
+    const Graph* graph() const { return graph_.get(); }
+    int modelGeneration() const { return generation_; }  // changes whenever a model is opened
+
+    const GpuDatabase& database() const { return db_; }
+    const GpuSpec* targetGpu() const { return db_.find(settings_.gpuId); }
+    const ExplorerSettings& settings() const { return settings_; }
+
+    // Setters recompute and emit changed() only when the value differs.
+    void setBatch(int64_t batch);
+    void setPrecision(predictors::TrainingPrecision p);
+    void setOptimizer(predictors::Optimizer o);
+    void setTargetGpu(const std::string& id);
+    void setGpuCount(int gpus);
+    void setInterconnect(predictors::InterconnectKind kind);
+    void setCheckpointing(bool on);
+
+    // At the current settings (valid while hasModel()).
+    const predictors::TrainingPrediction& current() const { return current_; }               // target GPU, per layer
+    const std::vector<predictors::TrainingPrediction>& allGpus() const { return allGpus_; }  // db order
+    const predictors::GpuSweep& batchSweep() const { return sweep_; }  // target GPU over batch sizes
+    const ModelCosts& costs() const { return costs_; }
+
+    static constexpr int64_t kMaxBatch = 4096;
+
+Q_SIGNALS:
+    void changed();
+
+private:
+    predictors::TrainingScenario scenario() const;
+    void recompute();
+    void predictAll();  // throws what the predictor throws
+
+    GpuDatabase db_;
+    ExplorerSettings settings_;
+    std::string spec_;
+    int generation_ = 0;
+    QString error_;
+    std::unique_ptr<Graph> graph_;
+    std::unique_ptr<predictors::TrainingPredictor> predictor_;
+    predictors::TrainingPrediction current_;
+    std::vector<predictors::TrainingPrediction> allGpus_;
+    predictors::GpuSweep sweep_;
+    ModelCosts costs_;
+};
+
+// Display helpers shared by the views.
+QString formatInterval(const predictors::Interval& v, int decimals, const QString& unit);
+QString formatBytes(double bytes);
+QString gpuLabel(const GpuSpec& gpu);
+
+}  // namespace ts::gui

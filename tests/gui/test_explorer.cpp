@@ -1,0 +1,133 @@
+// The explorer: its item models pass Qt's model checks, the batch control drives the predictions
+// every view shows, and each view renders something offscreen.
+#include <QAbstractItemModelTester>
+#include <QCheckBox>
+#include <QLabel>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "explorer_state.h"
+#include "gpu_table_model.h"
+#include "main_window.h"
+#include "module_tree_model.h"
+#include "screenshot.h"
+
+using namespace ts::gui;
+
+namespace {
+
+// Small and quick to analyse; the explorer treats every model alike.
+const char* kModel = "zoo:resnet18";
+
+// Pixels that differ from the most common colour: a blank widget has (almost) none.
+int foregroundPixels(const QImage& image) {
+    QHash<QRgb, int> counts;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x) ++counts[image.pixel(x, y)];
+    int background = 0;
+    for (int n : counts) background = std::max(background, n);
+    return image.width() * image.height() - background;
+}
+
+}  // namespace
+
+class ExplorerTest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void gpuTableModelIsConsistent() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        GpuTableModel model(state);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(model.rowCount(), int(state.database().gpus().size()));
+        state.setBatch(8);
+        model.refresh();
+        state.openModel("missing-model.onnx");
+        model.refresh();
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void moduleTreeModelIsConsistent() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        ModuleTreeModel model(state);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(model.rowCount(), 1);  // the model itself
+        const QModelIndex root = model.index(0, 0);
+        QVERIFY(model.rowCount(root) > 0);
+        // Forward time is predicted per operation and summed up the tree.
+        QVERIFY(model.index(0, ModuleTreeModel::ForwardMs).data().toString().size() > 0);
+        state.setBatch(4);
+        model.refresh();
+        QVERIFY2(state.openModel("zoo:mobilenet_v2"), qPrintable(state.error()));
+        model.refresh();
+        QVERIFY(model.rowCount(model.index(0, 0)) > 0);
+    }
+
+    void batchControlChangesThroughput() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        auto* throughput = window.findChild<QLabel*>("throughputValue");
+        QVERIFY(throughput);
+        window.batchSpin()->setValue(2);
+        QCOMPARE(window.batchSlider()->value(), sliderAtBatch(2));
+        const QString atTwo = throughput->text();
+        const double samplesAtTwo = state.current().samplesPerS.value;
+        window.batchSlider()->setValue(sliderAtBatch(64));  // as a user dragging it would
+        QCOMPARE(window.batchSpin()->value(), 64);
+        QCOMPARE(state.settings().batch, 64);
+        QVERIFY(state.current().samplesPerS.value > samplesAtTwo);  // larger batches use the GPU better
+        QVERIFY(throughput->text() != atTwo);
+        window.batchSlider()->setValue(0);
+        QCOMPARE(state.settings().batch, 1);
+        window.batchSlider()->setValue(kSliderSteps);
+        QCOMPARE(state.settings().batch, ExplorerState::kMaxBatch);
+    }
+
+    void checkpointingLowersPeakMemory() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        window.batchSpin()->setValue(64);
+        const double without = state.current().peakMemoryBytes.value;
+        const double iterationWithout = state.current().iterationMs.value;
+        window.checkpointingBox()->setChecked(true);
+        QVERIFY(state.settings().checkpointing);
+        QVERIFY(state.current().peakMemoryBytes.value < without);
+        QVERIFY(state.current().iterationMs.value > iterationWithout);  // the second forward
+    }
+
+    void batchSliderScaleRoundTrips() {
+        for (int64_t batch : {1, 2, 3, 7, 32, 100, 1000, 4096})
+            QVERIFY2(std::llabs(batchAtSlider(sliderAtBatch(batch)) - batch) <= std::max<int64_t>(1, batch / 100),
+                     qPrintable(QString::number(batch)));
+        QCOMPARE(batchAtSlider(-5), int64_t(1));
+        QCOMPARE(batchAtSlider(kSliderSteps + 5), ExplorerState::kMaxBatch);
+    }
+
+    void everyViewRendersOffscreen() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        for (const char* name : {"overview", "batch", "gpus", "modules"}) {
+            const std::optional<View> view = parseView(name);
+            QVERIFY(view);
+            const QString file = dir.filePath(QString(name) + ".png");
+            QVERIFY(saveScreenshot(window, *view, file));
+            const QImage saved(file);
+            QVERIFY2(!saved.isNull(), name);
+            // The view itself, not only the controls around it, must draw something.
+            const QImage content = window.viewWidget(*view)->grab().toImage();
+            QVERIFY2(foregroundPixels(content) > content.width() * content.height() / 200, name);
+        }
+        QVERIFY(!parseView("nonsense"));
+    }
+};
+
+QTEST_MAIN(ExplorerTest)
+#include "test_explorer.moc"
