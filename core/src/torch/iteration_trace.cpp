@@ -47,8 +47,9 @@ Timeline traceIteration(GraphExecutor& ex, const LossFunction& loss, TrainingSte
             if (tracer) tracer->pop();
             span(o.name, "forward", s, o.name);
             for (int v : o.outputs) {
+                if (v < 0) continue;
                 at::Tensor& out = ex.value(v);
-                if (v < 0 || !out.defined() || !out.requires_grad()) continue;
+                if (!out.defined() || !out.requires_grad()) continue;
                 out.register_hook([&hooks, &hookMutex, &now, op](const at::Tensor&) {
                     std::lock_guard<std::mutex> lock(hookMutex);
                     hooks.push_back({op, now()});

@@ -192,9 +192,6 @@ private:
         r.iteration = timer.measure({}, [&] { oneIteration(ex, loss, step); });
         // The phases, each timed on its own (the device is synchronized between them).
         std::vector<double> zero, fwd, lossMs, bwd, opt;
-        ProfileOptions phaseOptions = o_;
-        phaseOptions.warmup = 0;
-        RepeatTimer phaseTimer(rt_, phaseOptions);
         int n = std::max(o_.minRepeats, std::min(r.iteration.repeats, 20));
         at::Tensor l;
         for (int i = 0; i < n && !isCancelled(o_); ++i) {
