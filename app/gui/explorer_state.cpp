@@ -41,6 +41,7 @@ ExplorerState::~ExplorerState() = default;
 bool ExplorerState::openModel(const std::string& spec) {
     spec_ = spec;
     ++generation_;
+    selectedOp_ = -1;
     predictor_.reset();
     graph_.reset();
     try {
@@ -107,6 +108,19 @@ void ExplorerState::setCheckpointing(bool on) {
     settings_.checkpointing = on;
     recompute();
     Q_EMIT changed();
+}
+
+void ExplorerState::setGoal(const TrainingGoal& goal) {
+    if (goal.epochs == goal_.epochs && goal.datasetSamples == goal_.datasetSamples) return;
+    goal_ = goal;
+    Q_EMIT changed();  // costs are derived in the views from the predictions; nothing to recompute
+}
+
+void ExplorerState::setSelectedOp(int op) {
+    if (!graph_ || op < 0 || size_t(op) >= graph_->ops.size()) op = -1;
+    if (op == selectedOp_) return;
+    selectedOp_ = op;
+    Q_EMIT selectionChanged(op);
 }
 
 TrainingScenario ExplorerState::scenario() const {

@@ -12,6 +12,7 @@
 #include "trainscope/core/costs.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/graph.h"
+#include "trainscope/predictors/training_cost.h"
 #include "trainscope/predictors/training_predictor.h"
 
 namespace ts::gui {
@@ -41,6 +42,7 @@ public:
     const Graph* graph() const { return graph_.get(); }
     int modelGeneration() const { return generation_; }  // changes whenever a model is opened
 
+    const predictors::TrainingPredictor* predictor() const { return predictor_.get(); }
     const GpuDatabase& database() const { return db_; }
     const GpuSpec* targetGpu() const { return db_.find(settings_.gpuId); }
     const ExplorerSettings& settings() const { return settings_; }
@@ -53,6 +55,13 @@ public:
     void setGpuCount(int gpus);
     void setInterconnect(predictors::InterconnectKind kind);
     void setCheckpointing(bool on);
+    // How much training the cost figures are for (GPUs view, report). Emits changed().
+    void setGoal(const predictors::TrainingGoal& goal);
+    const predictors::TrainingGoal& goal() const { return goal_; }
+
+    // The layer selected in any view (graph operation index; -1 none). Every view highlights it.
+    void setSelectedOp(int op);
+    int selectedOp() const { return selectedOp_; }
 
     // At the current settings (valid while hasModel()).
     const predictors::TrainingPrediction& current() const { return current_; }               // target GPU, per layer
@@ -64,6 +73,7 @@ public:
 
 Q_SIGNALS:
     void changed();
+    void selectionChanged(int op);
 
 private:
     predictors::TrainingScenario scenario() const;
@@ -81,6 +91,8 @@ private:
     std::vector<predictors::TrainingPrediction> allGpus_;
     predictors::GpuSweep sweep_;
     ModelCosts costs_;
+    predictors::TrainingGoal goal_;
+    int selectedOp_ = -1;
 };
 
 // Display helpers shared by the views.
