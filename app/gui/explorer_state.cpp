@@ -43,6 +43,7 @@ bool ExplorerState::openModel(const std::string& spec) {
     ++generation_;
     selectedOp_ = -1;
     predictor_.reset();
+    profile_.reset();
     graph_.reset();
     try {
         graph_ = std::make_unique<Graph>(loadModel(spec));

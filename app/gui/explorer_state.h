@@ -12,6 +12,7 @@
 #include "trainscope/core/costs.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/graph.h"
+#include "trainscope/core/profile.h"
 #include "trainscope/predictors/training_cost.h"
 #include "trainscope/predictors/training_predictor.h"
 
@@ -43,6 +44,9 @@ public:
     int modelGeneration() const { return generation_; }  // changes whenever a model is opened
 
     const predictors::TrainingPredictor* predictor() const { return predictor_.get(); }
+    // The measured profile the predictions start from, when one was opened or recorded (else null).
+    // Its runs carry per-layer times and, on a GPU with CUPTI, each layer's kernels.
+    const Profile* profile() const { return profile_.get(); }
     const GpuDatabase& database() const { return db_; }
     const GpuSpec* targetGpu() const { return db_.find(settings_.gpuId); }
     const ExplorerSettings& settings() const { return settings_; }
@@ -87,6 +91,7 @@ private:
     QString error_;
     std::unique_ptr<Graph> graph_;
     std::unique_ptr<predictors::TrainingPredictor> predictor_;
+    std::unique_ptr<Profile> profile_;
     predictors::TrainingPrediction current_;
     std::vector<predictors::TrainingPrediction> allGpus_;
     predictors::GpuSweep sweep_;
