@@ -45,6 +45,23 @@ std::string numericsNote(TrainingPrecision p) {
     return "";
 }
 
+// Lower first: fp32, tf32, amp-bf16, amp-fp16 (loss scaling), fp8 (Transformer Engine).
+int preference(TrainingPrecision p) {
+    switch (p) {
+        case TrainingPrecision::Fp32:
+            return 0;
+        case TrainingPrecision::Tf32:
+            return 1;
+        case TrainingPrecision::AmpBf16:
+            return 2;
+        case TrainingPrecision::AmpFp16:
+            return 3;
+        case TrainingPrecision::Fp8:
+            return 4;
+    }
+    return 5;
+}
+
 // One (GPU, precision)'s choice under the documented rule; batch 0 when nothing fits.
 struct PrecisionChoice {
     TrainingPrecision precision = TrainingPrecision::Fp32;
@@ -113,14 +130,17 @@ void explainNoFit(HardwareChoiceRow& row, const TrainingPredictor& predictor, co
 std::vector<std::string> assumptionsOf(const HardwareChoice& c, const std::vector<const GpuSpec*>& gpus) {
     std::vector<std::string> a;
     const HardwareChoiceOptions& o = c.options;
-    std::string batches = o.batch > 0 ? "the fixed batch size " + std::to_string(o.batch)
-                                      : "the batch sizes 1, 2, 3, 4, 6, 8, 12, 16, ... (powers of two and 1.5 times "
-                                        "them)";
+    const std::string share = fixed(o.nearBestShare * 100, 0) + "%";
+    const std::string batches = o.batch > 0 ? "the fixed batch size " + std::to_string(o.batch)
+                                            : "the batch sizes 1, 2, 3, 4, 6, 8, 12, 16, ... (powers of two and 1.5 "
+                                              "times them)";
     a.push_back("Recommendation per GPU: for each precision, of " + batches +
                 " those that fit with the memory's upper bound (at most the low end of the largest-batch range), the "
                 "smallest whose predicted throughput is within " +
-                fixed(o.nearBestShare * 100, 0) +
-                "% of the highest; then the precision with the highest throughput (ties keep the wider one).");
+                share +
+                " of the highest; then the precision with the highest throughput, where a precision that asks more of "
+                "the training code (in the order fp32, tf32, amp-bf16, amp-fp16, fp8) must be more than " +
+                share + " faster to be chosen.");
     a.push_back(
         "Ranking: GPUs with a price by the predicted cost of the goal, cheapest first; then GPUs without a "
         "price by the predicted time; then the GPUs where nothing fits, each with the reason.");
@@ -128,26 +148,25 @@ std::vector<std::string> assumptionsOf(const HardwareChoice& c, const std::vecto
     std::string run = std::to_string(s.dataParallel.gpus) + (s.dataParallel.gpus == 1 ? " GPU" : " GPUs");
     if (s.dataParallel.gpus > 1)
         run += std::string(" (data parallel over ") + interconnectName(s.dataParallel.interconnect) + ")";
-    a.push_back("Goal: " + fixed(c.goal.epochs, c.goal.epochs == std::floor(c.goal.epochs) ? 0 : 2) + " epoch(s) of " +
-                fixed(c.goal.datasetSamples, 0) + " samples (" + fixed(c.goal.samples(), 0) + " samples) on " + run +
-                " per run, optimizer " + optimizerName(s.optimizer) +
+    const bool wholeEpochs = c.goal.epochs == std::floor(c.goal.epochs);
+    std::string goal = fixed(c.goal.epochs, wholeEpochs ? 0 : 2) + (c.goal.epochs == 1 ? " epoch of " : " epochs of ") +
+                       fixed(c.goal.datasetSamples, 0) + " samples";
+    if (c.goal.epochs != 1) goal += " (" + fixed(c.goal.samples(), 0) + " samples)";
+    a.push_back("Goal: " + goal + " on " + run + " per run, optimizer " + optimizerName(s.optimizer) +
                 (s.checkpointing ? ", activation checkpointing" : "") +
                 "; the batch size is per GPU; time is wall-clock, cost pays for every GPU of the run.");
     std::set<std::string> dates;
     int unpriced = 0;
     for (const GpuSpec* g : gpus) {
         const Price* price = g->cheapestPrice();
-        if (!price)
-            ++unpriced;
-        else if (!price->date.empty())
-            dates.insert(price->date);
+        if (!price) ++unpriced;
+        if (price && !price->date.empty()) dates.insert(price->date);
     }
     std::string prices =
         "Prices: the cheapest on-demand price per GPU-hour in the GPU database (docs/gpu-database.md), "
-        "each row naming its provider, instance and date";
+        "each row naming its provider and instance";
     if (!dates.empty())
-        prices +=
-            " (" + (dates.size() == 1 ? *dates.begin() : "dated " + *dates.begin() + " to " + *dates.rbegin()) + ")";
+        prices += ", dated " + (dates.size() == 1 ? *dates.begin() : *dates.begin() + " to " + *dates.rbegin());
     prices += "; " + std::to_string(unpriced) + " of " + std::to_string(gpus.size()) + " GPUs have no price.";
     a.push_back(prices);
     a.push_back(
@@ -160,22 +179,18 @@ std::vector<std::string> assumptionsOf(const HardwareChoice& c, const std::vecto
         "Not yet validated on GPUs: whole-iteration times, tensor-core precisions and memory peaks "
         "(docs/prediction.md, What is validated).");
     std::map<std::string, int> sources;
-    std::set<std::string> details;
+    const HardwareChoiceRow* first = nullptr;
     for (const HardwareChoiceRow& r : c.rows)
         if (r.recommended) {
             ++sources[predictionSourceName(r.prediction.source)];
-            details.insert(r.prediction.sourceDetail);
+            if (!first) first = &r;
         }
-    if (!sources.empty()) {
+    if (first) {
         std::string line = "Prediction source: ";
-        bool first = true;
-        for (const auto& [name, count] : sources) {
-            line += (first ? "" : ", ") + name + " (" + std::to_string(count) + (count == 1 ? " GPU)" : " GPUs)");
-            first = false;
-        }
-        line += ". ";
-        for (const std::string& d : details) line += d + ". ";
-        a.push_back(line.substr(0, line.size() - 1));
+        for (const auto& [name, count] : sources)
+            line += (line.back() == ' ' ? "" : ", ") + name + " (" + std::to_string(count) +
+                    (count == 1 ? " GPU)" : " GPUs)");
+        a.push_back(line + ". For the first-ranked GPU: " + first->prediction.sourceDetail + ".");
     }
     a.push_back(
         "Precisions other than fp32 change the training's numerics (tf32 least, fp8 most): each recommendation "
@@ -214,6 +229,12 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
         batches.insert(std::upper_bound(batches.begin(), batches.end(), options.batch), options.batch);
     const std::vector<int64_t> considered = options.batch > 0 ? std::vector<int64_t>{options.batch} : batches;
 
+    // The order in which precisions ask more of the training code: bf16 needs no loss scaling.
+    std::vector<size_t> preferenceOrder(precisions.size());
+    for (size_t i = 0; i < precisions.size(); ++i) preferenceOrder[i] = i;
+    std::stable_sort(preferenceOrder.begin(), preferenceOrder.end(),
+                     [&](size_t a, size_t b) { return preference(precisions[a]) < preference(precisions[b]); });
+
     const SweepPlan plan(predictor, gpus, precisions, at(base, precisions.front(), 1));
     const std::vector<GpuSweep> sweeps = plan.evaluate(batches);
 
@@ -226,7 +247,7 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
         std::vector<const GpuSweep*> supported;
         PrecisionChoice best;
         const GpuSweep* bestSweep = nullptr;
-        for (size_t pi = 0; pi < precisions.size(); ++pi) {
+        for (size_t pi : preferenceOrder) {
             const GpuSweep& sweep = sweeps[gi * precisions.size() + pi];
             if (!sweep.supported) {
                 unsupported.push_back(sweep.reason);
@@ -234,7 +255,8 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
             }
             supported.push_back(&sweep);
             const PrecisionChoice choice = chooseBatch(sweep, considered, options.nearBestShare);
-            if (choice.batch > 0 && choice.samplesPerS > best.samplesPerS) {
+            // A precision that asks more of the training code must be clearly faster to be chosen.
+            if (choice.batch > 0 && choice.samplesPerS > best.samplesPerS * (1 + options.nearBestShare)) {
                 best = choice;
                 bestSweep = &sweep;
             }
