@@ -1,0 +1,20 @@
+#pragma once
+// The report's plots, drawn with QCustomPlot offscreen (a QApplication must exist; the offscreen
+// platform is enough): throughput against the batch size on the best-ranked GPUs, and cost against
+// time to train on every priced GPU with a recommendation.
+#include <QImage>
+
+#include "trainscope/predictors/hardware_choice.h"
+
+namespace ts::report {
+
+struct ReportPlots {
+    QImage throughput;  // samples/s vs batch size, up to kPlottedGpus lines, recommendation marked
+    QImage costVsTime;  // $ to train vs hours to train, with both ranges; null when no GPU is priced
+};
+
+inline constexpr int kPlottedGpus = 5;
+
+ReportPlots renderReportPlots(const predictors::HardwareChoice& choice, int width = 900, int height = 480);
+
+}  // namespace ts::report
