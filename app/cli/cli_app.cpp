@@ -7,6 +7,7 @@
 #include "inspect_report.h"
 #include "profile_command.h"
 #include "predict_command.h"
+#include "report_command.h"
 #include "validate_command.h"
 #include "validate_kernels_command.h"
 #include "trainscope/core/costs.h"
@@ -150,6 +151,8 @@ int run(int argc, char** argv) {
     CLI::App* predictCmd = addPredictCommand(app, predict);
     ValidateOptions validate;
     CLI::App* validateCmd = addValidateCommand(app, validate);
+    ReportOptions report;
+    CLI::App* reportCmd = addReportCommand(app, report);
 
     try {
         app.parse(argc, argv);
@@ -167,6 +170,7 @@ int run(int argc, char** argv) {
         if (profileCmd->parsed()) return runProfile(profile);
         if (predictCmd->parsed()) return runPredict(predict);
         if (validateCmd->parsed()) return runValidate(validate);
+        if (reportCmd->parsed()) return runReport(report);
     } catch (const ModelError& e) {
         std::cerr << "trainscope-cli: " << e.what() << "\n";
         return kExitBadInput;

@@ -76,6 +76,21 @@ std::optional<Profile> loadProfileIfAny(const std::string& path) {
     return readProfile(path);
 }
 
+PredictionInput loadPredictionInput(const std::string& modelOrProfile, int64_t seq, const GpuDatabase& db) {
+    PredictionInput in;
+    std::optional<Profile> profile = loadProfileIfAny(modelOrProfile);
+    const std::string modelSpec = profile ? profile->scenario.model : modelOrProfile;
+    if (profile && modelSpec.empty()) throw ModelError(modelOrProfile, "the profile does not name its model");
+    in.graph = std::make_unique<Graph>(loadModel(modelSpec));
+    if (seq <= 0 && profile && profile->scenario.seq > 0) seq = profile->scenario.seq;
+    in.predictor = std::make_unique<TrainingPredictor>(*in.graph, seq);
+    if (profile) {
+        in.predictor->useProfile(*profile, db);
+        in.profileOptimizer = parseOptimizer(profile->scenario.optimizer);
+    }
+    return in;
+}
+
 CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
     CLI::App* cmd =
         app.add_subcommand("predict",
@@ -107,20 +122,10 @@ CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
 
 int runPredict(const PredictOptions& o) {
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
-    std::optional<Profile> profile = loadProfileIfAny(o.model);
-    const std::string modelSpec = profile ? profile->scenario.model : o.model;
-    if (profile && modelSpec.empty()) throw ModelError(o.model, "the profile does not name its model");
-    const Graph g = loadModel(modelSpec);
-    int64_t seq = o.seq;
-    if (seq <= 0 && profile && profile->scenario.seq > 0) seq = profile->scenario.seq;
-    TrainingPredictor predictor(g, seq);
-    std::optional<Optimizer> profileOptimizer;
-    if (profile) {
-        predictor.useProfile(*profile, db);
-        profileOptimizer = parseOptimizer(profile->scenario.optimizer);
-    }
-    TrainingScenario scenario = scenarioFrom(o, profileOptimizer);
-    const int64_t batch = batchFrom(o.batch, g.defaults.batch);
+    const PredictionInput input = loadPredictionInput(o.model, o.seq, db);
+    const TrainingPredictor& predictor = *input.predictor;
+    TrainingScenario scenario = scenarioFrom(o, input.profileOptimizer);
+    const int64_t batch = batchFrom(o.batch, input.graph->defaults.batch);
 
     std::vector<const GpuSpec*> gpus;
     if (o.gpu == "all")

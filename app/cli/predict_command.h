@@ -3,11 +3,15 @@
 // one), at a precision, optimizer, batch size (or the largest that fits), data-parallel GPU count
 // and interconnect, with and without activation checkpointing; intervals on every figure.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "trainscope/core/gpu_database.h"
+#include "trainscope/core/graph.h"
 #include "trainscope/core/profile.h"
+#include "trainscope/predictors/training_predictor.h"
 
 namespace CLI {
 class App;
@@ -41,5 +45,14 @@ int runPredict(const PredictOptions& o);
 // returns a profile, `predict` loads the model named in profile.scenario.model and predicts from
 // the measurements (source "measured profile").
 std::optional<Profile> loadProfileIfAny(const std::string& path);
+
+// What predict and report start from: the model MODEL names, or the model a PROFILE names with its
+// measurements as the predictions' source. `seq` 0: the profile's, else the model's.
+struct PredictionInput {
+    std::unique_ptr<Graph> graph;
+    std::unique_ptr<predictors::TrainingPredictor> predictor;
+    std::optional<predictors::Optimizer> profileOptimizer;  // the profile's, when one was given
+};
+PredictionInput loadPredictionInput(const std::string& modelOrProfile, int64_t seq, const GpuDatabase& db);
 
 }  // namespace ts::cli

@@ -1,0 +1,201 @@
+#include "report_command.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include "predict_command.h"
+#include "trainscope/core/atomic_file.h"
+#include "trainscope/core/errors.h"
+#include "trainscope/predictors/hardware_choice.h"
+
+#ifdef TRAINSCOPE_HAVE_REPORT
+#include <QApplication>
+
+#include "report_writer.h"
+#endif
+
+namespace ts::cli {
+namespace {
+
+using namespace ts::predictors;
+
+std::string quoted(const std::string& s) {
+    return "'" + s + "'";
+}
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return s;
+}
+
+// --format, else the output's suffix.
+std::string formatOf(const ReportOptions& o) {
+    const std::string known = "html, pdf, csv or json";
+    if (!o.format.empty()) {
+        const std::string f = lower(o.format);
+        if (f == "html" || f == "pdf" || f == "csv" || f == "json") return f;
+        throw ModelError("--format", "unknown format " + quoted(o.format) + " (" + known + ")");
+    }
+    const size_t dot = o.output.rfind('.');
+    const std::string suffix = dot == std::string::npos ? "" : lower(o.output.substr(dot + 1));
+    if (suffix == "html" || suffix == "htm") return "html";
+    if (suffix == "pdf" || suffix == "csv" || suffix == "json") return suffix;
+    throw ModelError(o.output, "cannot tell the report's format from the file name: give --format (" + known +
+                                   ") or a .html, .pdf, .csv or .json file");
+}
+
+TrainingScenario baseFrom(const ReportOptions& o, std::optional<Optimizer> profileOptimizer) {
+    TrainingScenario s;
+    s.optimizer = profileOptimizer.value_or(Optimizer::Sgd);
+    if (!o.optimizer.empty()) {
+        auto opt = parseOptimizer(o.optimizer);
+        if (!opt)
+            throw ModelError("--optimizer",
+                             "unknown optimizer " + quoted(o.optimizer) + " (sgd, sgd-momentum, adam or adamw)");
+        s.optimizer = *opt;
+    }
+    auto link = parseInterconnect(o.interconnect);
+    if (!link)
+        throw ModelError("--interconnect",
+                         "unknown interconnect " + quoted(o.interconnect) + " (nvlink, pcie or infiniband)");
+    s.dataParallel.gpus = o.gpuCount;
+    s.dataParallel.interconnect = *link;
+    s.dataParallel.infinibandGbps = o.infinibandGbps;
+    s.checkpointing = o.checkpointing;
+    return s;
+}
+
+HardwareChoiceOptions choiceOptionsFrom(const ReportOptions& o) {
+    HardwareChoiceOptions c;
+    c.modelLabel = o.model;
+    if (o.batch != "auto") {
+        size_t used = 0;
+        long long v = 0;
+        try {
+            v = std::stoll(o.batch, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != o.batch.size() || v < 1 || v > (int64_t(1) << 30))
+            throw ModelError("--batch", "expected a batch size from 1 to 2^30 or 'auto', got " + quoted(o.batch));
+        c.batch = v;
+    }
+    for (const std::string& name : o.precisions) {
+        if (lower(name) == "all") {
+            c.precisions.clear();
+            break;
+        }
+        auto p = parseTrainingPrecision(name);
+        if (!p)
+            throw ModelError("--precision",
+                             "unknown precision " + quoted(name) + " (fp32, tf32, amp-fp16, amp-bf16, fp8 or all)");
+        if (std::find(c.precisions.begin(), c.precisions.end(), *p) == c.precisions.end()) c.precisions.push_back(*p);
+    }
+    return c;
+}
+
+std::vector<const GpuSpec*> gpusFrom(const ReportOptions& o, const GpuDatabase& db) {
+    std::vector<const GpuSpec*> gpus;
+    const bool all = o.gpus.empty() ||
+                     std::any_of(o.gpus.begin(), o.gpus.end(), [](const std::string& g) { return lower(g) == "all"; });
+    if (all) {
+        for (const GpuSpec& g : db.gpus()) gpus.push_back(&g);
+        return gpus;
+    }
+    for (const std::string& name : o.gpus) {
+        const GpuSpec* g = &db.get(name);  // throws, listing the known ids
+        if (std::find(gpus.begin(), gpus.end(), g) == gpus.end()) gpus.push_back(g);
+    }
+    return gpus;
+}
+
+void writeRendered(const HardwareChoice& choice, const std::string& format, const std::string& path) {
+#ifdef TRAINSCOPE_HAVE_REPORT
+    // Plots are drawn with QCustomPlot, which needs an application object; offscreen needs no display.
+    static int argc = 3;
+    static char arg0[] = "trainscope-cli", arg1[] = "-platform", arg2[] = "offscreen";
+    static char* argv[] = {arg0, arg1, arg2, nullptr};
+    std::unique_ptr<QApplication> app;
+    if (!QCoreApplication::instance()) app = std::make_unique<QApplication>(argc, argv);
+    const auto f = format == "pdf" ? report::ReportFormat::Pdf : report::ReportFormat::Html;
+    const QString error = report::writeReport(choice, f, QString::fromStdString(path));
+    if (!error.isEmpty()) throw ModelError("", error.toStdString());
+#else
+    (void)choice;
+    (void)path;
+    throw ModelError("--format", format +
+                                     " reports need the GUI build (Qt 6 and QCustomPlot), and this trainscope-cli "
+                                     "was built without it: use --format csv or json, or the GUI build");
+#endif
+}
+
+std::string summaryLine(const HardwareChoice& c) {
+    const auto best =
+        std::find_if(c.rows.begin(), c.rows.end(), [](const HardwareChoiceRow& r) { return r.recommended; });
+    std::string line = std::to_string(c.rows.size()) + " GPUs ranked";
+    if (best == c.rows.end()) return line + "; nothing fits on any of them";
+    line += "; first: " + best->gpuId + " at batch " + std::to_string(best->batch) + ", " +
+            trainingPrecisionName(best->precision);
+    return line;
+}
+
+}  // namespace
+
+CLI::App* addReportCommand(CLI::App& app, ReportOptions& o) {
+    CLI::App* cmd = app.add_subcommand(
+        "report",
+        "Write the hardware-choice report: every GPU (or those given) with its recommended batch size "
+        "and precision, ranked by the cost of training the goal (then by time), with the predicted "
+        "ranges and the assumptions. html and pdf (with plots) need the GUI build; csv and json do not.");
+    cmd->add_option("MODEL", o.model, "model file or zoo:NAME[?options], or a profile file, as for predict")
+        ->required();
+    cmd->add_option("-o,--output", o.output, "the file to write")->required();
+    cmd->add_option("--format", o.format, "html, pdf, csv or json (default: from the output's suffix)");
+    cmd->add_option("--gpu", o.gpus, "GPU ids or names, or all (default); repeat or separate with commas")
+        ->delimiter(',');
+    cmd->add_option("--batch,-b", o.batch, "per-GPU batch size, or auto (default): chosen per GPU (docs/report.md)");
+    cmd->add_option("--precision", o.precisions,
+                    "precisions to consider: fp32, tf32, amp-fp16, amp-bf16, fp8, or all (default: every precision "
+                    "each GPU supports); repeat or separate with commas")
+        ->delimiter(',');
+    cmd->add_option("--optimizer", o.optimizer, "sgd (default), sgd-momentum, adam or adamw");
+    cmd->add_option("--gpus", o.gpuCount, "data-parallel GPUs per run (default 1)")->check(CLI::Range(1, 65536));
+    cmd->add_option("--interconnect", o.interconnect, "between the GPUs: nvlink (default), pcie or infiniband");
+    cmd->add_option("--infiniband-gbps", o.infinibandGbps, "InfiniBand rate per GPU in Gb/s (default 400, NDR)")
+        ->check(CLI::Range(1.0, 1e5));
+    cmd->add_flag("--checkpointing", o.checkpointing, "activation checkpointing in sqrt(L) segments");
+    cmd->add_option("--seq", o.seq, "sequence length for sequence models (default: the model's)")
+        ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
+    cmd->add_option("--epochs", o.epochs, "epochs in the training goal (default 1)")->check(CLI::Range(1e-6, 1e9));
+    cmd->add_option("--dataset-samples", o.datasetSamples,
+                    "samples per epoch (default 1281167, ImageNet-1k's training set)")
+        ->check(CLI::Range(1.0, 1e15));
+    cmd->add_option("--gpu-db", o.gpuDbFiles, "extra GPU file(s) applied after the built-in database")
+        ->check(CLI::ExistingFile);
+    return cmd;
+}
+
+int runReport(const ReportOptions& o) {
+    const std::string format = formatOf(o);
+    HardwareChoiceOptions options = choiceOptionsFrom(o);
+    const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
+    const std::vector<const GpuSpec*> gpus = gpusFrom(o, db);
+    const PredictionInput input = loadPredictionInput(o.model, o.seq, db);
+    TrainingGoal goal;
+    goal.epochs = o.epochs;
+    goal.datasetSamples = o.datasetSamples;
+    const HardwareChoice choice =
+        chooseHardware(*input.predictor, gpus, baseFrom(o, input.profileOptimizer), goal, options);
+    if (format == "csv")
+        writeFileAtomically(o.output, hardwareChoiceCsv(choice));
+    else if (format == "json")
+        writeFileAtomically(o.output, hardwareChoiceJson(choice));
+    else
+        writeRendered(choice, format, o.output);
+    std::cout << "Wrote " << o.output << " (" << format << "): " << summaryLine(choice) << "\n";
+    return 0;
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,36 @@
+#pragma once
+// `report`: the hardware-choice report for a model (or a profile): which GPU, at what batch size
+// and precision, for what time and cost, ranked. csv and json in every build; html and pdf need
+// the GUI build (Qt 6 and QCustomPlot, the trainscope_report library).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace ts::cli {
+
+struct ReportOptions {
+    std::string model;   // MODEL or PROFILE, as for predict
+    std::string format;  // html, pdf, csv or json; default: from the output's suffix
+    std::string output;
+    std::vector<std::string> gpus;        // ids or names, or all (default)
+    std::string batch = "auto";           // N, or auto: chosen per GPU
+    std::vector<std::string> precisions;  // default: every precision each GPU supports
+    std::string optimizer;                // default: the profile's, else sgd
+    int gpuCount = 1;
+    std::string interconnect = "nvlink";
+    double infinibandGbps = 400;
+    bool checkpointing = false;
+    int64_t seq = 0;
+    double epochs = 1;
+    double datasetSamples = 1.281167e6;
+    std::vector<std::string> gpuDbFiles;
+};
+
+CLI::App* addReportCommand(CLI::App& app, ReportOptions& o);
+int runReport(const ReportOptions& o);
+
+}  // namespace ts::cli
