@@ -1,14 +1,58 @@
 // The TrainScope GUI: the explorer window, or with --screenshot one of its views rendered to a PNG
-// without a display (packaging and tests use it to check that the installed GUI starts).
+// without a display (packaging and tests use it to check that the installed GUI starts). Where
+// there is no display at all it says so and writes the model's hardware-choice report instead.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
 #include <cstdio>
 
 #include "explorer_state.h"
 #include "main_window.h"
+#include "report_export.h"
 #include "screenshot.h"
 
+namespace {
+
+// Nothing to show a window on: no X11 or Wayland display, and no Qt platform chosen by the user.
+bool noDisplay() {
+#if defined(Q_OS_UNIX) && !defined(Q_OS_MACOS)
+    return qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
+           qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+#else
+    return false;
+#endif
+}
+
+int writeReportInstead(const std::string& spec) {
+    std::printf(
+        "trainscope: no display (DISPLAY and WAYLAND_DISPLAY are not set): writing the hardware-choice "
+        "report for %s instead\n",
+        spec.c_str());
+    ts::gui::ExplorerState state;
+    if (!state.openModel(spec)) {
+        std::fprintf(stderr, "trainscope: %s\n", qPrintable(state.error()));
+        return 2;
+    }
+    namespace report = ts::report;
+    const QString path =
+        QDir::current().absoluteFilePath(report::defaultReportFileName(spec, report::ReportFormat::Html));
+    const QString error = report::exportReport(
+        report::requestFor(state.predictor(), state.database(), state.current().scenario, state.goal(), spec),
+        report::ReportFormat::Html, path);
+    if (!error.isEmpty()) {
+        std::fprintf(stderr, "trainscope: %s\n", qPrintable(error));
+        return 2;
+    }
+    std::printf("%s\n", qPrintable(QDir::toNativeSeparators(path)));
+    return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+    // Without a display Qt's default platform cannot start: render offscreen (the report's plots).
+    const bool headless = noDisplay();
+    if (headless) qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
     QApplication::setApplicationName("TrainScope");
     QApplication::setApplicationVersion(TRAINSCOPE_VERSION);
@@ -35,6 +79,7 @@ int main(int argc, char** argv) {
     }
     const QStringList args = parser.positionalArguments();
     const std::string spec = args.isEmpty() ? "zoo:resnet50" : args.first().toStdString();
+    if (headless && !parser.isSet(screenshot)) return writeReportInstead(spec);
 
     ts::gui::ExplorerState state;
     const bool ok = state.openModel(spec);

@@ -24,6 +24,7 @@
 #include "gpu_table_model.h"
 #include "module_tree_model.h"
 #include "overview_view.h"
+#include "report_export.h"
 #include "trainscope/core/model_loader.h"
 
 namespace ts::gui {
@@ -105,6 +106,11 @@ void MainWindow::buildMenus() {
         action->setToolTip(QString::fromStdString(entry.description));
     }
     zoo->setToolTipsVisible(true);
+    file->addAction(tr("&Export Report…"), QKeySequence(tr("Ctrl+E")), this, [this] {
+        report::exportReportInteractively(this, report::requestFor(state_.predictor(), state_.database(),
+                                                                   state_.current().scenario, state_.goal(),
+                                                                   state_.modelSpec()));
+    });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 }

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# `trainscope MODEL` where there is no display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM)
+# says so, writes the hardware-choice report for the model into the working directory, prints its
+# path and exits 0.
+set -u
+gui=$1
+dir=$(mktemp -d)
+out=$(cd "$dir" && env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM "$gui" 'zoo:resnet18?image=64' 2>"$dir/err")
+rc=$?
+echo "$out"
+[ $rc = 0 ] || { echo "FAIL: exit $rc: $(cat "$dir/err")"; exit 1; }
+printf '%s\n' "$out" | head -1 | grep -q "no display" || { echo "FAIL: the first line does not say there is no display"; exit 1; }
+report="$dir/trainscope-report-resnet18.html"
+[ "$(printf '%s\n' "$out" | tail -1)" = "$report" ] || { echo "FAIL: the path printed is not $report"; exit 1; }
+head -c 15 "$report" | grep -q '<!DOCTYPE html>' || { echo "FAIL: $report is not HTML"; exit 1; }
+grep -q 'data:image/png;base64,' "$report" || { echo "FAIL: no embedded plot"; exit 1; }
+rm -rf "$dir"
+echo ok

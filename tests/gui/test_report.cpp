@@ -1,0 +1,172 @@
+// The hardware-choice report: the HTML parses as XML and lists the GPUs in the ranking's order with
+// its plots embedded as PNGs; the PDF is a complete PDF with pages; the CSV and JSON files carry
+// the same ranking; a file that cannot be written gives a sentence, not a crash.
+#include <QAction>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMenuBar>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+#include <QtTest>
+
+#include "explorer_state.h"
+#include "main_window.h"
+#include "report_export.h"
+#include "report_writer.h"
+#include "trainscope/core/model_loader.h"
+
+using namespace ts;
+using namespace ts::predictors;
+using namespace ts::report;
+
+namespace {
+
+const char* kModel = "zoo:resnet18?image=64";
+
+QStringList rankedIds(const HardwareChoice& c) {
+    QStringList ids;
+    for (const HardwareChoiceRow& r : c.rows) ids << QString::fromStdString(r.gpuId);
+    return ids;
+}
+
+QByteArray readAll(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+}  // namespace
+
+class ReportTest : public QObject {
+    Q_OBJECT
+private:
+    Graph graph_ = loadModel(kModel);
+    TrainingPredictor predictor_{graph_};
+    HardwareChoice choice_;
+
+private Q_SLOTS:
+    void initTestCase() {
+        std::vector<const GpuSpec*> gpus;
+        for (const GpuSpec& g : GpuDatabase::builtin().gpus()) gpus.push_back(&g);
+        HardwareChoiceOptions options;
+        options.modelLabel = kModel;
+        choice_ = chooseHardware(predictor_, gpus, TrainingScenario{}, TrainingGoal{}, options);
+        QVERIFY(choice_.rows.size() > 20);
+    }
+
+    void htmlIsXmlWithTheRankingAndTheImages() {
+        const QByteArray html = reportBytes(choice_, ReportFormat::Html);
+        QXmlStreamReader xml(html);
+        QStringList rows;
+        QStringList images;
+        QString table, list;
+        int assumptions = 0;
+        while (!xml.atEnd()) {
+            if (xml.readNext() != QXmlStreamReader::StartElement) continue;
+            const auto attrs = xml.attributes();
+            if (xml.name() == u"table") table = attrs.value("id").toString();
+            if (xml.name() == u"tr" && table == "ranking" && attrs.hasAttribute("data-gpu"))
+                rows << attrs.value("data-gpu").toString();
+            if (xml.name() == u"img") images << attrs.value("src").toString();
+            if (xml.name() == u"ul" || xml.name() == u"ol") list = attrs.value("class").toString();
+            if (xml.name() == u"li" && list == "assumptions") ++assumptions;
+        }
+        QVERIFY2(!xml.hasError(), qPrintable(QString("line %1: %2").arg(xml.lineNumber()).arg(xml.errorString())));
+        QCOMPARE(rows, rankedIds(choice_));
+        QCOMPARE(assumptions, int(choice_.assumptions.size()));
+        QCOMPARE(images.size(), 2);  // throughput, and cost against time (priced GPUs exist)
+        for (const QString& src : images) {
+            const QString prefix = "data:image/png;base64,";
+            QVERIFY(src.startsWith(prefix));
+            QImage image;
+            QVERIFY(image.loadFromData(QByteArray::fromBase64(src.mid(prefix.size()).toLatin1()), "PNG"));
+            QVERIFY(image.width() >= 400);
+            QSet<QRgb> colours;  // a drawn plot, not a blank image
+            for (int y = 0; y < image.height(); y += 3)
+                for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
+            QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
+        }
+        // The recommended precision and batch of the first GPU are in its row.
+        const HardwareChoiceRow& first = choice_.rows.front();
+        QVERIFY(first.recommended);
+        const QString row = QString::fromUtf8(html)
+                                .section(QString("data-gpu=\"%1\"").arg(first.gpuId.c_str()), 1, 1)
+                                .section("</tr>", 0, 0);
+        QVERIFY2(row.contains(QString(">%1<").arg(trainingPrecisionName(first.precision))), qPrintable(row));
+        QVERIFY2(row.contains(QString(">%1<").arg(first.batch)), qPrintable(row));
+    }
+
+    void pdfIsCompleteWithPages() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("report.pdf");
+        QCOMPARE(writeReport(choice_, ReportFormat::Pdf, path), QString());
+        const QByteArray pdf = readAll(path);
+        QVERIFY(pdf.startsWith("%PDF-"));
+        QVERIFY(pdf.trimmed().endsWith("%%EOF"));
+        const qsizetype pages = QString::fromLatin1(pdf).count(QRegularExpression("/Type\\s*/Page[^s]"));
+        QVERIFY2(pages >= 2, qPrintable(QString::number(pages)));  // 28 GPUs, two tables, two plots
+        QVERIFY(pdf.contains("/Image"));                           // the plots
+    }
+
+    void csvAndJsonCarryTheSameRanking() {
+        QTemporaryDir dir;
+        const QString csvPath = dir.filePath("report.csv"), jsonPath = dir.filePath("report.json");
+        QCOMPARE(writeReport(choice_, ReportFormat::Csv, csvPath), QString());
+        QCOMPARE(writeReport(choice_, ReportFormat::Json, jsonPath), QString());
+        const QStringList lines = QString::fromUtf8(readAll(csvPath)).split("\r\n", Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), int(choice_.rows.size()) + 1);
+        QVERIFY(lines.front().startsWith("rank,gpu,name,recommended,precision,batch,"));
+        QStringList csvIds;
+        for (int i = 1; i < lines.size(); ++i) csvIds << lines[i].section(',', 1, 1);  // GPU ids need no quoting
+        QCOMPARE(csvIds, rankedIds(choice_));
+
+        QJsonParseError error;
+        const QJsonDocument json = QJsonDocument::fromJson(readAll(jsonPath), &error);
+        QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(error.errorString()));
+        QStringList jsonIds;
+        for (const QJsonValue& row : json.object().value("ranking").toArray())
+            jsonIds << row.toObject().value("gpu").toString();
+        QCOMPARE(jsonIds, rankedIds(choice_));
+    }
+
+    void formatsComeFromNamesAndSuffixes() {
+        QCOMPARE(parseReportFormat("PDF"), std::optional<ReportFormat>(ReportFormat::Pdf));
+        QCOMPARE(reportFormatOfPath("/tmp/x.json"), std::optional<ReportFormat>(ReportFormat::Json));
+        QVERIFY(!reportFormatOfPath("/tmp/x.txt"));
+        QCOMPARE(defaultReportFileName("zoo:resnet50?image=160", ReportFormat::Html),
+                 QString("trainscope-report-resnet50.html"));
+        QCOMPARE(defaultReportFileName("/models/my model.onnx", ReportFormat::Pdf),
+                 QString("trainscope-report-my-model.pdf"));
+    }
+
+    void failuresAreSentences() {
+        const QString path = "/nonexistent-directory/report.csv";
+        const QString error = writeReport(choice_, ReportFormat::Csv, path);
+        QVERIFY2(error.startsWith(path + ": cannot be written"), qPrintable(error));
+        ReportRequest noModel;
+        QVERIFY(exportReport(noModel, ReportFormat::Html, "unused.html").contains("Open a model"));
+    }
+
+    void fileMenuHasExportReport() {
+        ts::gui::ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        ts::gui::MainWindow window(state);
+        QAction* found = nullptr;
+        for (QAction* a : window.menuBar()->findChildren<QAction*>())
+            if (a->text().startsWith("&Export Report")) found = a;
+        QVERIFY(found);
+        QCOMPARE(found->shortcut(), QKeySequence("Ctrl+E"));
+        // What the action exports: the explorer's settings and goal, every GPU.
+        QTemporaryDir dir;
+        const QString path = dir.filePath("from-gui.json");
+        const ReportRequest request =
+            requestFor(state.predictor(), state.database(), state.current().scenario, state.goal(), state.modelSpec());
+        QCOMPARE(exportReport(request, ReportFormat::Json, path), QString());
+        QVERIFY(readAll(path).contains("\"format\": \"trainscope-hardware-choice\""));
+    }
+};
+
+QTEST_MAIN(ReportTest)
+#include "test_report.moc"
