@@ -111,7 +111,9 @@ std::vector<const GpuSpec*> gpusFrom(const ReportOptions& o, const GpuDatabase& 
     return gpus;
 }
 
-void writeRendered(const HardwareChoice& choice, const std::string& format, const std::string& path) {
+// `source` names where the format came from (--format, or the output file) in errors.
+void writeRendered(const HardwareChoice& choice, const std::string& format, const std::string& path,
+                   const std::string& source) {
 #ifdef TRAINSCOPE_HAVE_REPORT
     // Plots are drawn with QCustomPlot, which needs an application object; offscreen needs no display.
     static int argc = 3;
@@ -125,16 +127,16 @@ void writeRendered(const HardwareChoice& choice, const std::string& format, cons
 #else
     (void)choice;
     (void)path;
-    throw ModelError("--format", format +
-                                     " reports need the GUI build (Qt 6 and QCustomPlot), and this trainscope-cli "
-                                     "was built without it: use --format csv or json, or the GUI build");
+    throw ModelError(source, format +
+                                 " reports need the GUI build (Qt 6 and QCustomPlot), and this trainscope-cli "
+                                 "was built without it: use --format csv or json, or the GUI build");
 #endif
 }
 
 std::string summaryLine(const HardwareChoice& c) {
     const auto best =
         std::find_if(c.rows.begin(), c.rows.end(), [](const HardwareChoiceRow& r) { return r.recommended; });
-    std::string line = std::to_string(c.rows.size()) + " GPUs ranked";
+    std::string line = std::to_string(c.rows.size()) + (c.rows.size() == 1 ? " GPU ranked" : " GPUs ranked");
     if (best == c.rows.end()) return line + "; nothing fits on any of them";
     line += "; first: " + best->gpuId + " at batch " + std::to_string(best->batch) + ", " +
             trainingPrecisionName(best->precision);
@@ -193,7 +195,7 @@ int runReport(const ReportOptions& o) {
     else if (format == "json")
         writeFileAtomically(o.output, hardwareChoiceJson(choice));
     else
-        writeRendered(choice, format, o.output);
+        writeRendered(choice, format, o.output, o.format.empty() ? o.output : "--format");
     std::cout << "Wrote " << o.output << " (" << format << "): " << summaryLine(choice) << "\n";
     return 0;
 }

@@ -278,6 +278,8 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
             row.prediction.supported = false;
             row.prediction.reason = row.reason;
         }
+        // Where nothing runs this gives only the price (the report shows no time or cost for it).
+        if (!row.recommended) row.cost = trainingCost(row.prediction, gpu, goal);
         for (const std::string& n : row.prediction.notes) row.notes.push_back(n);
         c.rows.push_back(std::move(row));
     }

@@ -70,7 +70,7 @@ if(HTML)
   if(NOT rc EQUAL 0 OR NOT pdf STREQUAL "255044462d")  # %PDF-
     message(FATAL_ERROR "pdf: exit ${rc}, '${err}'")
   endif()
-elseif(NOT rc EQUAL 2 OR NOT err MATCHES "need the GUI build")
+elseif(NOT rc EQUAL 2 OR NOT err MATCHES "report.html: html reports need the GUI build")
   message(FATAL_ERROR "html without the GUI build: exit ${rc}, '${err}'")
 endif()
 message(STATUS "report: ${n} GPUs ranked; first at batch ${batch}, \$${cost}")

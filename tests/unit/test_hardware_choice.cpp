@@ -179,6 +179,7 @@ TEST(HardwareChoice, GpusWhereNothingFitsAreLastWithTheReason) {
     EXPECT_EQ(c.rows[1].gpuId, "tiny");
     EXPECT_EQ(c.rows[2].gpuId, "p100-pcie-16gb");
     EXPECT_NE(c.rows[2].reason.find("no precision considered is supported"), std::string::npos) << c.rows[2].reason;
+    EXPECT_EQ(c.rows[2].cost.priced, f.db.get("p100-pcie-16gb").cheapestPrice() != nullptr);  // the price is known
 
     // A fixed batch too large for a 16 GB GPU at any precision (16 KB a sample would fill it).
     options.precisions = {};
