@@ -39,25 +39,60 @@ ExplorerState::ExplorerState(QObject* parent) : QObject(parent), db_(loadDatabas
 ExplorerState::~ExplorerState() = default;
 
 bool ExplorerState::openModel(const std::string& spec) {
-    spec_ = spec;
-    ++generation_;
-    selectedOp_ = -1;
-    predictor_.reset();
-    profile_.reset();
-    graph_.reset();
     try {
-        graph_ = std::make_unique<Graph>(loadModel(spec));
-        predictor_ = std::make_unique<TrainingPredictor>(*graph_);
-        costs_ = computeCosts(*graph_, settings_.batch);  // the module tree needs it even if predictions fail
-        error_.clear();
-        recompute();
+        install(loadForExplorer(spec, db_));
     } catch (const std::exception& e) {
+        spec_ = spec;
+        ++generation_;
+        selectedOp_ = -1;
         predictor_.reset();
+        profile_.reset();
         graph_.reset();
         error_ = QString::fromUtf8(e.what());
+        Q_EMIT changed();
     }
-    Q_EMIT changed();
     return hasModel();
+}
+
+void ExplorerState::install(LoadedModel model) {
+    spec_ = model.spec;
+    ++generation_;
+    selectedOp_ = -1;
+    graph_ = std::move(model.graph);
+    predictor_ = std::move(model.predictor);
+    profile_ = std::move(model.profile);
+    if (model.profilePrecision) settings_.precision = *model.profilePrecision;
+    if (model.profileOptimizer) settings_.optimizer = *model.profileOptimizer;
+    if (model.profileBatch > 0) settings_.batch = model.profileBatch;
+    followMeasuredGpu();
+    error_.clear();
+    recompute();
+    Q_EMIT changed();
+}
+
+void ExplorerState::useProfile(const Profile& profile) {
+    if (!predictor_) return;
+    predictor_->useProfile(profile, db_);
+    profile_ = std::make_unique<Profile>(profile);
+    followMeasuredGpu();
+    recompute();
+    Q_EMIT changed();
+}
+
+void ExplorerState::followMeasuredGpu() {
+    // The measured GPU becomes the target, so the figures on screen are the measured ones.
+    if (const GpuSpec* gpu = predictor_ ? predictor_->measuredGpu() : nullptr)
+        if (db_.find(gpu->id)) settings_.gpuId = gpu->id;
+}
+
+void ExplorerState::applySettings(const ExplorerSettings& settings) {
+    ExplorerSettings s = settings;
+    s.batch = std::clamp<int64_t>(s.batch, 1, kMaxBatch);
+    s.gpus = std::max(s.gpus, 1);
+    if (!db_.find(s.gpuId)) s.gpuId = settings_.gpuId;
+    settings_ = s;
+    recompute();
+    Q_EMIT changed();
 }
 
 void ExplorerState::setBatch(int64_t batch) {
