@@ -92,7 +92,9 @@ private:
     predictors::TrainingScenario scenario() const;
     void recompute();
     void followMeasuredGpu();
-    void predictAll();  // throws what the predictor throws
+    void predictAll();    // throws what the predictor throws
+    void predictBatch();  // the same, when only the batch size changed
+    void updateSweep();
 
     GpuDatabase db_;
     ExplorerSettings settings_;
@@ -105,6 +107,8 @@ private:
     predictors::TrainingPrediction current_;
     std::vector<predictors::TrainingPrediction> allGpus_;
     predictors::GpuSweep sweep_;
+    std::unique_ptr<predictors::SweepPlan> plan_;  // every GPU at the current settings but the batch
+    int64_t plottedUpTo_ = 0;                      // the sweep's last batch size
     ModelCosts costs_;
     predictors::TrainingGoal goal_;
     int selectedOp_ = -1;
