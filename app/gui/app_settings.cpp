@@ -6,9 +6,15 @@ namespace ts::gui {
 
 using namespace ts::predictors;
 
-AppSettings::AppSettings() : settings_(QSettings::IniFormat, QSettings::UserScope, "TrainScope", "TrainScope") {}
+AppSettings::AppSettings() : settings_(QSettings::IniFormat, QSettings::UserScope, "TrainScope", "TrainScope") {
+    // Qt's default, stated: the file is rewritten through QSaveFile (temporary file, then rename),
+    // so a crash or a full disk never leaves half a settings file.
+    settings_.setAtomicSyncRequired(true);
+}
 
-AppSettings::AppSettings(const QString& iniFile) : settings_(iniFile, QSettings::IniFormat) {}
+AppSettings::AppSettings(const QString& iniFile) : settings_(iniFile, QSettings::IniFormat) {
+    settings_.setAtomicSyncRequired(true);
+}
 
 ExplorerSettings AppSettings::explorer(const ExplorerSettings& defaults) const {
     ExplorerSettings s = defaults;
