@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QRegularExpression>
 #include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -157,7 +158,9 @@ void GpuView::refreshScatter() {
         auto* label = new QCPItemText(scatter_);
         label->position->setCoords(c.hoursToTrain.value, c.usdToTrain.value);
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
-        label->setText(" " + name);
+        QString shortName = name;  // the vendor is the same for every GPU here
+        shortName.remove(QRegularExpression("^NVIDIA (Tesla |GeForce )?"));
+        label->setText(" " + shortName);
         label->setColor(text);
         label->setClipToAxisRect(false);
     }

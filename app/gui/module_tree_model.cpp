@@ -121,7 +121,7 @@ void ModuleTreeModel::sumTimes(int index) {
     node.timed = sum.timed;
 }
 
-void ModuleTreeModel::refresh() {
+void ModuleTreeModel::refresh(ChangeSignals notify) {
     if (state_.modelGeneration() != generation_ || (state_.hasModel() && nodes_.empty())) {
         beginResetModel();
         rebuild();
@@ -131,13 +131,14 @@ void ModuleTreeModel::refresh() {
     updateTimes();
     if (nodes_.empty()) return;
     // Every figure but the name may change with the settings: signal each parent's rows.
-    for (size_t n = 0; n < nodes_.size(); ++n) {
-        const Node& node = nodes_[n];
-        if (node.children.empty()) continue;
-        const QModelIndex parentIndex = createIndex(node.row, 0, quintptr(n));
-        Q_EMIT dataChanged(index(0, OutputShape, parentIndex),
-                           index(int(node.children.size()) - 1, ColumnCount - 1, parentIndex));
-    }
+    if (notify == ChangeSignals::EveryParent)
+        for (size_t n = 0; n < nodes_.size(); ++n) {
+            const Node& node = nodes_[n];
+            if (node.children.empty()) continue;
+            const QModelIndex parentIndex = createIndex(node.row, 0, quintptr(n));
+            Q_EMIT dataChanged(index(0, OutputShape, parentIndex),
+                               index(int(node.children.size()) - 1, ColumnCount - 1, parentIndex));
+        }
     Q_EMIT dataChanged(index(0, OutputShape), index(0, ColumnCount - 1));
 }
 

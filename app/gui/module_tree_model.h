@@ -39,8 +39,12 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    // Rebuilds the tree when the model changed, otherwise updates the figures in place.
-    void refresh();
+    // Rebuilds the tree when the model changed, otherwise updates the figures in place and says so:
+    // with a dataChanged per parent, or (TopLevelOnly) for the top row alone, for a view that
+    // repaints and re-sorts itself (on a 1,000-layer model the per-parent signals cost a view more
+    // than the repaint).
+    enum class ChangeSignals { EveryParent, TopLevelOnly };
+    void refresh(ChangeSignals notify = ChangeSignals::EveryParent);
     // The row of graph operation `op` (column 0); invalid when the tree has no such leaf.
     QModelIndex indexOfOp(int op) const;
 

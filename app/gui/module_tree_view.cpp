@@ -30,6 +30,9 @@ ModuleTreeView::ModuleTreeView(ExplorerState& state, QWidget* parent) : QWidget(
     proxy_->setFilterKeyColumn(ModuleTreeModel::Name);
     proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
     proxy_->setRecursiveFilteringEnabled(true);  // a module stays when a row under it matches
+    // Names never change with the settings, so the filter needs no re-check when figures change;
+    // refresh() re-sorts once when a figure column is the sort key, instead of once per parent.
+    proxy_->setDynamicSortFilter(false);
 
     tree_ = new QTreeView(this);
     tree_->setObjectName("moduleTree");
@@ -38,8 +41,10 @@ ModuleTreeView::ModuleTreeView(ExplorerState& state, QWidget* parent) : QWidget(
     tree_->setSortingEnabled(true);
     tree_->sortByColumn(-1, Qt::AscendingOrder);  // graph order until the user picks a column
     tree_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    // Columns are sized once per model, not on every change: ResizeToContents would measure every
+    // row whenever a figure changes, which a dragged batch slider cannot afford on a large model.
     tree_->header()->setStretchLastSection(false);
-    tree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    tree_->header()->setSectionResizeMode(QHeaderView::Interactive);
     tree_->header()->setSectionResizeMode(ModuleTreeModel::Name, QHeaderView::Stretch);
     layout->addWidget(tree_, 1);
 
@@ -65,9 +70,15 @@ ModuleTreeView::ModuleTreeView(ExplorerState& state, QWidget* parent) : QWidget(
 void ModuleTreeView::refresh() {
     const bool rebuilt = state_.modelGeneration() != generation_;
     generation_ = state_.modelGeneration();
-    model_->refresh();
+    // One signal for the whole tree: a dataChanged per parent costs more than the repaint on a large model.
+    model_->refresh(ModuleTreeModel::ChangeSignals::TopLevelOnly);
+    tree_->viewport()->update();
+    if (!rebuilt && proxy_->sortColumn() > ModuleTreeModel::Name)
+        proxy_->sort(proxy_->sortColumn(), proxy_->sortOrder());
     if (rebuilt) {
         tree_->expandToDepth(0);
+        for (int column = ModuleTreeModel::Name + 1; column < ModuleTreeModel::ColumnCount; ++column)
+            tree_->resizeColumnToContents(column);
         showSelection(state_.selectedOp());
     }
 }

@@ -5,6 +5,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
+#include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
 
@@ -106,8 +107,11 @@ void TimelineView::refresh() {
         spans_.push_back({t, ms, op, kind, label});
         t += ms;
     };
+    // "layer1.0.conv1/Conv" -> "conv1": what fits in a bar; the tooltip has the whole name.
     auto opName = [&](int op) {
-        return op >= 0 && size_t(op) < g.ops.size() ? QString::fromStdString(g.ops[size_t(op)].name) : QString();
+        if (op < 0 || size_t(op) >= g.ops.size()) return QString();
+        QString name = QString::fromStdString(g.ops[size_t(op)].name).section('/', 0, 0);
+        return name.section('.', -1);
     };
     for (const LayerTime& layer : p.layers) add(layer.forwardMs.value, layer.op, Kind::Forward, opName(layer.op));
     add(p.recomputeMs.value, -1, Kind::Recompute, kindName(Kind::Recompute));
@@ -117,6 +121,7 @@ void TimelineView::refresh() {
     add(p.optimizerMs.value, -1, Kind::Optimizer, kindName(Kind::Optimizer));
     add(p.otherMs.value, -1, Kind::Other, kindName(Kind::Other));
     totalMs_ = t;
+    viewStartMs_ = std::clamp(viewStartMs_, 0.0, totalMs_ - viewMs());
 
     if (const ProfileRun* run = kernelRun(state_)) {
         std::vector<const LayerProfile*> byOp(g.ops.size(), nullptr);
@@ -153,8 +158,25 @@ QRectF TimelineView::rowRect(int row) const {
 
 QRectF TimelineView::spanRect(const Span& span, int row) const {
     const QRectF r = rowRect(row);
-    const double scale = totalMs_ > 0 ? r.width() / totalMs_ : 0;
-    return QRectF(r.left() + span.startMs * scale, r.top(), std::max(span.ms * scale, 1.0), r.height());
+    const double scale = viewMs() > 0 ? r.width() / viewMs() : 0;
+    return QRectF(r.left() + (span.startMs - viewStartMs_) * scale, r.top(), std::max(span.ms * scale, 1.0),
+                  r.height());
+}
+
+double TimelineView::viewMs() const {
+    return totalMs_ / zoom_;
+}
+
+void TimelineView::wheelEvent(QWheelEvent* event) {
+    // Zoom about the time under the mouse; the whole iteration at zoom 1.
+    const QRectF r = rowRect(0);
+    if (totalMs_ <= 0 || r.width() <= 0) return;
+    const double fraction = std::clamp((event->position().x() - r.left()) / r.width(), 0.0, 1.0);
+    const double atMouse = viewStartMs_ + fraction * viewMs();
+    zoom_ = std::clamp(zoom_ * std::pow(1.0015, event->angleDelta().y()), 1.0, 1000.0);
+    viewStartMs_ = std::clamp(atMouse - fraction * viewMs(), 0.0, totalMs_ - viewMs());
+    update();
+    event->accept();
 }
 
 int TimelineView::spanAt(const QPointF& pos) const {
@@ -175,22 +197,23 @@ void TimelineView::paintEvent(QPaintEvent*) {
         return;
     }
     QLocale locale;
-    painter.drawText(QPointF(kMargin, fm.ascent() + 2),
-                     tr("One iteration on %1: %2 ms predicted (forward, backward in reverse, optimizer step)")
-                         .arg(QString::fromStdString(state_.current().gpuName), locale.toString(totalMs_, 'f', 2)));
+    painter.drawText(
+        QPointF(kMargin, fm.ascent() + 2),
+        tr("One iteration on %1: %2 ms predicted (forward, backward in reverse, optimizer step); wheel to zoom")
+            .arg(QString::fromStdString(state_.current().gpuName), locale.toString(totalMs_, 'f', 2)));
 
     // Time axis: about one tick per 100 pixels at a round step.
     const QRectF row0 = rowRect(0);
     const double axisY = row0.top() - 4;
     painter.setPen(QPen(pal.color(QPalette::Mid), 1));
     painter.drawLine(QPointF(row0.left(), axisY), QPointF(row0.right(), axisY));
-    if (totalMs_ > 0) {
-        const double raw = totalMs_ / std::max(row0.width() / 100.0, 1.0);
+    if (viewMs() > 0) {
+        const double raw = viewMs() / std::max(row0.width() / 100.0, 1.0);
         const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
         const double step = raw / magnitude < 2 ? 2 * magnitude : raw / magnitude < 5 ? 5 * magnitude : 10 * magnitude;
         painter.setPen(pal.color(QPalette::Text));
-        for (double ms = 0; ms <= totalMs_ + 1e-9; ms += step) {
-            const double x = row0.left() + ms / totalMs_ * row0.width();
+        for (double ms = std::ceil(viewStartMs_ / step) * step; ms <= viewStartMs_ + viewMs() + 1e-9; ms += step) {
+            const double x = row0.left() + (ms - viewStartMs_) / viewMs() * row0.width();
             painter.drawLine(QPointF(x, axisY - 3), QPointF(x, axisY));
             painter.drawText(QPointF(std::min(x + 2, row0.right() - fm.horizontalAdvance("0000 ms")), axisY - 4),
                              locale.toString(ms, 'g', 4) + " ms");
@@ -198,6 +221,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
     }
 
     const int selected = state_.selectedOp();
+    painter.save();
+    painter.setClipRect(QRectF(row0.left(), row0.top() - 3, row0.width(), rowRect(1).bottom() - row0.top() + 6));
     auto drawRow = [&](const QVector<Span>& spans, int row) {
         for (int i = 0; i < spans.size(); ++i) {
             const Span& s = spans[i];
@@ -206,7 +231,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
             if (i % 2) color = color.lighter(115);  // neighbours stay apart without borders
             const bool isSelected = selected >= 0 && s.op == selected;
             painter.fillRect(r, isSelected ? pal.color(QPalette::Highlight) : color);
-            if (r.width() > fm.horizontalAdvance("…") + 6) {
+            if (r.right() < row0.left() || r.left() > row0.right()) continue;
+            if (r.width() > fm.horizontalAdvance("conv1")) {
                 painter.setPen(isSelected ? pal.color(QPalette::HighlightedText) : QColor(Qt::black));
                 painter.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
                                  fm.elidedText(s.label, Qt::ElideRight, int(r.width()) - 5));
@@ -222,6 +248,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     };
     drawRow(spans_, 0);
     drawRow(kernels_, 1);
+    painter.restore();
 
     // Legend and the kernels' source under the rows.
     double y = rowRect(kernels_.isEmpty() ? 1 : 2).top() + fm.height();

@@ -37,11 +37,16 @@ protected:
     void paintEvent(QPaintEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     bool event(QEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
 
 private:
     void refresh();
     void addKernels(const Span& layer, bool backward);
     QRectF rowRect(int row) const;
+    double viewMs() const;  // the time the width shows
+
+    double zoom_ = 1;         // 1: the whole iteration
+    double viewStartMs_ = 0;  // time at the left edge
 
     ExplorerState& state_;
     ViewRefresher* refresher_ = nullptr;

@@ -161,6 +161,13 @@ private Q_SLOTS:
         QTest::mouseClick(timeline, Qt::LeftButton, {}, timeline->spanRect(*backward, 0).center().toPoint());
         QCOMPARE(state.selectedOp(), backward->op);
         QCOMPARE(selectedTreeOp(window), backward->op);
+        // The wheel zooms in about the mouse: the bar under it gets wider.
+        const QPointF at = timeline->spanRect(*backward, 0).center();
+        const double widthBefore = timeline->spanRect(*backward, 0).width();
+        QWheelEvent wheel(at, timeline->mapToGlobal(at), {}, {0, 480}, Qt::NoButton, {}, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(timeline, &wheel);
+        QVERIFY(timeline->spanRect(*backward, 0).width() > 1.5 * widthBefore);
+        QVERIFY(timeline->spanRect(*backward, 0).contains(at));
 
         // Overview module bar -> the module's first operation, shown (expanded) in the tree.
         showOffscreen(window, View::Overview);
