@@ -66,13 +66,7 @@ int64_t batchFrom(const std::string& text, int64_t modelDefault) {
 
 // A measured profile (a .json file whose format is trainscope-profile) rather than a model.
 std::optional<Profile> loadProfileIfAny(const std::string& path) {
-    if (path.size() < 5 || path.compare(path.size() - 5, 5, ".json") != 0) return std::nullopt;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;  // loadModel reports the missing file
-    std::string head(256, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<size_t>(in.gcount()));
-    if (head.find("\"trainscope-profile\"") == std::string::npos) return std::nullopt;
+    if (!isProfileFile(path)) return std::nullopt;
     return readProfile(path);
 }
 

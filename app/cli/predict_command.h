@@ -35,11 +35,9 @@ struct PredictOptions {
 CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o);
 int runPredict(const PredictOptions& o);
 
-// PROFILE INPUT HOOK: the measured profile in `path`, when `path` is a TrainScope profile file.
-// Until ts::readProfile (core/include/trainscope/core/profile_file.h) is merged this returns
-// nothing, so every argument is read as a MODEL; the lead wires readProfile in here. When it
-// returns a profile, `predict` loads the model named in profile.scenario.model and predicts from
-// the measurements (source "measured profile").
+// The measured profile in `path`, when `path` is a TrainScope profile file (ts::isProfileFile);
+// nothing otherwise, and the argument is read as a MODEL. With a profile, `predict` loads the model
+// named in profile.scenario.model and predicts from the measurements (source "measured profile").
 std::optional<Profile> loadProfileIfAny(const std::string& path);
 
 }  // namespace ts::cli

@@ -115,6 +115,10 @@ BatchPlotView::BatchPlotView(ExplorerState& state, QWidget* parent) : QWidget(pa
 }
 
 void BatchPlotView::refresh() {
+    stylePlot(plot_);  // the palette may have changed (theme)
+    plot_->graph(Capacity)->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DashLine));
+    batchLine_->setPen(QPen(palette().color(QPalette::Highlight), 2));
+    batchLabel_->setColor(palette().color(QPalette::Text));
     const GpuSweep& sweep = state_.batchSweep();
     QVector<double> batch, tLow, tHigh, t, mLow, mHigh, m;
     if (state_.hasModel() && sweep.supported) {

@@ -39,32 +39,73 @@ ExplorerState::ExplorerState(QObject* parent) : QObject(parent), db_(loadDatabas
 ExplorerState::~ExplorerState() = default;
 
 bool ExplorerState::openModel(const std::string& spec) {
-    spec_ = spec;
-    ++generation_;
-    selectedOp_ = -1;
-    predictor_.reset();
-    profile_.reset();
-    graph_.reset();
     try {
-        graph_ = std::make_unique<Graph>(loadModel(spec));
-        predictor_ = std::make_unique<TrainingPredictor>(*graph_);
-        costs_ = computeCosts(*graph_, settings_.batch);  // the module tree needs it even if predictions fail
-        error_.clear();
-        recompute();
+        install(loadForExplorer(spec, db_));
     } catch (const std::exception& e) {
+        spec_ = spec;
+        ++generation_;
+        selectedOp_ = -1;
         predictor_.reset();
+        profile_.reset();
         graph_.reset();
         error_ = QString::fromUtf8(e.what());
+        Q_EMIT changed();
     }
-    Q_EMIT changed();
     return hasModel();
+}
+
+void ExplorerState::install(LoadedModel model) {
+    spec_ = model.spec;
+    ++generation_;
+    selectedOp_ = -1;
+    graph_ = std::move(model.graph);
+    predictor_ = std::move(model.predictor);
+    profile_ = std::move(model.profile);
+    if (model.profilePrecision) settings_.precision = *model.profilePrecision;
+    if (model.profileOptimizer) settings_.optimizer = *model.profileOptimizer;
+    if (model.profileBatch > 0) settings_.batch = model.profileBatch;
+    followMeasuredGpu();
+    error_.clear();
+    recompute();
+    Q_EMIT changed();
+}
+
+void ExplorerState::useProfile(const Profile& profile) {
+    if (!predictor_) return;
+    predictor_->useProfile(profile, db_);
+    profile_ = std::make_unique<Profile>(profile);
+    followMeasuredGpu();
+    recompute();
+    Q_EMIT changed();
+}
+
+void ExplorerState::followMeasuredGpu() {
+    // The measured GPU becomes the target, so the figures on screen are the measured ones.
+    if (const GpuSpec* gpu = predictor_ ? predictor_->measuredGpu() : nullptr)
+        if (db_.find(gpu->id)) settings_.gpuId = gpu->id;
+}
+
+void ExplorerState::applySettings(const ExplorerSettings& settings) {
+    ExplorerSettings s = settings;
+    s.batch = std::clamp<int64_t>(s.batch, 1, kMaxBatch);
+    s.gpus = std::max(s.gpus, 1);
+    if (!db_.find(s.gpuId)) s.gpuId = settings_.gpuId;
+    settings_ = s;
+    recompute();
+    Q_EMIT changed();
 }
 
 void ExplorerState::setBatch(int64_t batch) {
     batch = std::clamp<int64_t>(batch, 1, kMaxBatch);
     if (batch == settings_.batch) return;
     settings_.batch = batch;
-    recompute();
+    if (predictor_) {
+        try {
+            predictBatch();
+        } catch (const std::exception&) {
+            recompute();  // shows the reason as an unsupported prediction
+        }
+    }
     Q_EMIT changed();
 }
 
@@ -136,12 +177,14 @@ TrainingScenario ExplorerState::scenario() const {
 }
 
 void ExplorerState::recompute() {
+    plan_.reset();
     if (!predictor_) return;
     // Runs from the controls' slots, where an exception must not escape: a scenario the predictor
     // rejects shows as an unsupported prediction with the reason.
     try {
         predictAll();
     } catch (const std::exception& e) {
+        plan_.reset();
         current_ = TrainingPrediction{};
         current_.supported = false;
         current_.reason = e.what();
@@ -151,12 +194,16 @@ void ExplorerState::recompute() {
     }
 }
 
+// Everything but the batch size changed: every GPU predicted in full (where the figures come from,
+// why a GPU is unsupported), and the sweep plan that later batch sizes reuse is prepared.
 void ExplorerState::predictAll() {
     const TrainingScenario s = scenario();
     costs_ = computeCosts(*graph_, s.batch);
     const GpuSpec* target = targetGpu();
     allGpus_.clear();
+    std::vector<const GpuSpec*> gpus;
     for (const GpuSpec& gpu : db_.gpus()) {
+        gpus.push_back(&gpu);
         if (&gpu == target) {
             current_ = predictor_->predict(gpu, s, true);
             allGpus_.push_back(current_);
@@ -164,14 +211,55 @@ void ExplorerState::predictAll() {
             allGpus_.push_back(predictor_->predict(gpu, s, false));
         }
     }
-    sweep_ = GpuSweep{};
-    if (target) {
-        SweepPlan plan(*predictor_, {target}, {s.precision}, s);
-        const int64_t fitting = current_.supported ? int64_t(current_.maxBatch.high) : 0;
-        const int64_t last = std::clamp<int64_t>(std::max({int64_t(64), 2 * fitting, 2 * s.batch}), 1, kMaxBatch);
-        std::vector<GpuSweep> sweeps = plan.evaluate(plotBatches(last));
-        if (!sweeps.empty()) sweep_ = std::move(sweeps.front());
+    plan_ = std::make_unique<SweepPlan>(*predictor_, gpus, std::vector<TrainingPrecision>{s.precision}, s);
+    plottedUpTo_ = 0;
+    updateSweep();
+}
+
+// Only the batch size changed (the slider): the target's per-layer prediction, the model's costs
+// at this batch, and every GPU's headline figures from the prepared plan (microseconds per GPU).
+// The plot's sweep is reused unless the batch moved past its end.
+void ExplorerState::predictBatch() {
+    if (!plan_) return predictAll();
+    const TrainingScenario s = scenario();
+    costs_ = computeCosts(*graph_, s.batch);
+    if (const GpuSpec* target = targetGpu()) current_ = predictor_->predict(*target, s, true);
+    const std::vector<GpuSweep> now = plan_->evaluate({s.batch});
+    for (size_t i = 0; i < now.size() && i < allGpus_.size(); ++i) {
+        TrainingPrediction& p = allGpus_[i];
+        if (p.gpuId == current_.gpuId) {
+            p = current_;
+            continue;
+        }
+        p.scenario = s;
+        if (!now[i].supported || !p.supported || now[i].points.empty()) continue;
+        const SweepPoint& point = now[i].points.front();
+        p.iterationMs = point.iterationMs;
+        p.samplesPerS = point.samplesPerS;
+        p.peakMemoryBytes = point.peakMemoryBytes;
+        p.fits = point.fits;
+        p.maxBatch = now[i].maxBatch;
+        p.layers.clear();  // per layer only for the target GPU
     }
+    updateSweep();
+}
+
+// The target's throughput and memory over batch sizes, up to twice the current batch (and twice the
+// largest that fits); recomputed only when that end moves beyond what was plotted.
+void ExplorerState::updateSweep() {
+    const GpuSpec* target = targetGpu();
+    if (!target || !plan_) {
+        sweep_ = GpuSweep{};
+        return;
+    }
+    const int64_t batch = settings_.batch;
+    const int64_t fitting = current_.supported ? int64_t(current_.maxBatch.high) : 0;
+    const int64_t last = std::clamp<int64_t>(std::max({int64_t(64), 2 * fitting, 2 * batch}), 1, kMaxBatch);
+    if (plottedUpTo_ > 0 && last <= plottedUpTo_ && 4 * last > plottedUpTo_) return;
+    const std::vector<int64_t> batches = plotBatches(last);
+    std::vector<GpuSweep> sweeps = SweepPlan(*predictor_, {target}, {settings_.precision}, scenario()).evaluate(batches);
+    sweep_ = sweeps.empty() ? GpuSweep{} : std::move(sweeps.front());
+    plottedUpTo_ = last;
 }
 
 QString formatInterval(const Interval& v, int decimals, const QString& unit) {

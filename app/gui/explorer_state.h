@@ -13,6 +13,7 @@
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/graph.h"
 #include "trainscope/core/profile.h"
+#include "model_loading.h"
 #include "trainscope/predictors/training_cost.h"
 #include "trainscope/predictors/training_predictor.h"
 
@@ -34,9 +35,17 @@ public:
     explicit ExplorerState(QObject* parent = nullptr);
     ~ExplorerState() override;
 
-    // Opens a model (file or zoo:NAME). On failure the previous model is dropped, error() says
-    // why and false comes back; the views then show the error.
+    // Opens a model (file, zoo:NAME or a profile file) on this thread. On failure the previous
+    // model is dropped, error() says why and false comes back; the views then show the error.
     bool openModel(const std::string& spec);
+    // Shows a model loaded elsewhere (loadForExplorer on a worker thread). A profile's precision,
+    // optimizer and largest measured batch become the settings, so the first figures are measured.
+    void install(LoadedModel model);
+    // Measured results of the open model arrived (a profile recorded here): predictions start from
+    // them from now on. Throws ModelError when the profile is not of this model.
+    void useProfile(const Profile& profile);
+    // Every setting at once (restored from the last session): one recompute.
+    void applySettings(const ExplorerSettings& settings);
     bool hasModel() const { return predictor_ != nullptr; }
     const QString& error() const { return error_; }
     const std::string& modelSpec() const { return spec_; }
@@ -82,7 +91,10 @@ Q_SIGNALS:
 private:
     predictors::TrainingScenario scenario() const;
     void recompute();
-    void predictAll();  // throws what the predictor throws
+    void followMeasuredGpu();
+    void predictAll();    // throws what the predictor throws
+    void predictBatch();  // the same, when only the batch size changed
+    void updateSweep();
 
     GpuDatabase db_;
     ExplorerSettings settings_;
@@ -95,6 +107,8 @@ private:
     predictors::TrainingPrediction current_;
     std::vector<predictors::TrainingPrediction> allGpus_;
     predictors::GpuSweep sweep_;
+    std::unique_ptr<predictors::SweepPlan> plan_;  // every GPU at the current settings but the batch
+    int64_t plottedUpTo_ = 0;                      // the sweep's last batch size
     ModelCosts costs_;
     predictors::TrainingGoal goal_;
     int selectedOp_ = -1;

@@ -129,6 +129,9 @@ void GpuView::refresh() {
 }
 
 void GpuView::refreshScatter() {
+    stylePlot(scatter_);  // the palette may have changed (theme)
+    scatter_->graph(1)->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(palette().color(QPalette::Highlight), 3), Qt::NoBrush, 14));
     scatter_->clearItems();
     pointRows_.clear();
     pointHours_.clear();

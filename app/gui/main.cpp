@@ -4,6 +4,7 @@
 #include <QCommandLineParser>
 #include <cstdio>
 
+#include "app_settings.h"
 #include "explorer_state.h"
 #include "main_window.h"
 #include "screenshot.h"
@@ -50,6 +51,9 @@ int main(int argc, char** argv) {
         if (!ok) std::fprintf(stderr, "trainscope: %s\n", qPrintable(state.error()));
         return ok ? 0 : 2;
     }
+    // Screenshots above are reproducible: only an interactive session reads and writes settings.
+    ts::gui::AppSettings settings;
+    window.useSettings(settings);
     window.showView(*shown);
     window.show();
     return app.exec();

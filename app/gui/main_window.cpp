@@ -1,6 +1,18 @@
 #include "main_window.h"
 
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
 #include <QCheckBox>
+#include <QCloseEvent>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPushButton>
+#include <QStyle>
+#include <QToolButton>
+#include <memory>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -16,7 +28,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app_settings.h"
+#include "background_job.h"
 #include "batch_plot_view.h"
+#include "gpu_profiling.h"
+#include "job_progress_widget.h"
+#include "theme.h"
 #include "explorer_state.h"
 #include "gpu_view.h"
 #include "module_tree_view.h"
@@ -24,6 +41,7 @@
 #include "roofline_view.h"
 #include "timeline_view.h"
 #include "trainscope/core/model_loader.h"
+#include "trainscope/core/profile_file.h"
 
 namespace ts::gui {
 
@@ -52,11 +70,38 @@ std::optional<View> parseView(const QString& name) {
 
 MainWindow::MainWindow(ExplorerState& state, QWidget* parent) : QMainWindow(parent), state_(state) {
     setWindowTitle("TrainScope");
+    setAcceptDrops(true);
+    const ProfilingAvailability profiling = gpuProfilingAvailability();
+    profilingDevice_ = profiling.device;
+    if (!profiling.available) profilingUnavailable_ = profiling.reason;
     buildMenus();
+    profileAction_->setToolTip(profiling.reason);
 
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);
     layout->addWidget(buildControls());
+
+    // Errors are a sentence in the window (opening a file, profiling), dismissed by the user.
+    errorBanner_ = new QWidget(central);
+    errorBanner_->setObjectName("errorBanner");
+    auto* bannerLayout = new QHBoxLayout(errorBanner_);
+    bannerLayout->setContentsMargins(6, 2, 6, 2);
+    auto* icon = new QLabel(errorBanner_);
+    icon->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxWarning).pixmap(20, 20));
+    errorLabel_ = new QLabel(errorBanner_);
+    errorLabel_->setObjectName("errorLabel");
+    errorLabel_->setWordWrap(true);
+    errorLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* dismiss = new QToolButton(errorBanner_);
+    dismiss->setAutoRaise(true);
+    dismiss->setIcon(style()->standardIcon(QStyle::SP_DialogCloseButton));
+    dismiss->setToolTip(tr("Dismiss"));
+    connect(dismiss, &QToolButton::clicked, errorBanner_, &QWidget::hide);
+    bannerLayout->addWidget(icon);
+    bannerLayout->addWidget(errorLabel_, 1);
+    bannerLayout->addWidget(dismiss);
+    errorBanner_->hide();
+    layout->addWidget(errorBanner_);
 
     tabs_ = new QTabWidget(central);
     // Each view follows the state itself (and repaints only while it is shown).
@@ -79,6 +124,9 @@ MainWindow::MainWindow(ExplorerState& state, QWidget* parent) : QMainWindow(pare
     layout->addWidget(tabs_, 1);
     setCentralWidget(central);
 
+    jobProgress_ = new JobProgressWidget(this);
+    statusBar()->addPermanentWidget(jobProgress_);
+
     connect(&state_, &ExplorerState::changed, this, &MainWindow::refresh);
     resize(1100, 720);
     refresh();
@@ -86,7 +134,9 @@ MainWindow::MainWindow(ExplorerState& state, QWidget* parent) : QMainWindow(pare
 
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openFile);
+    openAction_ = file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openFile);
+    openAction_->setToolTip(tr("Open an ONNX, TorchScript or JSON model, or a profile recorded by TrainScope"));
+    recentMenu_ = file->addMenu(tr("Open &Recent"));
     QMenu* zoo = file->addMenu(tr("&Zoo"));
     for (const ZooEntry& entry : zooModels()) {
         const QString spec = "zoo:" + QString::fromStdString(entry.name);
@@ -94,8 +144,59 @@ void MainWindow::buildMenus() {
         action->setToolTip(QString::fromStdString(entry.description));
     }
     zoo->setToolTipsVisible(true);
+    saveProfileAction_ = file->addAction(tr("&Save Profile As…"), QKeySequence::SaveAs, this, &MainWindow::saveProfileAs);
+    saveProfileAction_->setToolTip(tr("Save the measured profile, to predict from it later or on another machine"));
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    file->setToolTipsVisible(true);
+    rebuildRecentMenu();
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    const std::pair<View, QString> views[] = {{View::Overview, tr("&Overview")},
+                                              {View::BatchPlot, tr("&Batch size")},
+                                              {View::Gpus, tr("&GPUs")},
+                                              {View::Modules, tr("&Modules")},
+                                              {View::Roofline, tr("&Roofline")},
+                                              {View::Timeline, tr("&Timeline")}};
+    int key = 1;
+    for (const auto& [v, name] : views) {
+        const View shown = v;
+        view->addAction(name, QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + key++)), this, [this, shown] { showView(shown); });
+    }
+    view->addSeparator();
+    QMenu* theme = view->addMenu(tr("&Theme"));
+    auto* themes = new QActionGroup(this);
+    const std::pair<Theme, QString> choices[] = {
+        {Theme::System, tr("&System")}, {Theme::Light, tr("&Light")}, {Theme::Dark, tr("&Dark")}};
+    for (const auto& [t, name] : choices) {
+        QAction* action = theme->addAction(name);
+        action->setCheckable(true);
+        action->setData(int(t));
+        action->setChecked(t == Theme::System);
+        themes->addAction(action);
+        const Theme chosen = t;
+        connect(action, &QAction::triggered, this, [this, chosen] {
+            if (auto* app = qobject_cast<QApplication*>(QCoreApplication::instance())) applyTheme(*app, chosen);
+            if (settings_) settings_->setTheme(chosen);
+            refresh();  // plots take their colours from the palette
+        });
+    }
+
+    QMenu* profile = menuBar()->addMenu(tr("&Profile"));
+    profileAction_ = profile->addAction(tr("Profile on this &GPU"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
+                                        &MainWindow::profileOnThisGpu);
+    profile->setToolTipsVisible(true);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About TrainScope"), this, [this] {
+        QMessageBox::about(this, tr("About TrainScope"),
+                           tr("<h3>TrainScope %1</h3><p>Performance explorer for deep-learning training: per-layer "
+                              "time and memory, and predictions across batch sizes, precisions, optimizers and "
+                              "GPUs.</p><p>Predictions come with intervals; docs/prediction.md explains where "
+                              "each comes from.</p>")
+                               .arg(QCoreApplication::applicationVersion()));
+    });
+    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }
 
 QWidget* MainWindow::buildControls() {
@@ -176,13 +277,207 @@ QWidget* MainWindow::buildControls() {
 }
 
 void MainWindow::openFile() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open a model"), QString(),
-                                                      tr("Models (*.onnx *.pt *.pth *.json);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open a model or a profile"), QString(),
+        tr("Models and profiles (*.onnx *.pt *.pth *.ptl *.json);;ONNX (*.onnx);;TorchScript (*.pt *.pth *.ptl);;"
+           "JSON model or TrainScope profile (*.json);;All files (*)"));
     if (!path.isEmpty()) openModel(path);
 }
 
 void MainWindow::openModel(const QString& spec) {
-    if (!state_.openModel(spec.toStdString())) statusBar()->showMessage(state_.error());
+    if (job_) {
+        showError(tr("Wait for “%1” to finish, or cancel it, before opening %2.").arg(job_->title(), spec));
+        return;
+    }
+    auto loaded = std::make_shared<LoadedModel>();
+    const std::string path = spec.toStdString();
+    const GpuDatabase& db = state_.database();  // read-only while the job runs
+    auto* job = new BackgroundJob(tr("Opening %1").arg(QString::fromStdString(displayName(path))),
+                                  [loaded, path, &db](JobContext& context) {
+                                      context.progress(QObject::tr("reading and analysing"), -1);
+                                      *loaded = loadForExplorer(path, db);
+                                  });
+    connect(job, &BackgroundJob::finished, this, [this, loaded, spec](bool cancelled, const QString& error) {
+        if (cancelled) return;  // the user changed their mind; the current model stays
+        if (!error.isEmpty()) {
+            showError(tr("Could not open %1: %2").arg(spec, error));
+            return;
+        }
+        errorBanner_->hide();
+        state_.install(std::move(*loaded));
+        if (settings_) {
+            settings_->addRecentFile(spec);
+            rebuildRecentMenu();
+        }
+        statusBar()->showMessage(tr("Opened %1").arg(spec), 5000);
+    });
+    startJob(job);
+}
+
+void MainWindow::saveProfileAs() {
+    if (!state_.profile()) return;
+    const QString suggested = QString::fromStdString(displayName(state_.modelSpec())).section('.', 0, 0) + "-profile.json";
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Save the profile"), suggested, tr("TrainScope profile (*.json)"));
+    if (path.isEmpty()) return;
+    try {
+        writeProfile(*state_.profile(), path.toStdString());  // atomic: a failure leaves any old file intact
+        statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+        if (settings_) {
+            settings_->addRecentFile(path);
+            rebuildRecentMenu();
+        }
+    } catch (const std::exception& e) {
+        showError(tr("Could not save the profile: %1").arg(QString::fromUtf8(e.what())));
+    }
+}
+
+void MainWindow::profileOnThisGpu() {
+    if (!profilingUnavailable_.isEmpty()) {
+        showError(profilingUnavailable_);
+        return;
+    }
+    startProfiling(profilingDevice_);
+}
+
+void MainWindow::startProfiling(const std::string& device, bool quick) {
+    if (job_ || !state_.hasModel()) return;
+    const ExplorerSettings& s = state_.settings();
+    ProfileRequest request;
+    request.modelSpec = state_.modelSpec();
+    request.graph = *state_.graph();
+    request.device = device;
+    if (device == profilingDevice_) {
+        const ProfilingAvailability a = gpuProfilingAvailability();
+        request.properties = a.properties;
+    }
+    request.batches = batchesAround(s.batch, ExplorerState::kMaxBatch);
+    request.precision = s.precision;
+    request.optimizer = s.optimizer;
+    request.quick = quick;
+    const int generation = state_.modelGeneration();
+    auto result = std::make_shared<Profile>();
+    // Each batch size's figures replace the estimates as soon as they are measured, unless the
+    // user has opened another model meanwhile.
+    auto measured = [this, generation](const Profile& sofar) {
+        if (state_.modelGeneration() != generation) return;
+        try {
+            state_.useProfile(sofar);
+        } catch (const std::exception& e) {
+            showError(tr("The measurements could not be used: %1").arg(QString::fromUtf8(e.what())));
+        }
+    };
+    auto* job = new BackgroundJob(tr("Profiling on %1").arg(QString::fromStdString(device)),
+                                  profilingWork(std::move(request), measured, result));
+    connect(job, &BackgroundJob::finished, this, [this, result, generation](bool cancelled, const QString& error) {
+        if (!error.isEmpty()) showError(tr("Profiling stopped: %1").arg(error));
+        if (state_.modelGeneration() != generation || result->runs.empty()) return;
+        measuredFinal(*result, cancelled);
+    });
+    startJob(job);
+}
+
+void MainWindow::measuredFinal(const Profile& profile, bool cancelled) {
+    try {
+        state_.useProfile(profile);
+    } catch (const std::exception& e) {
+        showError(tr("The measurements could not be used: %1").arg(QString::fromUtf8(e.what())));
+        return;
+    }
+    int measured = 0;
+    for (const ProfileRun& run : profile.runs) measured += run.fits && run.complete;
+    QString message = cancelled ? tr("Profiling cancelled: %n batch size(s) measured are kept", "", measured)
+                                : tr("Profiled %n batch size(s)", "", measured);
+    if (!profile.complete && !profile.incompleteReason.empty())
+        message += " (" + QString::fromStdString(profile.incompleteReason) + ")";
+    statusBar()->showMessage(message + tr("; File > Save Profile As… keeps them"), 10000);
+}
+
+void MainWindow::startJob(BackgroundJob* job) {
+    job->setParent(this);
+    job_ = job;
+    jobProgress_->follow(job);
+    connect(job, &BackgroundJob::finished, this, [this, job] {
+        if (job_ == job) job_ = nullptr;
+        job->deleteLater();
+        updateActions();
+    });
+    updateActions();
+    job->start();
+}
+
+void MainWindow::showError(const QString& sentence) {
+    errorLabel_->setText(sentence);
+    errorBanner_->show();
+}
+
+QString MainWindow::errorText() const {
+    return errorBanner_->isHidden() ? QString() : errorLabel_->text();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    recentMenu_->clear();
+    const QStringList files = settings_ ? settings_->recentFiles() : QStringList();
+    for (const QString& spec : files) {
+        QAction* action = recentMenu_->addAction(QString::fromStdString(displayName(spec.toStdString())), this,
+                                                 [this, spec] { openModel(spec); });
+        action->setToolTip(spec);
+    }
+    recentMenu_->setToolTipsVisible(true);
+    recentMenu_->setEnabled(!files.isEmpty());
+    if (!files.isEmpty()) {
+        recentMenu_->addSeparator();
+        recentMenu_->addAction(tr("Clear the list"), this, [this] {
+            for (const QString& spec : settings_->recentFiles()) settings_->removeRecentFile(spec);
+            rebuildRecentMenu();
+        });
+    }
+}
+
+void MainWindow::updateActions() {
+    const bool busy = job_ != nullptr;
+    openAction_->setEnabled(!busy);
+    recentMenu_->setEnabled(!busy && settings_ && !settings_->recentFiles().isEmpty());
+    saveProfileAction_->setEnabled(state_.profile() != nullptr);
+    profileAction_->setEnabled(!busy && state_.hasModel() && profilingUnavailable_.isEmpty());
+}
+
+void MainWindow::useSettings(AppSettings& settings) {
+    settings_ = &settings;
+    if (auto* app = qobject_cast<QApplication*>(QCoreApplication::instance())) applyTheme(*app, settings.theme());
+    for (QAction* action : findChildren<QAction*>())
+        if (action->actionGroup() && action->data().isValid() && action->isCheckable())
+            action->setChecked(Theme(action->data().toInt()) == settings.theme());
+    if (!settings.windowGeometry().isEmpty()) restoreGeometry(settings.windowGeometry());
+    if (!settings.windowState().isEmpty()) restoreState(settings.windowState());
+    state_.setGoal(settings.goal());
+    state_.applySettings(settings.explorer(state_.settings()));
+    rebuildRecentMenu();
+    updateActions();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (job_) job_->cancel();  // its destructor waits for the worker to stop
+    if (settings_) {
+        settings_->setExplorer(state_.settings());
+        settings_->setGoal(state_.goal());
+        settings_->setWindowGeometry(saveGeometry());
+        settings_->setWindowState(saveState());
+        if (!settings_->sync()) qWarning("trainscope: the settings could not be saved");
+    }
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    const QMimeData* mime = event->mimeData();
+    if (mime->hasUrls() && !mime->urls().isEmpty() && mime->urls().first().isLocalFile()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.first().isLocalFile()) return;
+    event->acceptProposedAction();
+    openModel(urls.first().toLocalFile());
 }
 
 void MainWindow::refresh() {
@@ -202,6 +497,7 @@ void MainWindow::refresh() {
     }
     setWindowTitle(state_.hasModel() ? QString("TrainScope – %1").arg(QString::fromStdString(state_.modelSpec()))
                                      : QString("TrainScope"));
+    updateActions();
 }
 
 void MainWindow::showView(View view) {

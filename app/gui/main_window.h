@@ -5,8 +5,14 @@
 #include <QString>
 #include <cstdint>
 #include <optional>
+#include <string>
 
+#include "trainscope/core/profile.h"
+
+class QAction;
 class QCheckBox;
+class QLabel;
+class QMenu;
 class QComboBox;
 class QSlider;
 class QSpinBox;
@@ -14,7 +20,10 @@ class QTabWidget;
 
 namespace ts::gui {
 
+class AppSettings;
+class BackgroundJob;
 class BatchPlotView;
+class JobProgressWidget;
 class ExplorerState;
 class GpuTableModel;
 class GpuView;
@@ -46,11 +55,38 @@ public:
     GpuTableModel* gpuTableModel() const { return gpuModel_; }
     ModuleTreeModel* moduleTreeModel() const { return moduleModel_; }
 
+    // Remember settings, recent files, theme and geometry in `settings` (main() passes the
+    // application's; tests a temporary file). Restores what it holds now.
+    void useSettings(AppSettings& settings);
+
+    // Opens a model, a profile or zoo:NAME on a worker thread; the current model stays until the
+    // new one is ready, and a failure is shown as a sentence in the window.
+    void openModel(const QString& spec);
+    // Profiles the open model on `device` ("cuda:0"; tests: "cpu") on a worker thread; measured
+    // figures replace the estimates after each batch size.
+    void startProfiling(const std::string& device, bool quick = false);
+    BackgroundJob* currentJob() const { return job_; }
+    JobProgressWidget* jobProgress() const { return jobProgress_; }
+    QString errorText() const;  // the error sentence shown in the window, "" when none
+    QAction* profileAction() const { return profileAction_; }
+    QMenu* recentMenu() const { return recentMenu_; }
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
 private:
     void buildMenus();
     QWidget* buildControls();
     void openFile();
-    void openModel(const QString& spec);
+    void saveProfileAs();
+    void profileOnThisGpu();
+    void measuredFinal(const Profile& profile, bool cancelled);
+    void startJob(BackgroundJob* job);  // takes ownership; one job at a time
+    void showError(const QString& sentence);
+    void rebuildRecentMenu();
+    void updateActions();
     void refresh();  // the state changed: controls and views follow
 
     ExplorerState& state_;
@@ -71,6 +107,18 @@ private:
     TimelineView* timeline_ = nullptr;
     GpuTableModel* gpuModel_ = nullptr;
     ModuleTreeModel* moduleModel_ = nullptr;
+
+    AppSettings* settings_ = nullptr;
+    BackgroundJob* job_ = nullptr;
+    JobProgressWidget* jobProgress_ = nullptr;
+    QWidget* errorBanner_ = nullptr;
+    QLabel* errorLabel_ = nullptr;
+    QMenu* recentMenu_ = nullptr;
+    QAction* openAction_ = nullptr;
+    QAction* saveProfileAction_ = nullptr;
+    QAction* profileAction_ = nullptr;
+    QString profilingUnavailable_;  // why Profile on this GPU is disabled ("" when it is enabled)
+    std::string profilingDevice_;
 };
 
 }  // namespace ts::gui

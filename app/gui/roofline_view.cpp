@@ -99,6 +99,12 @@ RooflineView::RooflineView(ExplorerState& state, QWidget* parent) : QWidget(pare
 }
 
 void RooflineView::refresh() {
+    stylePlot(plot_);  // the palette may have changed (theme)
+    plot_->graph(Roof)->setPen(QPen(palette().color(QPalette::Text), 2));
+    plot_->graph(Fp32Roof)->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DashLine));
+    plot_->graph(pointGraphs_)
+        ->setScatterStyle(
+            QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(palette().color(QPalette::Highlight), 3), Qt::NoBrush, 24));
     points_.clear();
     const LayerFigureTable table = computeLayerFigures(state_);
     int skipped = 0;

@@ -23,9 +23,12 @@ void ViewRefresher::request() {
 
 bool ViewRefresher::eventFilter(QObject* watched, QEvent* event) {
     // ShowToParent comes when a tab becomes current even while the window itself is not shown.
-    if (watched == view_ && stale_ && (event->type() == QEvent::ShowToParent || event->type() == QEvent::Show)) {
+    if (watched != view_) return QObject::eventFilter(watched, event);
+    if (stale_ && (event->type() == QEvent::ShowToParent || event->type() == QEvent::Show)) {
         stale_ = false;
         refresh_();
+    } else if (event->type() == QEvent::PaletteChange) {
+        request();  // a theme change: the colours taken from the palette are taken again
     }
     return QObject::eventFilter(watched, event);
 }

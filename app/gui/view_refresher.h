@@ -1,7 +1,7 @@
 #pragma once
 // Repaints a view when the state changes only while the user can see it: a view in a background tab
 // is marked stale and refreshed when it is shown again, so that a dragged batch slider pays for the
-// visible view alone.
+// visible view alone. A palette change (light or dark theme) refreshes it too.
 #include <QObject>
 #include <functional>
 

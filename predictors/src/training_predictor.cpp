@@ -47,6 +47,10 @@ void TrainingPredictor::useProfile(const Profile& profile, const GpuDatabase& db
     profile_ = std::make_unique<ProfileFit>(analysis_, profile, db, table_);
 }
 
+const GpuSpec* TrainingPredictor::measuredGpu() const {
+    return profile_ && profile_->onGpu() ? &profile_->measuredGpu() : nullptr;
+}
+
 std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuSpec& gpu, TrainingPrecision p,
                                                                       const TrainingScenario& s) const {
     auto t = std::make_unique<Target>();

@@ -87,6 +87,35 @@ private Q_SLOTS:
         QCOMPARE(state.settings().batch, ExplorerState::kMaxBatch);
     }
 
+    void batchMovesGiveTheFiguresOfAFullPrediction() {
+        // The slider's fast path (a prepared sweep plan) must show what predicting afresh shows.
+        ExplorerState moved;
+        QVERIFY2(moved.openModel(kModel), qPrintable(moved.error()));
+        for (int64_t b : {3, 700, 37}) moved.setBatch(b);
+        ExplorerState fresh;
+        ExplorerSettings s = fresh.settings();
+        s.batch = 37;
+        QVERIFY(fresh.openModel(kModel));
+        fresh.applySettings(s);
+        QCOMPARE(moved.allGpus().size(), fresh.allGpus().size());
+        for (size_t i = 0; i < fresh.allGpus().size(); ++i) {
+            const auto& a = moved.allGpus()[i];
+            const auto& b = fresh.allGpus()[i];
+            QCOMPARE(a.gpuId, b.gpuId);
+            QCOMPARE(a.supported, b.supported);
+            if (!b.supported) continue;
+            QVERIFY(qFuzzyCompare(a.iterationMs.value, b.iterationMs.value));
+            QVERIFY(qFuzzyCompare(a.samplesPerS.high, b.samplesPerS.high));
+            QVERIFY(qFuzzyCompare(a.peakMemoryBytes.value, b.peakMemoryBytes.value));
+            QVERIFY(qFuzzyCompare(a.maxBatch.value + 1, b.maxBatch.value + 1));
+            QCOMPARE(a.fits, b.fits);
+        }
+        QVERIFY(qFuzzyCompare(moved.current().iterationMs.value, fresh.current().iterationMs.value));
+        QCOMPARE(moved.current().layers.size(), fresh.current().layers.size());
+        QVERIFY(!moved.batchSweep().points.empty());
+        QVERIFY(moved.batchSweep().points.back().batch >= 2 * 37);
+    }
+
     void checkpointingLowersPeakMemory() {
         ExplorerState state;
         QVERIFY2(state.openModel(kModel), qPrintable(state.error()));

@@ -88,6 +88,16 @@ nlohmann::json parseProfileText(const std::string& text, const std::string& sour
 
 }  // namespace
 
+bool isProfileFile(const std::string& path) {
+    if (path.size() < 5 || path.compare(path.size() - 5, 5, ".json") != 0) return false;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::string head(256, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    return head.find("\"trainscope-profile\"") != std::string::npos;
+}
+
 Profile readProfile(const std::string& path) {
     return profileFromJson(parseProfileText(readProfileText(path), path), path);
 }

@@ -6,6 +6,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/GradMode.h>
 
+#include <algorithm>
 #include <array>
 
 #include <chrono>
@@ -36,6 +37,15 @@ std::string utcNow() {
 }
 
 bool isCancelled(const ProfileOptions& o) { return o.cancelled && o.cancelled->load(); }
+
+// The profile so far, runs ascending, to the caller's runFinished.
+void reportRuns(const Profile& p, const ProfileOptions& o) {
+    if (!o.runFinished) return;
+    Profile sofar = p;
+    std::sort(sofar.runs.begin(), sofar.runs.end(),
+              [](const ProfileRun& a, const ProfileRun& b) { return a.batch < b.batch; });
+    o.runFinished(sofar);
+}
 
 void report(const ProfileOptions& o, const std::string& stage, int done, int total) {
     if (o.progress) o.progress(ProfileProgress{stage, done, total});
@@ -330,6 +340,7 @@ ProfileResult profileModel(const Graph& g, const ProfileOptions& o) {
             ProfileRun run = profiler.run(batches[i], seq, &timeline, p.scenario.loss);
             bool fits = run.fits, complete = run.complete;
             p.runs.push_back(std::move(run));
+            reportRuns(p, o);
             if (fits && complete) {
                 result.timeline = std::move(timeline);
                 lastFit = batches[i];
@@ -342,6 +353,7 @@ ProfileResult profileModel(const Graph& g, const ProfileOptions& o) {
                     ProfileRun between = profiler.run(mid, seq, &timeline, p.scenario.loss);
                     if (between.fits && between.complete) result.timeline = std::move(timeline);
                     p.runs.push_back(std::move(between));
+                    reportRuns(p, o);
                 }
                 break;
             }

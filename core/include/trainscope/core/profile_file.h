@@ -16,6 +16,10 @@ Profile profileFromJson(const nlohmann::json& j, const std::string& source);
 
 void writeProfile(const Profile& p, const std::string& path);
 Profile readProfile(const std::string& path);
+// Whether `path` is a TrainScope profile file (a .json whose opening names the format), so that
+// every input that takes a MODEL also takes a PROFILE. False for a missing or unreadable file:
+// the model loader then reports it.
+bool isProfileFile(const std::string& path);
 
 // Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev): one complete event per span,
 // one thread row per track, with the layer in args.

@@ -56,6 +56,9 @@ struct ProfileOptions {
     double maxSecondsPerMeasurement = 2.0;      // and never spend longer than this on one figure
     uint64_t seed = 0;                          // parameters, inputs and labels are random from this
     std::function<void(const ProfileProgress&)> progress;
+    // Called after each batch size with the profile so far (runs ascending), so that a caller can
+    // show measured figures as they arrive. Called on the profiling thread.
+    std::function<void(const Profile&)> runFinished;
     const std::atomic<bool>* cancelled = nullptr;  // set (e.g. by Ctrl-C): stop, return what was measured
     // Written into the profile: the model as the user named it, and the GPU's properties as
     // ts::kernels::queryDevices() reports them (the caller links kernels/, core does not).

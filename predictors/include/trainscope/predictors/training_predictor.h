@@ -43,6 +43,9 @@ public:
     // Throws ModelError when the profile is not of this model or has nothing usable.
     void useProfile(const Profile& profile, const GpuDatabase& db);
     bool hasProfile() const { return profile_ != nullptr; }
+    // The database GPU the profile was measured on; null without a profile or for a CPU profile
+    // (whose measurements cannot move to a GPU: predictions then stay the calibrated ones).
+    const GpuSpec* measuredGpu() const;
 
     const ModelAnalysis& analysis() const { return analysis_; }
     const KernelScalingTable& table() const { return table_; }

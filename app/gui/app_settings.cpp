@@ -1,0 +1,113 @@
+#include "app_settings.h"
+
+#include <algorithm>
+
+namespace ts::gui {
+
+using namespace ts::predictors;
+
+AppSettings::AppSettings() : settings_(QSettings::IniFormat, QSettings::UserScope, "TrainScope", "TrainScope") {
+    // Qt's default, stated: the file is rewritten through QSaveFile (temporary file, then rename),
+    // so a crash or a full disk never leaves half a settings file.
+    settings_.setAtomicSyncRequired(true);
+}
+
+AppSettings::AppSettings(const QString& iniFile) : settings_(iniFile, QSettings::IniFormat) {
+    settings_.setAtomicSyncRequired(true);
+}
+
+ExplorerSettings AppSettings::explorer(const ExplorerSettings& defaults) const {
+    ExplorerSettings s = defaults;
+    settings_.beginGroup("explorer");
+    s.batch = settings_.value("batch", qlonglong(s.batch)).toLongLong();
+    // Names, not enum values, so that a reordered enum never misreads an old file.
+    if (auto p = parseTrainingPrecision(settings_.value("precision").toString().toStdString())) s.precision = *p;
+    if (auto o = parseOptimizer(settings_.value("optimizer").toString().toStdString())) s.optimizer = *o;
+    s.gpuId = settings_.value("gpu", QString::fromStdString(s.gpuId)).toString().toStdString();
+    s.gpus = std::max(1, settings_.value("gpus", s.gpus).toInt());
+    if (auto i = parseInterconnect(settings_.value("interconnect").toString().toStdString())) s.interconnect = *i;
+    s.checkpointing = settings_.value("checkpointing", s.checkpointing).toBool();
+    settings_.endGroup();
+    return s;
+}
+
+void AppSettings::setExplorer(const ExplorerSettings& s) {
+    settings_.beginGroup("explorer");
+    settings_.setValue("batch", qlonglong(s.batch));
+    settings_.setValue("precision", trainingPrecisionName(s.precision));
+    settings_.setValue("optimizer", optimizerName(s.optimizer));
+    settings_.setValue("gpu", QString::fromStdString(s.gpuId));
+    settings_.setValue("gpus", s.gpus);
+    settings_.setValue("interconnect", interconnectName(s.interconnect));
+    settings_.setValue("checkpointing", s.checkpointing);
+    settings_.endGroup();
+}
+
+TrainingGoal AppSettings::goal() const {
+    TrainingGoal g;
+    const double epochs = settings_.value("goal/epochs", g.epochs).toDouble();
+    const double samples = settings_.value("goal/datasetSamples", g.datasetSamples).toDouble();
+    if (epochs > 0) g.epochs = epochs;
+    if (samples > 0) g.datasetSamples = samples;
+    return g;
+}
+
+void AppSettings::setGoal(const TrainingGoal& g) {
+    settings_.setValue("goal/epochs", g.epochs);
+    settings_.setValue("goal/datasetSamples", g.datasetSamples);
+}
+
+QStringList AppSettings::recentFiles() const {
+    QStringList files = settings_.value("recentFiles").toStringList();
+    files.removeAll(QString());
+    while (files.size() > kMaxRecent) files.removeLast();
+    return files;
+}
+
+void AppSettings::addRecentFile(const QString& spec) {
+    QStringList files = recentFiles();
+    files.removeAll(spec);
+    files.prepend(spec);
+    while (files.size() > kMaxRecent) files.removeLast();
+    settings_.setValue("recentFiles", files);
+}
+
+void AppSettings::removeRecentFile(const QString& spec) {
+    QStringList files = recentFiles();
+    files.removeAll(spec);
+    settings_.setValue("recentFiles", files);
+}
+
+Theme AppSettings::theme() const {
+    const QString name = settings_.value("theme", "system").toString();
+    if (name == "light") return Theme::Light;
+    if (name == "dark") return Theme::Dark;
+    return Theme::System;
+}
+
+void AppSettings::setTheme(Theme t) {
+    settings_.setValue("theme", t == Theme::Light ? "light" : t == Theme::Dark ? "dark" : "system");
+}
+
+QByteArray AppSettings::windowGeometry() const {
+    return settings_.value("window/geometry").toByteArray();
+}
+
+void AppSettings::setWindowGeometry(const QByteArray& g) {
+    settings_.setValue("window/geometry", g);
+}
+
+QByteArray AppSettings::windowState() const {
+    return settings_.value("window/state").toByteArray();
+}
+
+void AppSettings::setWindowState(const QByteArray& s) {
+    settings_.setValue("window/state", s);
+}
+
+bool AppSettings::sync() {
+    settings_.sync();
+    return settings_.status() == QSettings::NoError;
+}
+
+}  // namespace ts::gui

@@ -1,0 +1,46 @@
+#pragma once
+// What the explorer remembers between sessions, through QSettings (on Linux an INI file under
+// ~/.config/TrainScope/, which Qt rewrites atomically through QSaveFile): the controls' settings,
+// the training goal, recent files, the colour theme and the window's geometry.
+#include <QByteArray>
+#include <QSettings>
+#include <QStringList>
+
+#include "explorer_state.h"
+
+namespace ts::gui {
+
+enum class Theme { System, Light, Dark };
+
+class AppSettings {
+public:
+    AppSettings();                                // the application's settings file
+    explicit AppSettings(const QString& iniFile);  // a given file (tests)
+
+    ExplorerSettings explorer(const ExplorerSettings& defaults) const;
+    void setExplorer(const ExplorerSettings& s);
+    predictors::TrainingGoal goal() const;
+    void setGoal(const predictors::TrainingGoal& g);
+
+    // Most recent first, at most kMaxRecent; entries that no longer exist are kept (a network
+    // drive may be away) until opening them fails.
+    static constexpr int kMaxRecent = 10;
+    QStringList recentFiles() const;
+    void addRecentFile(const QString& spec);
+    void removeRecentFile(const QString& spec);
+
+    Theme theme() const;
+    void setTheme(Theme t);
+    QByteArray windowGeometry() const;
+    void setWindowGeometry(const QByteArray& g);
+    QByteArray windowState() const;
+    void setWindowState(const QByteArray& s);
+
+    // Writes pending changes now; false (with QSettings' status) when the file cannot be written.
+    bool sync();
+
+private:
+    mutable QSettings settings_;
+};
+
+}  // namespace ts::gui

@@ -1,0 +1,85 @@
+// Slider-to-repaint latency of the explorer (issue 6: under 16 ms for a 1,000-operation model).
+// For each view: move the batch slider, let the state recompute and every view refresh, and
+// repaint the window synchronously; prints the median and 90th percentile wall time per view.
+// Offscreen (no display needed); no pass/fail: `trainscope_bench_gui [MODEL...]`.
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QSlider>
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "explorer_state.h"
+#include "main_window.h"
+
+using namespace ts::gui;
+
+namespace {
+
+struct Latency {
+    double medianMs = 0, p90Ms = 0;
+};
+
+Latency measure(MainWindow& window, int moves) {
+    QSlider* slider = window.batchSlider();
+    std::vector<double> ms;
+    const int from = sliderAtBatch(8), to = sliderAtBatch(256);
+    for (int i = 0; i < moves; ++i) {
+        // A drag: consecutive positions, each a different batch size.
+        const int position = from + (i * 7) % (to - from);
+        QElapsedTimer clock;
+        clock.start();
+        slider->setValue(position);
+        window.repaint();
+        QApplication::processEvents();  // anything a view posted (deferred updates) is drawn too
+        ms.push_back(double(clock.nsecsElapsed()) / 1e6);
+    }
+    std::sort(ms.begin(), ms.end());
+    return {ms[ms.size() / 2], ms[ms.size() * 9 / 10]};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QStringList models = app.arguments().mid(1);
+    if (models.isEmpty()) models = {"zoo:gpt2_large", "zoo:bert_large", "zoo:resnet50"};
+    std::printf("%-18s %-10s %8s %8s   (wall ms from slider move to repainted window)\n", "model", "view",
+                "median", "p90");
+    for (const QString& model : models) {
+        ExplorerState state;
+        if (!state.openModel(model.toStdString())) {
+            std::fprintf(stderr, "%s: %s\n", qPrintable(model), qPrintable(state.error()));
+            return 2;
+        }
+        {
+            // The predictions alone (no view listening): what every move costs before drawing.
+            std::vector<double> ms;
+            for (int i = 0; i < 60; ++i) {
+                QElapsedTimer clock;
+                clock.start();
+                state.setBatch(8 + (i * 7) % 248);
+                ms.push_back(double(clock.nsecsElapsed()) / 1e6);
+            }
+            std::sort(ms.begin(), ms.end());
+            std::printf("%-18s %-10s %8.2f %8.2f\n", qPrintable(model), "(predict)", ms[ms.size() / 2],
+                        ms[ms.size() * 9 / 10]);
+        }
+        MainWindow window(state);
+        window.setAttribute(Qt::WA_DontShowOnScreen);
+        window.resize(1280, 800);
+        window.show();
+        QApplication::processEvents();
+        for (const char* name : {"overview", "batch", "gpus", "modules", "roofline", "timeline"}) {
+            const std::optional<View> view = parseView(name);
+            if (!view) continue;
+            window.showView(*view);
+            QApplication::processEvents();
+            measure(window, 5);  // warm-up: first paints build caches
+            const Latency l = measure(window, 60);
+            std::printf("%-18s %-10s %8.2f %8.2f\n", qPrintable(model), name, l.medianMs, l.p90Ms);
+        }
+    }
+    return 0;
+}
