@@ -4,8 +4,11 @@
 
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 
 #include "explorer_state.h"
+#include "plot_style.h"
+#include "view_refresher.h"
 
 namespace ts::gui {
 
@@ -14,10 +17,21 @@ using namespace ts::predictors;
 namespace {
 
 // Graph indices, in the order the constructor adds them.
-enum Graphs { ThroughputLow, ThroughputHigh, Throughput, MemoryLow, MemoryHigh, Memory, Capacity };
+enum Graphs {
+    ThroughputLow,
+    ThroughputHigh,
+    Throughput,
+    ThroughputMeasured,
+    MemoryLow,
+    MemoryHigh,
+    Memory,
+    MemoryMeasured,
+    Capacity
+};
 
 const QColor kThroughputColor(31, 119, 180);
 const QColor kMemoryColor(214, 39, 40);
+constexpr double kGrabPixels = 6;  // how near the batch line a press starts dragging it
 
 void styleBand(QCPGraph* low, QCPGraph* high, const QColor& color) {
     QColor fill = color;
@@ -30,12 +44,33 @@ void styleBand(QCPGraph* low, QCPGraph* high, const QColor& color) {
     high->removeFromLegend();
 }
 
+void styleMeasured(QCPGraph* graph, const QColor& color, const QString& name) {
+    graph->setLineStyle(QCPGraph::lsNone);
+    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, color, 9));
+    graph->setPen(QPen(color, 1.5));
+    graph->setName(name);
+}
+
+// A loaded profile measured on the target GPU at the precision shown, on one GPU: its runs are
+// points of this plot; anything else measured something else.
+const Profile* matchingProfile(const ExplorerState& state) {
+    const Profile* profile = state.profile();
+    if (!profile || state.settings().gpus != 1 || !state.targetGpu()) return nullptr;
+    if (parseTrainingPrecision(profile->scenario.precision) != state.settings().precision) return nullptr;
+    if (state.database().matchDevice(profile->environment.deviceName) != state.targetGpu()) return nullptr;
+    return profile;
+}
+
 }  // namespace
 
 BatchPlotView::BatchPlotView(ExplorerState& state, QWidget* parent) : QWidget(parent), state_(state) {
     auto* layout = new QVBoxLayout(this);
     plot_ = new QCustomPlot(this);
     plot_->setObjectName("batchPlot");
+    plot_->setToolTip(
+        tr("Predicted throughput (blue) and peak memory (red) against the batch size per GPU, "
+           "with their intervals as bands; diamonds are measured; the dashed line is the GPU's "
+           "memory. Drag the vertical line to set the batch size."));
     layout->addWidget(plot_);
 
     QCPAxis* x = plot_->xAxis;
@@ -45,26 +80,45 @@ BatchPlotView::BatchPlotView(ExplorerState& state, QWidget* parent) : QWidget(pa
     plot_->yAxis->setLabel(tr("throughput (samples/s)"));
     plot_->yAxis2->setLabel(tr("peak memory (GB)"));
     plot_->yAxis2->setVisible(true);
-    for (QCPAxis* axis : {plot_->yAxis, plot_->yAxis2}) axis->setRangeLower(0);
+    stylePlot(plot_);
 
-    for (int i = 0; i < 3; ++i) plot_->addGraph(plot_->xAxis, plot_->yAxis);
-    for (int i = 0; i < 4; ++i) plot_->addGraph(plot_->xAxis, plot_->yAxis2);
+    for (int i = 0; i < 4; ++i) plot_->addGraph(plot_->xAxis, plot_->yAxis);
+    for (int i = 0; i < 5; ++i) plot_->addGraph(plot_->xAxis, plot_->yAxis2);
     styleBand(plot_->graph(ThroughputLow), plot_->graph(ThroughputHigh), kThroughputColor);
     styleBand(plot_->graph(MemoryLow), plot_->graph(MemoryHigh), kMemoryColor);
     plot_->graph(Throughput)->setPen(QPen(kThroughputColor, 2));
     plot_->graph(Throughput)->setName(tr("throughput"));
     plot_->graph(Memory)->setPen(QPen(kMemoryColor, 2));
     plot_->graph(Memory)->setName(tr("peak memory"));
-    plot_->graph(Capacity)->setPen(QPen(Qt::black, 1, Qt::DashLine));
+    styleMeasured(plot_->graph(ThroughputMeasured), kThroughputColor, tr("throughput, measured"));
+    styleMeasured(plot_->graph(MemoryMeasured), kMemoryColor, tr("peak memory, measured"));
+    plot_->graph(Capacity)->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DashLine));
     plot_->graph(Capacity)->setName(tr("GPU memory"));
     plot_->legend->setVisible(true);
     plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+
+    // The current batch: a vertical line the user drags, and its label.
+    batchLine_ = new QCPItemStraightLine(plot_);
+    batchLine_->setPen(QPen(palette().color(QPalette::Highlight), 2));
+    batchLabel_ = new QCPItemText(plot_);
+    batchLabel_->position->setType(QCPItemPosition::ptPlotCoords);
+    batchLabel_->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+    batchLabel_->setColor(palette().color(QPalette::Text));
+
+    connect(plot_, &QCustomPlot::mousePress, this, &BatchPlotView::mousePress);
+    connect(plot_, &QCustomPlot::mouseMove, this, &BatchPlotView::mouseMove);
+    connect(plot_, &QCustomPlot::mouseRelease, this, &BatchPlotView::mouseRelease);
+
+    refresher_ = new ViewRefresher(this, [this] { refresh(); });
+    connect(&state_, &ExplorerState::changed, refresher_, &ViewRefresher::request);
     refresh();
 }
 
 void BatchPlotView::refresh() {
-    // The current batch: a vertical line, recreated because clearItems() is simpler than tracking it.
-    plot_->clearItems();
+    stylePlot(plot_);  // the palette may have changed (theme)
+    plot_->graph(Capacity)->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DashLine));
+    batchLine_->setPen(QPen(palette().color(QPalette::Highlight), 2));
+    batchLabel_->setColor(palette().color(QPalette::Text));
     const GpuSweep& sweep = state_.batchSweep();
     QVector<double> batch, tLow, tHigh, t, mLow, mHigh, m;
     if (state_.hasModel() && sweep.supported) {
@@ -78,32 +132,86 @@ void BatchPlotView::refresh() {
             m << point.peakMemoryBytes.value / 1e9;
         }
     }
-    const QVector<QVector<double>*> series{&tLow, &tHigh, &t, &mLow, &mHigh, &m};
+    const QVector<QVector<double>*> series{&tLow, &tHigh, &t};
     for (int i = 0; i < series.size(); ++i) plot_->graph(i)->setData(batch, *series[i], true);
+    plot_->graph(MemoryLow)->setData(batch, mLow, true);
+    plot_->graph(MemoryHigh)->setData(batch, mHigh, true);
+    plot_->graph(Memory)->setData(batch, m, true);
+
+    QVector<double> measuredBatch, measuredT, measuredM;
+    if (const Profile* profile = state_.hasModel() ? matchingProfile(state_) : nullptr)
+        for (const ProfileRun& run : profile->runs) {
+            if (!run.fits || !run.iteration.measured()) continue;
+            measuredBatch << double(run.batch);
+            measuredT << run.samplesPerSecond();
+            measuredM << (run.memory.peakReserved + run.memory.cudaContext) / 1e9;
+        }
+    plot_->graph(ThroughputMeasured)->setData(measuredBatch, measuredT, true);
+    plot_->graph(MemoryMeasured)->setData(measuredBatch, measuredM, true);
+    plot_->graph(ThroughputMeasured)->setVisible(!measuredBatch.isEmpty());
+    plot_->graph(MemoryMeasured)->setVisible(!measuredBatch.isEmpty());
+    if (measuredBatch.isEmpty()) {
+        plot_->graph(ThroughputMeasured)->removeFromLegend();
+        plot_->graph(MemoryMeasured)->removeFromLegend();
+    } else {
+        plot_->graph(ThroughputMeasured)->addToLegend();
+        plot_->graph(MemoryMeasured)->addToLegend();
+    }
 
     const double capacityGb = state_.hasModel() ? state_.current().capacityBytes / 1e9 : 0;
     const double first = batch.isEmpty() ? 1 : batch.front();
     const double last = batch.isEmpty() ? 64 : batch.back();
     plot_->graph(Capacity)->setData({first, last}, {capacityGb, capacityGb}, true);
-    plot_->xAxis->setRange(first, std::max(last, first * 2));
+    // While the user drags the batch line the axis stays put, so the line stays under the mouse.
+    if (!dragging_) plot_->xAxis->setRange(first, std::max(last, first * 2));
 
-    const double tMax = tHigh.isEmpty() ? 1 : *std::max_element(tHigh.begin(), tHigh.end());
-    const double mMax = mHigh.isEmpty() ? 1 : *std::max_element(mHigh.begin(), mHigh.end());
+    double tMax = tHigh.isEmpty() ? 1 : *std::max_element(tHigh.begin(), tHigh.end());
+    for (double v : measuredT) tMax = std::max(tMax, v);
+    double mMax = mHigh.isEmpty() ? 1 : *std::max_element(mHigh.begin(), mHigh.end());
+    for (double v : measuredM) mMax = std::max(mMax, v);
     plot_->yAxis->setRange(0, tMax * 1.1);
     plot_->yAxis2->setRange(0, std::max(mMax, capacityGb) * 1.1);
 
     const double current = double(state_.settings().batch);
-    auto* line = new QCPItemStraightLine(plot_);
-    line->setPen(QPen(Qt::darkGray, 1.5));
-    line->point1->setCoords(current, 0);
-    line->point2->setCoords(current, 1);
-    auto* label = new QCPItemText(plot_);
-    label->position->setType(QCPItemPosition::ptPlotCoords);
-    label->position->setCoords(current, tMax * 1.05);
-    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
-    label->setText(tr(" batch %1").arg(state_.settings().batch));
+    batchLine_->point1->setCoords(current, 0);
+    batchLine_->point2->setCoords(current, 1);
+    batchLabel_->position->setCoords(current, tMax * 1.05);
+    batchLabel_->setText(tr(" batch %1").arg(state_.settings().batch));
+    plot_->replot(dragging_ ? QCustomPlot::rpQueuedReplot : QCustomPlot::rpRefreshHint);
+}
 
-    plot_->replot();
+double BatchPlotView::batchLinePixel() const {
+    return plot_->xAxis->coordToPixel(double(state_.settings().batch));
+}
+
+int BatchPlotView::measuredPoints() const {
+    return plot_->graph(ThroughputMeasured)->dataCount();
+}
+
+bool BatchPlotView::nearBatchLine(double x) const {
+    return state_.hasModel() && std::abs(x - batchLinePixel()) <= kGrabPixels;
+}
+
+void BatchPlotView::mousePress(QMouseEvent* event) {
+    if (event->button() != Qt::LeftButton || !nearBatchLine(event->position().x())) return;
+    dragging_ = true;
+}
+
+void BatchPlotView::mouseMove(QMouseEvent* event) {
+    const double x = event->position().x();
+    if (!dragging_) {
+        plot_->setCursor(nearBatchLine(x) ? Qt::SizeHorCursor : Qt::ArrowCursor);
+        return;
+    }
+    const double batch = plot_->xAxis->pixelToCoord(x);
+    if (std::isfinite(batch)) state_.setBatch(std::llround(std::clamp(batch, 1.0, double(ExplorerState::kMaxBatch))));
+}
+
+void BatchPlotView::mouseRelease(QMouseEvent* event) {
+    if (!dragging_ || event->button() != Qt::LeftButton) return;
+    mouseMove(event);
+    dragging_ = false;
+    refresh();  // the axis may now follow the new batch range
 }
 
 }  // namespace ts::gui

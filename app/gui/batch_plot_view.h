@@ -1,13 +1,18 @@
 #pragma once
 // Throughput and peak memory against the per-GPU batch size on the target GPU, each with its
-// interval as a band, the GPU's capacity and the current batch size.
+// interval as a band, measured points where a loaded profile ran on that GPU at that precision, the
+// GPU's capacity and the current batch size as a vertical line the user drags to set the batch.
 #include <QWidget>
 
 class QCustomPlot;
+class QCPItemStraightLine;
+class QCPItemText;
+class QMouseEvent;
 
 namespace ts::gui {
 
 class ExplorerState;
+class ViewRefresher;
 
 class BatchPlotView : public QWidget {
     Q_OBJECT
@@ -15,10 +20,22 @@ public:
     explicit BatchPlotView(ExplorerState& state, QWidget* parent = nullptr);
     void refresh();
     QCustomPlot* plot() const { return plot_; }
+    // Where the current-batch line is drawn, in plot widget pixels (tests drag it).
+    double batchLinePixel() const;
+    int measuredPoints() const;  // measured points shown (throughput)
 
 private:
+    void mousePress(QMouseEvent* event);
+    void mouseMove(QMouseEvent* event);
+    void mouseRelease(QMouseEvent* event);
+    bool nearBatchLine(double x) const;
+
     ExplorerState& state_;
+    ViewRefresher* refresher_ = nullptr;
     QCustomPlot* plot_ = nullptr;
+    QCPItemStraightLine* batchLine_ = nullptr;
+    QCPItemText* batchLabel_ = nullptr;
+    bool dragging_ = false;
 };
 
 }  // namespace ts::gui

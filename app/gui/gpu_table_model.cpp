@@ -8,6 +8,16 @@ namespace ts::gui {
 
 using namespace ts::predictors;
 
+namespace {
+
+constexpr double kSortsLast = 1e300;
+
+bool numericColumn(int column) {
+    return column != GpuTableModel::Gpu && column != GpuTableModel::Fits && column != GpuTableModel::Supported;
+}
+
+}  // namespace
+
 GpuTableModel::GpuTableModel(ExplorerState& state, QObject* parent) : QAbstractTableModel(parent), state_(state) {
     rows_ = state_.hasModel() ? int(state_.allGpus().size()) : 0;
 }
@@ -20,33 +30,73 @@ int GpuTableModel::columnCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : ColumnCount;
 }
 
+TrainingCost GpuTableModel::costOf(int row) const {
+    const auto& gpus = state_.database().gpus();
+    if (row < 0 || size_t(row) >= state_.allGpus().size() || size_t(row) >= gpus.size()) return {};
+    return trainingCost(state_.allGpus()[size_t(row)], gpus[size_t(row)], state_.goal());
+}
+
+bool GpuTableModel::costApplies(int row) const {
+    if (row < 0 || size_t(row) >= state_.allGpus().size()) return false;
+    const TrainingPrediction& p = state_.allGpus()[size_t(row)];
+    return p.supported && p.fits && p.samplesPerS.value > 0;
+}
+
 QVariant GpuTableModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-    if (role != Qt::DisplayRole && role != SortRole && role != Qt::TextAlignmentRole && role != Qt::ToolTipRole)
-        return {};
     if (size_t(index.row()) >= state_.allGpus().size()) return {};  // between a change and refresh()
     const TrainingPrediction& p = state_.allGpus()[size_t(index.row())];
-    const bool numeric = index.column() == IterationMs || index.column() == SamplesPerS || index.column() == MaxBatch;
+    const int column = index.column();
     if (role == Qt::TextAlignmentRole)
-        return QVariant::fromValue(numeric ? Qt::AlignRight | Qt::AlignVCenter : Qt::AlignLeft | Qt::AlignVCenter);
-    if (role == Qt::ToolTipRole)
-        return p.supported ? QString::fromStdString(p.sourceDetail) : QString::fromStdString(p.reason);
+        return QVariant::fromValue(numericColumn(column) ? Qt::AlignRight | Qt::AlignVCenter
+                                                         : Qt::AlignLeft | Qt::AlignVCenter);
+    if (role == GpuIdRole) return QString::fromStdString(p.gpuId);
     const bool sort = role == SortRole;
+    if (role == Qt::ToolTipRole) {
+        if (!p.supported) return QString::fromStdString(p.reason);
+        if (column >= UsdPerGpuHour && column <= UsdToTrain) {
+            const TrainingCost c = costOf(index.row());
+            if (!c.priced) return tr("No price for this GPU in the database");
+            if (!costApplies(index.row())) return tr("The batch does not fit on this GPU");
+            return tr("%1 per GPU-hour (%2) × %3 GPU(s)\nIntervals follow the throughput's: %4 – %5 dollars to train")
+                .arg(QLocale().toString(c.usdPerGpuHour, 'f', 2), QString::fromStdString(c.priceSource))
+                .arg(state_.settings().gpus)
+                .arg(QLocale().toString(c.usdToTrain.low, 'f', 0), QLocale().toString(c.usdToTrain.high, 'f', 0));
+        }
+        return QString::fromStdString(p.sourceDetail);
+    }
+    if (role != Qt::DisplayRole && !sort) return {};
     QLocale locale;
-    switch (Column(index.column())) {
+    const QVariant dash = sort ? QVariant(kSortsLast) : QVariant(QStringLiteral("–"));
+    auto number = [&](double v, int decimals) {
+        return sort ? QVariant(v) : QVariant(locale.toString(v, 'f', decimals));
+    };
+    switch (Column(column)) {
         case Gpu:
             return QString::fromStdString(p.gpuName);
         case IterationMs:
-            if (!p.supported) return sort ? QVariant(1e300) : QVariant(QStringLiteral("–"));
-            return sort ? QVariant(p.iterationMs.value) : QVariant(locale.toString(p.iterationMs.value, 'f', 2));
+            return p.supported ? number(p.iterationMs.value, 2) : dash;
         case SamplesPerS:
-            if (!p.supported) return sort ? QVariant(0.0) : QVariant(QStringLiteral("–"));
-            return sort ? QVariant(p.samplesPerS.value) : QVariant(locale.toString(p.samplesPerS.value, 'f', 1));
+            if (!p.supported) return sort ? QVariant(0.0) : dash;
+            return number(p.samplesPerS.value, 1);
         case MaxBatch:
-            if (!p.supported) return sort ? QVariant(0.0) : QVariant(QStringLiteral("–"));
+            if (!p.supported) return sort ? QVariant(0.0) : dash;
             return sort ? QVariant(p.maxBatch.value) : QVariant(locale.toString(qlonglong(p.maxBatch.value)));
         case Fits:
             return p.supported && p.fits ? tr("yes") : tr("no");
+        case UsdPerGpuHour: {
+            const TrainingCost c = costOf(index.row());
+            return c.priced ? number(c.usdPerGpuHour, 2) : (sort ? QVariant(kSortsLast) : QVariant(tr("no price")));
+        }
+        case UsdPerMillionSamples:
+        case HoursToTrain:
+        case UsdToTrain: {
+            if (!costApplies(index.row())) return dash;
+            const TrainingCost c = costOf(index.row());
+            if (column == HoursToTrain) return number(c.hoursToTrain.value, c.hoursToTrain.value < 10 ? 2 : 1);
+            if (!c.priced) return sort ? QVariant(kSortsLast) : QVariant(tr("no price"));
+            return column == UsdToTrain ? number(c.usdToTrain.value, 0) : number(c.usdPerMillionSamples.value, 2);
+        }
         case Supported:
             return p.supported ? tr("yes") : tr("no");
         case ColumnCount:
@@ -56,21 +106,31 @@ QVariant GpuTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant GpuTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    if (orientation != Qt::Horizontal || (role != Qt::DisplayRole && role != Qt::ToolTipRole))
         return QAbstractTableModel::headerData(section, orientation, role);
+    const bool tip = role == Qt::ToolTipRole;
     switch (Column(section)) {
         case Gpu:
             return tr("GPU");
         case IterationMs:
-            return tr("Iteration (ms)");
+            return tip ? tr("Predicted time of one training iteration on each GPU") : tr("Iteration (ms)");
         case SamplesPerS:
-            return tr("Samples/s");
+            return tip ? tr("Predicted training samples per second over all GPUs") : tr("Samples/s");
         case MaxBatch:
-            return tr("Largest batch");
+            return tip ? tr("Largest batch per GPU whose predicted peak memory fits") : tr("Largest batch");
         case Fits:
-            return tr("Fits");
+            return tip ? tr("Whether the current batch fits in the GPU's memory") : tr("Fits");
+        case UsdPerGpuHour:
+            return tip ? tr("Cheapest on-demand price of one GPU the database knows") : tr("$/GPU-hour");
+        case UsdPerMillionSamples:
+            return tip ? tr("Dollars per million training samples at the predicted throughput, all GPUs paid")
+                       : tr("$/M samples");
+        case HoursToTrain:
+            return tip ? tr("Wall-clock hours to train the goal (epochs × dataset samples)") : tr("Hours to train");
+        case UsdToTrain:
+            return tip ? tr("Dollars to train the goal on all the GPUs") : tr("$ to train");
         case Supported:
-            return tr("Supported");
+            return tip ? tr("Whether the GPU runs the chosen precision") : tr("Supported");
         case ColumnCount:
             break;
     }

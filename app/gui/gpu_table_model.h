@@ -1,8 +1,12 @@
 #pragma once
 // Every GPU of the database at the current settings: one row each, with the predicted iteration
-// time, throughput, largest batch, whether the batch fits and whether the precision is supported.
-// DisplayRole is text; Qt::UserRole gives the number behind it, which the sorting proxy uses.
+// time, throughput, largest batch, whether the batch fits, the GPU's price and what the training
+// goal costs there (predictors::trainingCost, so that every view and the report agree), and whether
+// the precision is supported. DisplayRole is text; SortRole the number behind it, which the sorting
+// proxy uses (figures that do not apply sort last).
 #include <QAbstractTableModel>
+
+#include "trainscope/predictors/training_cost.h"
 
 namespace ts::gui {
 
@@ -11,8 +15,21 @@ class ExplorerState;
 class GpuTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Gpu, IterationMs, SamplesPerS, MaxBatch, Fits, Supported, ColumnCount };
+    enum Column {
+        Gpu,
+        IterationMs,
+        SamplesPerS,
+        MaxBatch,
+        Fits,
+        UsdPerGpuHour,
+        UsdPerMillionSamples,
+        HoursToTrain,
+        UsdToTrain,
+        Supported,
+        ColumnCount
+    };
     static constexpr int SortRole = Qt::UserRole;
+    static constexpr int GpuIdRole = Qt::UserRole + 1;
 
     explicit GpuTableModel(ExplorerState& state, QObject* parent = nullptr);
     int rowCount(const QModelIndex& parent = {}) const override;
@@ -20,7 +37,12 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    void refresh();  // the predictions changed: rows stay (one per GPU), values change
+    void refresh();  // the predictions or the goal changed: rows stay (one per GPU), values change
+
+    // The cost of the goal on row's GPU, as the cost columns show it.
+    predictors::TrainingCost costOf(int row) const;
+    // Whether the row's cost figures apply: supported, fits and has a throughput.
+    bool costApplies(int row) const;
 
 private:
     ExplorerState& state_;

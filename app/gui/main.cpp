@@ -66,8 +66,9 @@ int main(int argc, char** argv) {
     parser.addPositionalArgument("MODEL", "model file or zoo:NAME (default zoo:resnet50)");
     QCommandLineOption screenshot("screenshot", "render the window to FILE (PNG) and exit; works without a display",
                                   "FILE");
-    QCommandLineOption view("view", "the view --screenshot renders: overview (default), batch, gpus or modules", "VIEW",
-                            "overview");
+    QCommandLineOption view(
+        "view", "the view --screenshot renders: overview (default), batch, gpus, modules, roofline or timeline", "VIEW",
+        "overview");
     parser.addOption(screenshot);
     parser.addOption(view);
     parser.process(app);

@@ -21,12 +21,9 @@
 #include <QMenuBar>
 #include <QSignalBlocker>
 #include <QSlider>
-#include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QTableView>
-#include <QTreeView>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -38,10 +35,12 @@
 #include "job_progress_widget.h"
 #include "theme.h"
 #include "explorer_state.h"
-#include "gpu_table_model.h"
-#include "module_tree_model.h"
+#include "gpu_view.h"
+#include "module_tree_view.h"
 #include "overview_view.h"
 #include "report_export.h"
+#include "roofline_view.h"
+#include "timeline_view.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/profile_file.h"
 
@@ -65,6 +64,8 @@ std::optional<View> parseView(const QString& name) {
     if (name == "batch") return View::BatchPlot;
     if (name == "gpus") return View::Gpus;
     if (name == "modules") return View::Modules;
+    if (name == "roofline") return View::Roofline;
+    if (name == "timeline") return View::Timeline;
     return std::nullopt;
 }
 
@@ -104,35 +105,23 @@ MainWindow::MainWindow(ExplorerState& state, QWidget* parent) : QMainWindow(pare
     layout->addWidget(errorBanner_);
 
     tabs_ = new QTabWidget(central);
+    // Each view follows the state itself (and repaints only while it is shown).
     overview_ = new OverviewView(state_, tabs_);
     batchPlot_ = new BatchPlotView(state_, tabs_);
-
-    gpuModel_ = new GpuTableModel(state_, this);
-    auto* proxy = new QSortFilterProxyModel(this);
-    proxy->setSourceModel(gpuModel_);
-    proxy->setSortRole(GpuTableModel::SortRole);
-    gpuTable_ = new QTableView(tabs_);
-    gpuTable_->setObjectName("gpuTable");
-    gpuTable_->setModel(proxy);
-    gpuTable_->setSortingEnabled(true);
-    gpuTable_->sortByColumn(GpuTableModel::SamplesPerS, Qt::DescendingOrder);
-    gpuTable_->horizontalHeader()->setSectionResizeMode(GpuTableModel::Gpu, QHeaderView::Stretch);
-    gpuTable_->verticalHeader()->hide();
-
-    moduleModel_ = new ModuleTreeModel(state_, this);
-    moduleTree_ = new QTreeView(tabs_);
-    moduleTree_->setObjectName("moduleTree");
-    moduleTree_->setModel(moduleModel_);
-    moduleTree_->setUniformRowHeights(true);
-    moduleTree_->expandToDepth(0);
-    moduleTree_->header()->setStretchLastSection(false);
-    moduleTree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    moduleTree_->header()->setSectionResizeMode(ModuleTreeModel::Name, QHeaderView::Stretch);
+    gpuView_ = new GpuView(state_, tabs_);
+    gpuModel_ = gpuView_->model();
+    moduleView_ = new ModuleTreeView(state_, tabs_);
+    moduleModel_ = moduleView_->model();
+    roofline_ = new RooflineView(state_, tabs_);
+    timeline_ = new TimelineView(state_, tabs_);
+    connect(overview_, &OverviewView::moduleActivated, this, [this] { showView(View::Modules); });
 
     tabs_->addTab(overview_, tr("Overview"));
     tabs_->addTab(batchPlot_, tr("Batch size"));
-    tabs_->addTab(gpuTable_, tr("GPUs"));
-    tabs_->addTab(moduleTree_, tr("Modules"));
+    tabs_->addTab(gpuView_, tr("GPUs"));
+    tabs_->addTab(moduleView_, tr("Modules"));
+    tabs_->addTab(roofline_, tr("Roofline"));
+    tabs_->addTab(timeline_, tr("Timeline"));
     layout->addWidget(tabs_, 1);
     setCentralWidget(central);
 
@@ -172,7 +161,9 @@ void MainWindow::buildMenus() {
     const std::pair<View, QString> views[] = {{View::Overview, tr("&Overview")},
                                               {View::BatchPlot, tr("&Batch size")},
                                               {View::Gpus, tr("&GPUs")},
-                                              {View::Modules, tr("&Modules")}};
+                                              {View::Modules, tr("&Modules")},
+                                              {View::Roofline, tr("&Roofline")},
+                                              {View::Timeline, tr("&Timeline")}};
     int key = 1;
     for (const auto& [v, name] : views) {
         const View shown = v;
@@ -513,11 +504,6 @@ void MainWindow::refresh() {
     setWindowTitle(state_.hasModel() ? QString("TrainScope – %1").arg(QString::fromStdString(state_.modelSpec()))
                                      : QString("TrainScope"));
     updateActions();
-    overview_->refresh();
-    batchPlot_->refresh();
-    gpuModel_->refresh();
-    moduleModel_->refresh();
-    moduleTree_->expandToDepth(0);
 }
 
 void MainWindow::showView(View view) {
@@ -531,9 +517,13 @@ QWidget* MainWindow::viewWidget(View view) const {
         case View::BatchPlot:
             return batchPlot_;
         case View::Gpus:
-            return gpuTable_;
+            return gpuView_;
         case View::Modules:
-            return moduleTree_;
+            return moduleView_;
+        case View::Roofline:
+            return roofline_;
+        case View::Timeline:
+            return timeline_;
     }
     return overview_;
 }

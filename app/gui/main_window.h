@@ -17,8 +17,6 @@ class QComboBox;
 class QSlider;
 class QSpinBox;
 class QTabWidget;
-class QTableView;
-class QTreeView;
 
 namespace ts::gui {
 
@@ -28,16 +26,20 @@ class BatchPlotView;
 class JobProgressWidget;
 class ExplorerState;
 class GpuTableModel;
+class GpuView;
 class ModuleTreeModel;
+class ModuleTreeView;
 class OverviewView;
+class RooflineView;
+class TimelineView;
 
 // The batch slider's log scale: position 0..kSliderSteps <-> batch 1..ExplorerState::kMaxBatch.
 inline constexpr int kSliderSteps = 1000;
 int64_t batchAtSlider(int position);
 int sliderAtBatch(int64_t batch);
 
-enum class View { Overview, BatchPlot, Gpus, Modules };
-// "overview", "batch", "gpus", "modules"; nullopt for anything else.
+enum class View { Overview, BatchPlot, Gpus, Modules, Roofline, Timeline };
+// "overview", "batch", "gpus", "modules", "roofline", "timeline"; nullopt for anything else.
 std::optional<View> parseView(const QString& name);
 
 class MainWindow : public QMainWindow {
@@ -99,8 +101,10 @@ private:
     QTabWidget* tabs_ = nullptr;
     OverviewView* overview_ = nullptr;
     BatchPlotView* batchPlot_ = nullptr;
-    QTableView* gpuTable_ = nullptr;
-    QTreeView* moduleTree_ = nullptr;
+    GpuView* gpuView_ = nullptr;
+    ModuleTreeView* moduleView_ = nullptr;
+    RooflineView* roofline_ = nullptr;
+    TimelineView* timeline_ = nullptr;
     GpuTableModel* gpuModel_ = nullptr;
     ModuleTreeModel* moduleModel_ = nullptr;
 

@@ -1,13 +1,25 @@
 #include "module_tree_model.h"
 
 #include <QLocale>
-#include <unordered_map>
+#include <QStringList>
+#include <algorithm>
 
 #include "explorer_state.h"
+#include "layer_figures.h"
 
 namespace ts::gui {
 
 using namespace ts::predictors;
+
+namespace {
+
+QString shapeText(const std::vector<int64_t>& shape) {
+    QStringList dims;
+    for (int64_t d : shape) dims << QString::number(d);
+    return "[" + dims.join(", ") + "]";
+}
+
+}  // namespace
 
 ModuleTreeModel::ModuleTreeModel(ExplorerState& state, QObject* parent) : QAbstractItemModel(parent), state_(state) {
     rebuild();
@@ -15,16 +27,18 @@ ModuleTreeModel::ModuleTreeModel(ExplorerState& state, QObject* parent) : QAbstr
 
 void ModuleTreeModel::rebuild() {
     nodes_.clear();
+    opNode_.clear();
     generation_ = state_.modelGeneration();
     if (!state_.hasModel()) return;
     const ModelCosts& costs = state_.costs();
+    opNode_.assign(state_.graph()->ops.size(), -1);
     // Modules are in pre-order, so a module's parent node exists before it.
     std::vector<int> moduleNode(costs.modules.size(), -1);
     for (size_t m = 0; m < costs.modules.size(); ++m) {
         Node node;
         node.module = int(m);
         const int parentModule = costs.modules[m].parent;
-        node.parent = parentModule >= 0 ? moduleNode[size_t(parentModule)] : -1;
+        node.parent = parentModule >= 0 && size_t(parentModule) < m ? moduleNode[size_t(parentModule)] : -1;
         if (m > 0 && node.parent < 0) continue;  // malformed tree: skip rather than crash
         moduleNode[m] = int(nodes_.size());
         if (node.parent >= 0) {
@@ -41,54 +55,73 @@ void ModuleTreeModel::rebuild() {
             if (layer < 0 || size_t(layer) >= costs.layers.size()) continue;
             Node node;
             node.layer = layer;
+            node.firstOp = costs.layers[size_t(layer)].op;
             node.parent = parentNode;
             node.row = int(nodes_[size_t(parentNode)].children.size());
             nodes_[size_t(parentNode)].children.push_back(int(nodes_.size()));
+            if (node.firstOp >= 0 && size_t(node.firstOp) < opNode_.size())
+                opNode_[size_t(node.firstOp)] = int(nodes_.size());
             nodes_.push_back(node);
         }
     }
+    if (!nodes_.empty()) sumFirstOp(0);
     updateTimes();
+}
+
+int ModuleTreeModel::sumFirstOp(int index) {
+    Node& node = nodes_[size_t(index)];
+    if (node.layer >= 0) return node.firstOp;
+    int first = -1;
+    for (int child : node.children) {
+        const int op = sumFirstOp(child);
+        if (op >= 0 && (first < 0 || op < first)) first = op;
+    }
+    node.firstOp = first;
+    return first;
 }
 
 void ModuleTreeModel::updateTimes() {
     if (nodes_.empty()) return;
-    std::unordered_map<int, const LayerTime*> byOp;
-    const TrainingPrediction& p = state_.current();
-    if (p.supported)
-        for (const LayerTime& t : p.layers) byOp[t.op] = &t;
-    const ModelCosts& costs = state_.costs();
+    const LayerFigureTable figures = computeLayerFigures(state_);
+    iterationMs_ = figures.iterationMs;
     for (Node& node : nodes_) {
-        node.forwardMs = node.backwardMs = 0;
+        node.forwardMs = node.backwardMs = node.tensorMs = 0;
+        std::fill(std::begin(node.boundMs), std::end(node.boundMs), 0.0);
         node.timed = false;
         if (node.layer < 0) continue;
-        auto it = byOp.find(costs.layers[size_t(node.layer)].op);
-        if (it == byOp.end()) continue;
-        node.forwardMs = it->second->forwardMs.value;
-        node.backwardMs = it->second->backwardMs.value;
+        const LayerFigures* f = figures.find(node.firstOp);
+        if (!f) continue;
+        node.forwardMs = f->forwardMs;
+        node.backwardMs = f->backwardMs;
+        node.boundMs[int(f->bound)] = f->totalMs();
+        node.tensorUse = int(f->tensorCores);
+        node.tensorMs = usesTensorCores(f->tensorCores) ? f->totalMs() : 0;
         node.timed = true;
     }
     sumTimes(0);
 }
 
-double ModuleTreeModel::sumTimes(int index) {
-    Node& node = nodes_[size_t(index)];
-    if (node.layer >= 0) return node.forwardMs + node.backwardMs;
-    double forward = 0, backward = 0;
-    bool timed = false;
-    for (int child : node.children) {
+void ModuleTreeModel::sumTimes(int index) {
+    if (nodes_[size_t(index)].layer >= 0) return;
+    Node sum;
+    for (int child : nodes_[size_t(index)].children) {
         sumTimes(child);
         const Node& c = nodes_[size_t(child)];
-        forward += c.forwardMs;
-        backward += c.backwardMs;
-        timed = timed || c.timed;
+        sum.forwardMs += c.forwardMs;
+        sum.backwardMs += c.backwardMs;
+        sum.tensorMs += c.tensorMs;
+        for (int b = 0; b < 3; ++b) sum.boundMs[b] += c.boundMs[b];
+        sum.timed = sum.timed || c.timed;
     }
-    node.forwardMs = forward;
-    node.backwardMs = backward;
-    node.timed = timed;
-    return forward + backward;
+    Node& node = nodes_[size_t(index)];
+    node.forwardMs = sum.forwardMs;
+    node.backwardMs = sum.backwardMs;
+    node.tensorMs = sum.tensorMs;
+    std::copy(std::begin(sum.boundMs), std::end(sum.boundMs), std::begin(node.boundMs));
+    node.timed = sum.timed;
 }
 
-void ModuleTreeModel::refresh() {
+void ModuleTreeModel::refresh(ChangeSignals notify) {
     if (state_.modelGeneration() != generation_ || (state_.hasModel() && nodes_.empty())) {
         beginResetModel();
         rebuild();
@@ -97,15 +130,23 @@ void ModuleTreeModel::refresh() {
     }
     updateTimes();
     if (nodes_.empty()) return;
-    // Every figure may change with the settings: signal each parent's rows.
-    for (size_t n = 0; n < nodes_.size(); ++n) {
-        const Node& node = nodes_[n];
-        if (node.children.empty()) continue;
-        const QModelIndex parentIndex = createIndex(node.row, 0, quintptr(n));
-        Q_EMIT dataChanged(index(0, 0, parentIndex),
-                           index(int(node.children.size()) - 1, ColumnCount - 1, parentIndex));
-    }
-    Q_EMIT dataChanged(index(0, 0), index(0, ColumnCount - 1));
+    // Every figure but the name may change with the settings: signal each parent's rows.
+    if (notify == ChangeSignals::EveryParent)
+        for (size_t n = 0; n < nodes_.size(); ++n) {
+            const Node& node = nodes_[n];
+            if (node.children.empty()) continue;
+            const QModelIndex parentIndex = createIndex(node.row, 0, quintptr(n));
+            Q_EMIT dataChanged(index(0, OutputShape, parentIndex),
+                               index(int(node.children.size()) - 1, ColumnCount - 1, parentIndex));
+        }
+    Q_EMIT dataChanged(index(0, OutputShape), index(0, ColumnCount - 1));
+}
+
+QModelIndex ModuleTreeModel::indexOfOp(int op) const {
+    if (generation_ != state_.modelGeneration() || op < 0 || size_t(op) >= opNode_.size() || opNode_[size_t(op)] < 0)
+        return {};
+    const int n = opNode_[size_t(op)];
+    return createIndex(nodes_[size_t(n)].row, 0, quintptr(n));
 }
 
 QModelIndex ModuleTreeModel::index(int row, int column, const QModelIndex& parent) const {
@@ -133,43 +174,89 @@ int ModuleTreeModel::columnCount(const QModelIndex&) const {
 }
 
 QVariant ModuleTreeModel::data(const QModelIndex& index, int role) const {
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || !state_.hasModel()) return {};
-    if (role == Qt::TextAlignmentRole && index.column() != Name)
-        return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
-    if (role != Qt::DisplayRole) return {};
+    // A model opened since the last refresh(): the nodes point into the previous model's costs.
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || !state_.hasModel() ||
+        generation_ != state_.modelGeneration())
+        return {};
     const Node& node = nodes_[size_t(index.internalId())];
+    switch (role) {
+        case Qt::TextAlignmentRole:
+            if (index.column() == Name || index.column() == OutputShape || index.column() == Bound ||
+                index.column() == TensorCores)
+                return {};
+            return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+        case OpRole:
+            return node.firstOp;
+        case Qt::ToolTipRole:
+            if (index.column() != Name) return headerData(index.column(), Qt::Horizontal, role);
+            if (node.module >= 0) return QString::fromStdString(state_.costs().modules[size_t(node.module)].path);
+            return display(node, Name, false);
+        case Qt::DisplayRole:
+            return display(node, index.column(), false);
+        case SortRole:
+            return display(node, index.column(), true);
+        default:
+            return {};
+    }
+}
+
+QVariant ModuleTreeModel::display(const Node& node, int column, bool sortValue) const {
     const ModelCosts& costs = state_.costs();
     const Graph& g = *state_.graph();
     QLocale locale;
-    double parameters = 0, forwardFlops = 0, activationBytes = 0;
-    QString name;
+    double parameters = 0, flops = 0, activationBytes = 0;
+    QString name, shape;
     if (node.module >= 0) {
         const ModuleCost& m = costs.modules[size_t(node.module)];
         name = QString::fromStdString(m.name.empty() ? g.name : m.name);
         parameters = double(m.parameters);
-        forwardFlops = m.forwardFlops;
+        flops = m.forwardFlops + m.backwardFlops;
         activationBytes = m.activationBytes;
     } else {
         const LayerCost& l = costs.layers[size_t(node.layer)];
         const Operation& op = g.ops[size_t(l.op)];
         name = QString::fromStdString(op.name) + " [" + QString::fromStdString(op.type) + "]";
+        shape = shapeText(l.outputShape);
         parameters = double(l.parameters);
-        forwardFlops = l.cost.forwardFlops;
+        flops = l.cost.forwardFlops + l.cost.backwardFlops;
         activationBytes = l.activationBytes;
     }
-    switch (Column(index.column())) {
+    const double totalMs = node.forwardMs + node.backwardMs;
+    auto timed = [&](double value, int decimals) -> QVariant {
+        if (sortValue) return node.timed ? value : -1.0;
+        return node.timed ? locale.toString(value, 'f', decimals) : QString();
+    };
+    switch (Column(column)) {
         case Name:
             return name;
+        case OutputShape:
+            return shape;
         case Parameters:
-            return locale.toString(qlonglong(parameters));
-        case ForwardGflop:
-            return locale.toString(forwardFlops / 1e9, 'f', 3);
-        case ActivationMb:
-            return locale.toString(activationBytes / 1e6, 'f', 2);
+            return sortValue ? QVariant(parameters) : QVariant(locale.toString(qlonglong(parameters)));
         case ForwardMs:
-            return node.timed ? locale.toString(node.forwardMs, 'f', 3) : QString();
+            return timed(node.forwardMs, 3);
         case BackwardMs:
-            return node.timed ? locale.toString(node.backwardMs, 'f', 3) : QString();
+            return timed(node.backwardMs, 3);
+        case SharePercent:
+            return timed(iterationMs_ > 0 ? 100 * totalMs / iterationMs_ : 0, 1);
+        case ActivationMb:
+            return sortValue ? QVariant(activationBytes) : QVariant(locale.toString(activationBytes / 1e6, 'f', 2));
+        case Gflop:
+            return sortValue ? QVariant(flops) : QVariant(locale.toString(flops / 1e9, 'f', 3));
+        case Bound: {
+            if (!node.timed || totalMs <= 0) return sortValue ? QVariant(-1) : QVariant(QString());
+            const int b = int(std::max_element(std::begin(node.boundMs), std::end(node.boundMs)) - node.boundMs);
+            return sortValue ? QVariant(b) : QVariant(layerBoundName(LayerBound(b)));
+        }
+        case TensorCores: {
+            if (!node.timed) return sortValue ? QVariant(-1.0) : QVariant(QString());
+            if (node.layer >= 0)
+                return sortValue ? QVariant(double(node.tensorMs > 0))
+                                 : QVariant(tensorCoreName(TensorCoreUse(node.tensorUse)));
+            const double share = totalMs > 0 ? node.tensorMs / totalMs : 0;
+            if (sortValue) return share;
+            return share > 0 ? tr("%1% of time").arg(locale.toString(100 * share, 'f', 0)) : QString();
+        }
         case ColumnCount:
             break;
     }
@@ -177,21 +264,38 @@ QVariant ModuleTreeModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant ModuleTreeModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    if (orientation != Qt::Horizontal || (role != Qt::DisplayRole && role != Qt::ToolTipRole))
         return QAbstractItemModel::headerData(section, orientation, role);
+    const bool tip = role == Qt::ToolTipRole;
     switch (Column(section)) {
         case Name:
-            return tr("Module / operation");
+            return tip ? tr("The model's modules, each with the operations it runs directly")
+                       : tr("Module / operation");
+        case OutputShape:
+            return tip ? tr("Shape of the operation's first output at the current batch size") : tr("Output shape");
         case Parameters:
-            return tr("Parameters");
-        case ForwardGflop:
-            return tr("Forward GFLOP");
-        case ActivationMb:
-            return tr("Saved activations (MB)");
+            return tip ? tr("Trainable parameters (a module counts its submodules')") : tr("Parameters");
         case ForwardMs:
-            return tr("Forward (ms)");
+            return tip ? tr("Predicted forward time per iteration on the target GPU") : tr("Forward (ms)");
         case BackwardMs:
-            return tr("Backward (ms)");
+            return tip ? tr("Predicted backward time per iteration on the target GPU") : tr("Backward (ms)");
+        case SharePercent:
+            return tip ? tr("Forward plus backward time as a share of the predicted iteration time") : tr("Share (%)");
+        case ActivationMb:
+            return tip ? tr("Activations saved for backward at the current batch size") : tr("Activations (MB)");
+        case Gflop:
+            return tip ? tr("Forward plus backward GFLOP per iteration at the current batch size") : tr("GFLOP");
+        case Bound:
+            return tip ? tr("What limits the layer on the target GPU: compute (its FLOPs at the peak rate take longer "
+                            "than its DRAM traffic), memory (the other way round) or launch (a short layer taking "
+                            "more than twice either: fixed costs dominate). A module shows the bound of most of its "
+                            "time.")
+                       : tr("Bound");
+        case TensorCores:
+            return tip ? tr("Whether the layer runs on tensor cores: measured from a loaded profile's kernels where "
+                            "there are some, otherwise predicted (matrix multiplies and convolutions at a tensor-core "
+                            "precision). A module shows the share of its time on tensor cores.")
+                       : tr("Tensor cores");
         case ColumnCount:
             break;
     }

@@ -4,8 +4,12 @@
 #include <QLabel>
 #include <QLocale>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <map>
 
+#include "breakdown_bar.h"
 #include "explorer_state.h"
+#include "view_refresher.h"
 
 namespace ts::gui {
 
@@ -20,6 +24,20 @@ QLabel* valueLabel(const char* objectName, QWidget* parent) {
     label->setWordWrap(true);
     return label;
 }
+
+QLabel* heading(const QString& text, QWidget* parent) {
+    auto* label = new QLabel("<b>" + text + "</b>", parent);
+    label->setTextFormat(Qt::RichText);
+    return label;
+}
+
+QString ms(double v) {
+    return QLocale().toString(v, 'f', v < 10 ? 2 : 1) + " ms";
+}
+
+// Neutral colours for the parts of an iteration or of memory that are not a module or category of
+// their own: mid grey reads on light and dark backgrounds.
+const QColor kOtherColor(150, 150, 150);
 
 }  // namespace
 
@@ -37,13 +55,58 @@ OverviewView::OverviewView(ExplorerState& state, QWidget* parent) : QWidget(pare
     memory_ = valueLabel("memoryValue", this);
     maxBatch_ = valueLabel("maxBatchValue", this);
     source_ = valueLabel("sourceValue", this);
+    throughput_->setToolTip(tr("Training samples per second over all GPUs: the predicted value, then its interval"));
+    iteration_->setToolTip(
+        tr("One training iteration (forward, backward, exposed all-reduce, optimizer step) on "
+           "each GPU"));
+    memory_->setToolTip(tr("Peak device memory of an iteration, CUDA context included, against the GPU's memory"));
+    maxBatch_->setToolTip(tr("The largest batch per GPU whose predicted peak memory fits"));
+    source_->setToolTip(
+        tr("Where the figures come from: a measured profile, the shipped calibration or the "
+           "datasheet roofline"));
     form->addRow(tr("Throughput:"), throughput_);
     form->addRow(tr("Iteration time:"), iteration_);
     form->addRow(tr("Peak memory:"), memory_);
     form->addRow(tr("Largest batch:"), maxBatch_);
     form->addRow(tr("Source:"), source_);
     layout->addLayout(form);
+
+    throughputBar_ = new BreakdownBar(this);
+    throughputBar_->setObjectName("throughputBar");
+    throughputBar_->setDraggable(true);
+    throughputBar_->setToolTip(
+        tr("Throughput at the current batch against the best over the batch sizes plotted. "
+           "Drag along the bar to pick the batch size that reaches a throughput."));
+    timeBar_ = new BreakdownBar(this);
+    timeBar_->setObjectName("timeBar");
+    memoryBar_ = new BreakdownBar(this);
+    memoryBar_->setObjectName("memoryBar");
+    memoryBar_->setDraggable(true);
+    memoryBar_->setToolTip(
+        tr("Memory by category, each at its largest during the iteration (they need not all be "
+           "alive at once, so they can add up to more than the peak). Drag along the bar to pick "
+           "the largest batch size whose peak stays under a memory."));
+    layout->addWidget(heading(tr("Throughput (drag to set the batch size)"), this));
+    layout->addWidget(throughputBar_);
+    layout->addWidget(heading(tr("Iteration time by top-level module (click to select, double-click to open)"), this));
+    layout->addWidget(timeBar_);
+    layout->addWidget(heading(tr("Memory by category (drag to set the batch size)"), this));
+    layout->addWidget(memoryBar_);
     layout->addStretch(1);
+
+    connect(throughputBar_, &BreakdownBar::dragged, this, &OverviewView::batchForThroughput);
+    connect(memoryBar_, &BreakdownBar::dragged, this, &OverviewView::batchForMemory);
+    connect(timeBar_, &BreakdownBar::segmentClicked, this, [this](int op) {
+        if (op >= 0) state_.setSelectedOp(op);
+    });
+    connect(timeBar_, &BreakdownBar::segmentActivated, this, [this](int op) {
+        if (op < 0) return;
+        state_.setSelectedOp(op);
+        Q_EMIT moduleActivated(op);
+    });
+    refresher_ = new ViewRefresher(this, [this] { refresh(); });
+    connect(&state_, &ExplorerState::changed, refresher_, &ViewRefresher::request);
+    connect(&state_, &ExplorerState::selectionChanged, this, &OverviewView::showSelection);
     refresh();
 }
 
@@ -52,6 +115,7 @@ void OverviewView::refresh() {
     if (!state_.hasModel()) {
         title_->setText(tr("<h2>No model</h2><p>Could not open the model: %1</p>").arg(state_.error().toHtmlEscaped()));
         for (QLabel* label : figures) label->clear();
+        refreshBars();
         return;
     }
     const Graph& g = *state_.graph();
@@ -67,6 +131,7 @@ void OverviewView::refresh() {
                         .arg(s.batch)
                         .arg(trainingPrecisionName(s.precision), optimizerName(s.optimizer))
                         .arg(s.gpus));
+    refreshBars();
     if (!p.supported) {
         for (QLabel* label : figures) label->clear();
         throughput_->setText(tr("not supported: %1").arg(QString::fromStdString(p.reason)));
@@ -82,6 +147,158 @@ void OverviewView::refresh() {
     maxBatch_->setText(p.maxBatch.value < 1 ? tr("none: batch 1 does not fit")
                                             : formatInterval(p.maxBatch, 0, QString()) + tr(" per GPU"));
     source_->setText(QString::fromStdString(p.sourceDetail));
+}
+
+void OverviewView::updateModuleMap() {
+    if (generation_ == state_.modelGeneration()) return;
+    generation_ = state_.modelGeneration();
+    moduleKeyOfOp_.clear();
+    moduleNameOfKey_.clear();
+    if (!state_.hasModel()) return;
+    const ModelCosts& costs = state_.costs();
+    const size_t ops = state_.graph()->ops.size();
+    moduleKeyOfOp_.assign(ops, -1);
+    moduleNameOfKey_.assign(ops, QString());
+    if (costs.modules.empty()) return;
+    // Each top-level module's operations, and the model's own (outside any module) as one more group.
+    auto collect = [&](auto&& self, int module, std::vector<int>& out) -> void {
+        const ModuleCost& m = costs.modules[size_t(module)];
+        for (int layer : m.layers)
+            if (layer >= 0 && size_t(layer) < costs.layers.size()) out.push_back(costs.layers[size_t(layer)].op);
+        for (int child : m.children)
+            if (child > module && size_t(child) < costs.modules.size()) self(self, child, out);
+    };
+    std::vector<std::pair<QString, std::vector<int>>> groups;
+    for (int child : costs.modules[0].children) {
+        if (child <= 0 || size_t(child) >= costs.modules.size()) continue;
+        groups.push_back({QString::fromStdString(costs.modules[size_t(child)].name), {}});
+        collect(collect, child, groups.back().second);
+    }
+    groups.push_back({tr("(model)"), {}});
+    for (int layer : costs.modules[0].layers)
+        if (layer >= 0 && size_t(layer) < costs.layers.size())
+            groups.back().second.push_back(costs.layers[size_t(layer)].op);
+    for (const auto& [name, members] : groups) {
+        if (members.empty()) continue;
+        const int key = *std::min_element(members.begin(), members.end());
+        if (key < 0 || size_t(key) >= ops) continue;
+        moduleNameOfKey_[size_t(key)] = name;
+        for (int op : members)
+            if (op >= 0 && size_t(op) < ops) moduleKeyOfOp_[size_t(op)] = key;
+    }
+}
+
+void OverviewView::refreshBars() {
+    updateModuleMap();
+    const TrainingPrediction& p = state_.current();
+    if (!state_.hasModel() || !p.supported) {
+        for (BreakdownBar* bar : {throughputBar_, timeBar_, memoryBar_}) {
+            bar->setSegments({}, 1);
+            bar->setMarkers({});
+        }
+        return;
+    }
+    QLocale locale;
+
+    // Throughput against the best of the batch sweep.
+    double best = p.samplesPerS.value;
+    for (const SweepPoint& point : state_.batchSweep().points) best = std::max(best, point.samplesPerS.value);
+    throughputBar_->setSegments(
+        {{tr("%1 samples/s at batch %2").arg(locale.toString(p.samplesPerS.value, 'f', 1)).arg(state_.settings().batch),
+          p.samplesPerS.value, categoryColor(0),
+          tr("Predicted throughput; its interval is %1").arg(formatInterval(p.samplesPerS, 1, tr(" samples/s"))), -1}},
+        best * 1.05);
+    throughputBar_->setMarkers({{best, tr("best %1").arg(locale.toString(best, 'f', 0))}});
+
+    // Iteration time: top-level modules in graph order, then what is not a layer.
+    std::map<int, double> byModule;  // key (first op) -> forward + backward ms
+    for (const LayerTime& t : p.layers) {
+        const int key = t.op >= 0 && size_t(t.op) < moduleKeyOfOp_.size() ? moduleKeyOfOp_[size_t(t.op)] : -1;
+        byModule[key] += t.forwardMs.value + t.backwardMs.value;
+    }
+    QVector<BreakdownBar::Segment> time;
+    int colour = 0;
+    for (const auto& [key, total] : byModule) {
+        const QString name = key >= 0 ? moduleNameOfKey_[size_t(key)] : tr("(other layers)");
+        time.push_back({name + " " + ms(total), total, categoryColor(colour++),
+                        tr("%1: forward and backward %2, %3% of the iteration")
+                            .arg(name, ms(total), locale.toString(100 * total / p.iterationMs.value, 'f', 1)),
+                        key});
+    }
+    const struct {
+        QString name;
+        double value;
+        QString tip;
+    } extra[] = {
+        {tr("recompute"), p.recomputeMs.value, tr("Checkpointing's second forward")},
+        {tr("all-reduce"), p.communicationMs.value, tr("Gradient all-reduce not hidden under backward")},
+        {tr("optimizer step"), p.optimizerMs.value, tr("The optimizer's update of every parameter")},
+        {tr("other"), p.otherMs.value, tr("Measured iteration time outside the layers")},
+    };
+    int shade = 0;
+    for (const auto& e : extra)
+        if (e.value > 0)
+            time.push_back({e.name + " " + ms(e.value), e.value, kOtherColor.darker(100 + 25 * shade++), e.tip, -1});
+    timeBar_->setSegments(time, p.iterationMs.value);
+    timeBar_->setMarkers({});
+    showSelection(state_.selectedOp());
+
+    // Memory by category against the capacity.
+    const MemoryBreakdown& m = p.memory;
+    const struct {
+        QString name;
+        double bytes;
+        QString tip;
+    } categories[] = {
+        {tr("weights"), m.weights + m.castWeightCopies, tr("Parameters and buffers, with autocast's 16-bit copies")},
+        {tr("gradients"), m.gradients, tr("One gradient per parameter (DDP: its bucket buffers too)")},
+        {tr("optimizer state"), m.optimizerState, tr("Momentum and variance buffers of the optimizer")},
+        {tr("activations"), m.activations, tr("Tensors saved for backward (checkpointing keeps fewer)")},
+        {tr("inputs"), m.inputs, tr("The batch")},
+        {tr("workspace"), m.workspace, tr("cuBLAS workspaces and the largest transient tensor")},
+        {tr("fragmentation"), m.fragmentation, tr("Reserved but unallocated in the caching allocator (estimate)")},
+        {tr("context"), m.cudaContext, tr("CUDA context and library kernels, outside the allocator (estimate)")},
+    };
+    QVector<BreakdownBar::Segment> memory;
+    int index = 0;
+    for (const auto& c : categories) {
+        const QColor color = categoryColor(index++);
+        if (c.bytes <= 0) continue;
+        memory.push_back({c.name + " " + formatBytes(c.bytes), c.bytes, color,
+                          c.name + ": " + formatBytes(c.bytes) + "\n" + c.tip, -1});
+    }
+    double sum = 0;
+    for (const auto& s : memory) sum += s.value;
+    memoryBar_->setSegments(memory, std::max({p.capacityBytes, p.peakMemoryBytes.value, sum}) * 1.05);
+    memoryBar_->setMarkers({{p.capacityBytes, tr("capacity %1").arg(formatBytes(p.capacityBytes))},
+                            {p.peakMemoryBytes.value, tr("peak %1").arg(formatBytes(p.peakMemoryBytes.value))}});
+}
+
+void OverviewView::showSelection(int op) {
+    const int key = op >= 0 && size_t(op) < moduleKeyOfOp_.size() ? moduleKeyOfOp_[size_t(op)] : -1;
+    timeBar_->setHighlightedKey(key);
+}
+
+void OverviewView::batchForThroughput(double samplesPerS) {
+    // The smallest batch that reaches the throughput; the fastest one when none does.
+    const std::vector<SweepPoint>& points = state_.batchSweep().points;
+    if (points.empty()) return;
+    const SweepPoint* fastest = &points.front();
+    for (const SweepPoint& point : points) {
+        if (point.samplesPerS.value >= samplesPerS) return state_.setBatch(point.batch);
+        if (point.samplesPerS.value > fastest->samplesPerS.value) fastest = &point;
+    }
+    state_.setBatch(fastest->batch);
+}
+
+void OverviewView::batchForMemory(double bytes) {
+    // The largest batch whose predicted peak stays under the memory; batch 1 when none does.
+    const std::vector<SweepPoint>& points = state_.batchSweep().points;
+    if (points.empty()) return;
+    int64_t batch = points.front().batch;
+    for (const SweepPoint& point : points)
+        if (point.peakMemoryBytes.value <= bytes) batch = point.batch;
+    state_.setBatch(batch);
 }
 
 }  // namespace ts::gui

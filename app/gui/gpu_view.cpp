@@ -1,0 +1,203 @@
+#include "gpu_view.h"
+
+#include <qcustomplot.h>
+
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QRegularExpression>
+#include <QSignalBlocker>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "explorer_state.h"
+#include "gpu_table_model.h"
+#include "plot_style.h"
+#include "view_refresher.h"
+
+namespace ts::gui {
+
+using namespace ts::predictors;
+
+namespace {
+
+constexpr double kClickPixels = 8;
+
+}  // namespace
+
+GpuView::GpuView(ExplorerState& state, QWidget* parent) : QWidget(parent), state_(state) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+
+    auto* goal = new QHBoxLayout;
+    epochs_ = new QDoubleSpinBox(this);
+    epochs_->setObjectName("goalEpochs");
+    epochs_->setRange(0.01, 1e6);
+    epochs_->setDecimals(2);
+    epochs_->setToolTip(tr("How many passes over the dataset the cost figures are for"));
+    samples_ = new QDoubleSpinBox(this);
+    samples_->setObjectName("goalSamples");
+    samples_->setRange(1, 1e13);
+    samples_->setDecimals(0);
+    samples_->setGroupSeparatorShown(true);
+    samples_->setToolTip(tr("Training samples in the dataset (ImageNet-1k has 1,281,167)"));
+    goal->addWidget(new QLabel(tr("Train for"), this));
+    goal->addWidget(epochs_);
+    goal->addWidget(new QLabel(tr("epochs of"), this));
+    goal->addWidget(samples_);
+    goal->addWidget(new QLabel(tr("samples"), this));
+    goal->addStretch(1);
+    layout->addLayout(goal);
+
+    model_ = new GpuTableModel(state_, this);
+    proxy_ = new QSortFilterProxyModel(this);
+    proxy_->setSourceModel(model_);
+    proxy_->setSortRole(GpuTableModel::SortRole);
+    table_ = new QTableView(this);
+    table_->setObjectName("gpuTable");
+    table_->setModel(proxy_);
+    table_->setSortingEnabled(true);
+    table_->sortByColumn(GpuTableModel::SamplesPerS, Qt::DescendingOrder);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setSectionResizeMode(GpuTableModel::Gpu, QHeaderView::Stretch);
+    table_->verticalHeader()->hide();
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+
+    auto* plotBox = new QWidget(this);
+    auto* plotLayout = new QVBoxLayout(plotBox);
+    plotLayout->setContentsMargins(0, 0, 0, 0);
+    scatter_ = new QCustomPlot(plotBox);
+    scatter_->setObjectName("costScatter");
+    scatter_->setToolTip(
+        tr("Dollars against hours to train the goal, one point per GPU at the current settings "
+           "(lower left is cheaper and faster); the target GPU is highlighted. Click a point to "
+           "make its GPU the target."));
+    scatter_->setMinimumHeight(220);
+    for (QCPAxis* axis : {scatter_->xAxis, scatter_->yAxis}) {
+        axis->setScaleType(QCPAxis::stLogarithmic);
+        axis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    }
+    scatter_->xAxis->setLabel(tr("hours to train"));
+    scatter_->yAxis->setLabel(tr("dollars to train"));
+    stylePlot(scatter_);
+    scatter_->addGraph();  // every GPU
+    scatter_->addGraph();  // the target
+    for (int i = 0; i < 2; ++i) scatter_->graph(i)->setLineStyle(QCPGraph::lsNone);
+    scatter_->graph(0)->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(78, 121, 167), 8));
+    scatter_->graph(1)->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(palette().color(QPalette::Highlight), 3), Qt::NoBrush, 14));
+    notShown_ = new QLabel(plotBox);
+    notShown_->setObjectName("scatterNotShown");
+    notShown_->setWordWrap(true);
+    plotLayout->addWidget(scatter_, 1);
+    plotLayout->addWidget(notShown_);
+
+    auto* splitter = new QSplitter(Qt::Vertical, this);
+    splitter->addWidget(table_);
+    splitter->addWidget(plotBox);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+    layout->addWidget(splitter, 1);
+
+    connect(epochs_, &QDoubleSpinBox::valueChanged, this, &GpuView::goalEdited);
+    connect(samples_, &QDoubleSpinBox::valueChanged, this, &GpuView::goalEdited);
+    connect(scatter_, &QCustomPlot::mousePress, this, &GpuView::scatterClicked);
+    refresher_ = new ViewRefresher(this, [this] { refresh(); });
+    connect(&state_, &ExplorerState::changed, refresher_, &ViewRefresher::request);
+    refresh();
+}
+
+void GpuView::goalEdited() {
+    TrainingGoal goal = state_.goal();
+    goal.epochs = epochs_->value();
+    goal.datasetSamples = samples_->value();
+    state_.setGoal(goal);
+}
+
+void GpuView::refresh() {
+    {
+        const QSignalBlocker b1(epochs_), b2(samples_);
+        epochs_->setValue(state_.goal().epochs);
+        samples_->setValue(state_.goal().datasetSamples);
+    }
+    model_->refresh();
+    refreshScatter();
+}
+
+void GpuView::refreshScatter() {
+    stylePlot(scatter_);  // the palette may have changed (theme)
+    scatter_->graph(1)->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(palette().color(QPalette::Highlight), 3), Qt::NoBrush, 14));
+    scatter_->clearItems();
+    pointRows_.clear();
+    pointHours_.clear();
+    pointUsd_.clear();
+    QVector<double> targetX, targetY;
+    QStringList unpriced, unfit;
+    const QColor text = palette().color(QPalette::Text);
+    for (int row = 0; row < model_->rowCount() && size_t(row) < state_.allGpus().size(); ++row) {
+        const TrainingPrediction& p = state_.allGpus()[size_t(row)];
+        const QString name = QString::fromStdString(p.gpuName);
+        const TrainingCost c = model_->costOf(row);
+        if (!model_->costApplies(row)) {
+            unfit << name;
+            continue;
+        }
+        if (!c.priced) {
+            unpriced << name;
+            continue;
+        }
+        pointRows_ << row;
+        pointHours_ << c.hoursToTrain.value;
+        pointUsd_ << c.usdToTrain.value;
+        if (p.gpuId == state_.settings().gpuId) {
+            targetX << c.hoursToTrain.value;
+            targetY << c.usdToTrain.value;
+        }
+        auto* label = new QCPItemText(scatter_);
+        label->position->setCoords(c.hoursToTrain.value, c.usdToTrain.value);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+        QString shortName = name;  // the vendor is the same for every GPU here
+        shortName.remove(QRegularExpression("^NVIDIA (Tesla |GeForce )?"));
+        label->setText(" " + shortName);
+        label->setColor(text);
+        label->setClipToAxisRect(false);
+    }
+    scatter_->graph(0)->setData(pointHours_, pointUsd_);
+    scatter_->graph(1)->setData(targetX, targetY);
+    if (!pointHours_.isEmpty()) {
+        const auto [xMin, xMax] = std::minmax_element(pointHours_.begin(), pointHours_.end());
+        const auto [yMin, yMax] = std::minmax_element(pointUsd_.begin(), pointUsd_.end());
+        // Log axes: a factor of margin each side, so that the extreme points and their labels show.
+        scatter_->xAxis->setRange(*xMin / 1.5, *xMax * 3);
+        scatter_->yAxis->setRange(*yMin / 1.5, *yMax * 1.8);
+    }
+    QStringList lines;
+    if (!unpriced.isEmpty()) lines << tr("Not shown, no price in the database: %1").arg(unpriced.join(", "));
+    if (!unfit.isEmpty())
+        lines << tr("Not shown, the batch does not fit or the precision is not supported: %1").arg(unfit.join(", "));
+    notShown_->setText(lines.join("\n"));
+    scatter_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void GpuView::scatterClicked(QMouseEvent* event) {
+    if (event->button() != Qt::LeftButton) return;
+    int best = -1;
+    double bestDistance = kClickPixels;
+    for (int i = 0; i < pointRows_.size(); ++i) {
+        const double dx = scatter_->xAxis->coordToPixel(pointHours_[i]) - event->position().x();
+        const double dy = scatter_->yAxis->coordToPixel(pointUsd_[i]) - event->position().y();
+        const double distance = std::hypot(dx, dy);
+        if (distance <= bestDistance) {
+            best = i;
+            bestDistance = distance;
+        }
+    }
+    if (best >= 0) state_.setTargetGpu(state_.allGpus()[size_t(pointRows_[best])].gpuId);
+}
+
+}  // namespace ts::gui

@@ -1,0 +1,55 @@
+#pragma once
+// The GPUs view: every GPU of the database side by side at the current settings (a table sortable
+// by any column), the training goal the cost columns are for (epochs × dataset samples), and a
+// scatter of the cost to train against the time to train. GPUs without a price, or on which the
+// batch does not fit, are listed under the scatter as not shown. Clicking a point makes its GPU the
+// target.
+#include <QVector>
+#include <QWidget>
+
+class QCustomPlot;
+class QDoubleSpinBox;
+class QLabel;
+class QMouseEvent;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace ts::gui {
+
+class ExplorerState;
+class GpuTableModel;
+class ViewRefresher;
+
+class GpuView : public QWidget {
+    Q_OBJECT
+public:
+    explicit GpuView(ExplorerState& state, QWidget* parent = nullptr);
+    GpuTableModel* model() const { return model_; }
+    QSortFilterProxyModel* proxy() const { return proxy_; }
+    QTableView* table() const { return table_; }
+    QDoubleSpinBox* epochs() const { return epochs_; }
+    QDoubleSpinBox* datasetSamples() const { return samples_; }
+    QCustomPlot* scatter() const { return scatter_; }
+    QLabel* notShown() const { return notShown_; }
+    int scatterPoints() const { return int(pointRows_.size()); }
+
+private:
+    void refresh();
+    void refreshScatter();
+    void goalEdited();
+    void scatterClicked(QMouseEvent* event);
+
+    ExplorerState& state_;
+    ViewRefresher* refresher_ = nullptr;
+    GpuTableModel* model_ = nullptr;
+    QSortFilterProxyModel* proxy_ = nullptr;
+    QTableView* table_ = nullptr;
+    QDoubleSpinBox* epochs_ = nullptr;
+    QDoubleSpinBox* samples_ = nullptr;
+    QCustomPlot* scatter_ = nullptr;
+    QLabel* notShown_ = nullptr;
+    QVector<int> pointRows_;  // model row of each scatter point
+    QVector<double> pointHours_, pointUsd_;
+};
+
+}  // namespace ts::gui

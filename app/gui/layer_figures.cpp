@@ -1,0 +1,139 @@
+#include "layer_figures.h"
+
+#include <QCoreApplication>
+#include <algorithm>
+
+#include "explorer_state.h"
+
+namespace ts::gui {
+
+using namespace ts::predictors;
+
+QString layerBoundName(LayerBound b) {
+    switch (b) {
+        case LayerBound::Compute:
+            return QCoreApplication::translate("LayerFigures", "compute");
+        case LayerBound::Memory:
+            return QCoreApplication::translate("LayerFigures", "memory");
+        case LayerBound::Launch:
+            return QCoreApplication::translate("LayerFigures", "launch");
+    }
+    return {};
+}
+
+QString tensorCoreName(TensorCoreUse t) {
+    switch (t) {
+        case TensorCoreUse::No:
+            return {};
+        case TensorCoreUse::Predicted:
+            return QCoreApplication::translate("LayerFigures", "yes (predicted)");
+        case TensorCoreUse::Measured:
+            return QCoreApplication::translate("LayerFigures", "yes (measured)");
+        case TensorCoreUse::MeasuredNone:
+            return QCoreApplication::translate("LayerFigures", "no (measured)");
+    }
+    return {};
+}
+
+namespace {
+
+ComputePrecision computePrecisionOf(TrainingPrecision p) {
+    switch (p) {
+        case TrainingPrecision::Fp32:
+            return ComputePrecision::Fp32;
+        case TrainingPrecision::Tf32:
+            return ComputePrecision::Tf32;
+        case TrainingPrecision::AmpFp16:
+            return ComputePrecision::Fp16;
+        case TrainingPrecision::AmpBf16:
+            return ComputePrecision::Bf16;
+        case TrainingPrecision::Fp8:
+            return ComputePrecision::Fp8;
+    }
+    return ComputePrecision::Fp32;
+}
+
+double peakFlops(const GpuSpec& gpu, ComputePrecision p) {
+    const Figure f = gpu.peakTflops(p);
+    return f.known() ? *f * 1e12 : 0;
+}
+
+bool gemmLike(OpKind k) {
+    return k == OpKind::Gemm || k == OpKind::Conv || k == OpKind::Recurrent;
+}
+
+// The measured run nearest the current batch size (kernels are recorded per run), when the profile
+// ran at the precision shown: its kernels say nothing about another precision's.
+const ProfileRun* nearestRun(const Profile* profile, TrainingPrecision precision, int64_t batch) {
+    if (!profile || !profile->kernelsRecorded) return nullptr;
+    if (parseTrainingPrecision(profile->scenario.precision) != precision) return nullptr;
+    const ProfileRun* best = nullptr;
+    for (const ProfileRun& run : profile->runs)
+        if (!run.layers.empty() && (!best || std::llabs(run.batch - batch) < std::llabs(best->batch - batch)))
+            best = &run;
+    return best;
+}
+
+}  // namespace
+
+LayerFigureTable computeLayerFigures(const ExplorerState& state) {
+    LayerFigureTable table;
+    const TrainingPrediction& p = state.current();
+    const GpuSpec* gpu = state.targetGpu();
+    if (!state.hasModel() || !p.supported || !gpu || !state.predictor()) return table;
+    const ModelAnalysis& analysis = state.predictor()->analysis();
+    const TrainingPrecision precision = state.settings().precision;
+    const double n = double(state.settings().batch);
+
+    table.iterationMs = p.iterationMs.value;
+    table.fp32PeakFlopsPerS = peakFlops(*gpu, ComputePrecision::Fp32);
+    table.peakFlopsPerS = std::max(peakFlops(*gpu, computePrecisionOf(precision)), table.fp32PeakFlopsPerS);
+    table.bandwidthBytesPerS = gpu->memoryBandwidthGBs.known() ? *gpu->memoryBandwidthGBs * 1e9 : 0;
+    const bool tensorPrecision = precision != TrainingPrecision::Fp32 && gpu->limits.tensorCores;
+
+    std::vector<const LayerProfile*> measured(analysis.ops.size(), nullptr);
+    if (const ProfileRun* run = nearestRun(state.profile(), precision, state.settings().batch))
+        for (const LayerProfile& l : run->layers)
+            if (l.op >= 0 && size_t(l.op) < measured.size()) measured[size_t(l.op)] = &l;
+
+    table.rowOfOp.assign(analysis.ops.size(), -1);
+    table.layers.reserve(p.layers.size());
+    for (const LayerTime& t : p.layers) {
+        if (t.op < 0 || size_t(t.op) >= analysis.ops.size()) continue;
+        const AnalyzedOp& op = analysis.ops[size_t(t.op)];
+        const OpBytes& bytes = analysis.bytes(op, precision);
+        LayerFigures f;
+        f.op = t.op;
+        f.forwardMs = t.forwardMs.value;
+        f.backwardMs = t.backwardMs.value;
+        f.share = table.iterationMs > 0 ? f.totalMs() / table.iterationMs : 0;
+        f.forwardFlops = op.forwardFlops.at(n);
+        f.backwardFlops = op.backward ? op.backwardFlops.at(n) : 0;
+        f.forwardBytes = bytes.read.at(n) + bytes.write.at(n);
+        f.intensity = f.forwardBytes > 0 ? f.forwardFlops / f.forwardBytes : 0;
+        f.achievedFlopsPerS = f.forwardMs > 0 ? f.forwardFlops / (f.forwardMs * 1e-3) : 0;
+
+        const bool tensor = tensorPrecision && gemmLike(op.kind);
+        const double peak = tensor ? table.peakFlopsPerS : table.fp32PeakFlopsPerS;
+        const double computeMs = peak > 0 ? f.forwardFlops / peak * 1e3 : 0;
+        const double memoryMs = table.bandwidthBytesPerS > 0 ? f.forwardBytes / table.bandwidthBytesPerS * 1e3 : 0;
+        if (f.forwardMs < kLaunchBoundMs && 2 * std::max(computeMs, memoryMs) < f.forwardMs)
+            f.bound = LayerBound::Launch;
+        else
+            f.bound = computeMs >= memoryMs ? LayerBound::Compute : LayerBound::Memory;
+
+        f.tensorCores = tensor ? TensorCoreUse::Predicted : TensorCoreUse::No;
+        if (const LayerProfile* l = measured[size_t(t.op)]) {
+            const auto tc = [](const KernelRecord& k) { return k.tensorCore; };
+            const bool any = std::any_of(l->forwardKernels.begin(), l->forwardKernels.end(), tc) ||
+                             std::any_of(l->backwardKernels.begin(), l->backwardKernels.end(), tc);
+            if (!l->forwardKernels.empty() || !l->backwardKernels.empty())
+                f.tensorCores = any ? TensorCoreUse::Measured : TensorCoreUse::MeasuredNone;
+        }
+        table.rowOfOp[size_t(t.op)] = int(table.layers.size());
+        table.layers.push_back(f);
+    }
+    return table;
+}
+
+}  // namespace ts::gui

@@ -1,0 +1,52 @@
+#pragma once
+// The Roofline: every layer's forward pass on the target GPU's roofline, log-log: arithmetic
+// intensity (FLOP per DRAM byte) against the FLOP/s it achieves in its predicted time, under the
+// roof of the datasheet's peak for the current precision and its memory bandwidth (and the FP32
+// CUDA-core roof that layers autocast keeps in FP32 reach). Points are sized by the layer's share of
+// the iteration and coloured by what bounds it; the selected layer is ringed; clicking a point
+// selects its layer in every view.
+#include <QVector>
+#include <QWidget>
+
+class QCustomPlot;
+class QLabel;
+class QMouseEvent;
+
+namespace ts::gui {
+
+class ExplorerState;
+class ViewRefresher;
+
+class RooflineView : public QWidget {
+    Q_OBJECT
+public:
+    explicit RooflineView(ExplorerState& state, QWidget* parent = nullptr);
+    QCustomPlot* plot() const { return plot_; }
+    int pointCount() const { return int(points_.size()); }
+    // Where layer `op`'s point is drawn, in plot pixels; (-1, -1) when it has none.
+    QPointF pointPixel(int op) const;
+    // The layer whose point is nearest `pos` within a few pixels; -1 none.
+    int opAt(const QPointF& pos) const;
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    struct Point {
+        int op;
+        double intensity, flopsPerS, share;
+        int bound;
+    };
+    void refresh();
+    void showSelection();
+    void clicked(QMouseEvent* event);
+
+    ExplorerState& state_;
+    ViewRefresher* refresher_ = nullptr;
+    QCustomPlot* plot_ = nullptr;
+    QLabel* note_ = nullptr;
+    QVector<Point> points_;
+    int pointGraphs_ = 0;  // graphs before the selection ring's
+};
+
+}  // namespace ts::gui

@@ -1,0 +1,337 @@
+// The explorer's views: their item models pass Qt's model checks, a layer selected in one view is
+// selected in the others, dragging the current-batch line or the overview's bars sets the batch,
+// the goal controls drive the cost columns exactly as predictors::trainingCost does, the module
+// filter keeps what matches, views in background tabs wait until shown, and every view draws.
+#include <qcustomplot.h>
+
+#include <QAbstractItemModelTester>
+#include <QDoubleSpinBox>
+#include <QLineEdit>
+#include <QSet>
+#include <QSortFilterProxyModel>
+#include <QTemporaryDir>
+#include <QTreeView>
+#include <QtTest>
+
+#include "batch_plot_view.h"
+#include "breakdown_bar.h"
+#include "explorer_state.h"
+#include "gpu_table_model.h"
+#include "gpu_view.h"
+#include "main_window.h"
+#include "module_tree_model.h"
+#include "module_tree_view.h"
+#include "overview_view.h"
+#include "roofline_view.h"
+#include "screenshot.h"
+#include "timeline_view.h"
+#include "view_refresher.h"
+
+using namespace ts::gui;
+using ts::predictors::TrainingGoal;
+
+namespace {
+
+const char* kModel = "zoo:resnet18";  // small and quick to analyse
+
+// A window drawn offscreen with `view` current and laid out, its plots replotted.
+void showOffscreen(MainWindow& window, View view) {
+    if (!window.isVisible()) {
+        window.setAttribute(Qt::WA_DontShowOnScreen);
+        window.show();
+    }
+    window.showView(view);
+    QApplication::processEvents();
+    for (QCustomPlot* plot : window.viewWidget(view)->findChildren<QCustomPlot*>()) plot->replot();
+}
+
+int selectedTreeOp(MainWindow& window) {
+    auto* view = qobject_cast<ModuleTreeView*>(window.viewWidget(View::Modules));
+    return view->tree()->currentIndex().data(ModuleTreeModel::OpRole).toInt();
+}
+
+// Leaves of the filtered tree, and whether each name contains `text`.
+void collectLeaves(const QAbstractItemModel& model, const QModelIndex& parent, QStringList& leaves) {
+    for (int row = 0; row < model.rowCount(parent); ++row) {
+        const QModelIndex index = model.index(row, 0, parent);
+        if (model.rowCount(index) == 0)
+            leaves << index.data().toString();
+        else
+            collectLeaves(model, index, leaves);
+    }
+}
+
+int sourceLeavesMatching(const ModuleTreeModel& model, const QModelIndex& parent, const QString& text) {
+    int n = 0;
+    for (int row = 0; row < model.rowCount(parent); ++row) {
+        const QModelIndex index = model.index(row, 0, parent);
+        if (model.rowCount(index) == 0)
+            n += index.data().toString().contains(text, Qt::CaseInsensitive);
+        else
+            n += sourceLeavesMatching(model, index, text);
+    }
+    return n;
+}
+
+}  // namespace
+
+class ViewsTest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void modelsPassModelChecks() {
+        ExplorerState state;  // models first, data afterwards: the tester sees every change
+        GpuTableModel gpus(state);
+        ModuleTreeModel modules(state);
+        QSortFilterProxyModel filtered;
+        filtered.setSourceModel(&modules);
+        filtered.setRecursiveFilteringEnabled(true);
+        filtered.setSortRole(ModuleTreeModel::SortRole);
+        using Tester = QAbstractItemModelTester;
+        Tester t1(&gpus, Tester::FailureReportingMode::QtTest);
+        Tester t2(&modules, Tester::FailureReportingMode::QtTest);
+        Tester t3(&filtered, Tester::FailureReportingMode::QtTest);
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        gpus.refresh();
+        modules.refresh();
+        QCOMPARE(gpus.columnCount(), int(GpuTableModel::ColumnCount));
+        filtered.setFilterFixedString("conv");
+        filtered.sort(ModuleTreeModel::SharePercent, Qt::DescendingOrder);
+        state.setBatch(8);
+        state.setGoal({3, 50000});
+        gpus.refresh();
+        modules.refresh();
+        // Every layer row has a bound, and the root's share of the iteration is its layers'.
+        const QModelIndex root = modules.index(0, 0);
+        QVERIFY(!modules.index(0, ModuleTreeModel::Bound).data().toString().isEmpty());
+        const double share = modules.index(0, ModuleTreeModel::SharePercent).data(ModuleTreeModel::SortRole).toDouble();
+        QVERIFY2(share > 50 && share <= 100.0001, qPrintable(QString::number(share)));
+        QVERIFY(modules.rowCount(root) > 0);
+        filtered.setFilterFixedString(QString());
+        QVERIFY2(state.openModel("zoo:mobilenet_v2"), qPrintable(state.error()));
+        gpus.refresh();
+        modules.refresh();
+        state.openModel("missing-model.onnx");
+        gpus.refresh();
+        modules.refresh();
+        QCOMPARE(modules.rowCount(), 0);
+        QCOMPARE(gpus.rowCount(), 0);
+    }
+
+    void selectionFollowsInEveryView() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        const ts::Graph& g = *state.graph();
+        auto* modules = qobject_cast<ModuleTreeView*>(window.viewWidget(View::Modules));
+        auto* roofline = qobject_cast<RooflineView*>(window.viewWidget(View::Roofline));
+        auto* timeline = qobject_cast<TimelineView*>(window.viewWidget(View::Timeline));
+        auto* overview = qobject_cast<OverviewView*>(window.viewWidget(View::Overview));
+        QVERIFY(modules && roofline && timeline && overview);
+
+        // Module tree -> state and roofline.
+        showOffscreen(window, View::Modules);
+        const QModelIndex source = modules->model()->indexOfOp(3);
+        QVERIFY(source.isValid());
+        modules->tree()->setCurrentIndex(modules->proxy()->mapFromSource(source));
+        QCOMPARE(state.selectedOp(), 3);
+
+        // Roofline click -> state -> module tree.
+        showOffscreen(window, View::Roofline);
+        QVERIFY(roofline->pointCount() > 5);
+        int convOp = -1;
+        for (size_t i = 0; i < g.ops.size() && convOp < 0; ++i)
+            if (g.ops[i].type == "Conv" && int(i) != 3 && roofline->pointPixel(int(i)).x() >= 0) convOp = int(i);
+        QVERIFY(convOp >= 0);
+        const QPointF pixel = roofline->pointPixel(convOp);
+        QCOMPARE(roofline->opAt(pixel), convOp);
+        QTest::mouseClick(roofline->plot(), Qt::LeftButton, {}, pixel.toPoint());
+        // Points may overlap: whichever layer is under the mouse is the one selected everywhere.
+        const int clicked = roofline->opAt(pixel.toPoint());
+        QVERIFY(clicked >= 0);
+        QCOMPARE(state.selectedOp(), clicked);
+        QCOMPARE(selectedTreeOp(window), clicked);
+
+        // Timeline click on a backward bar -> state and module tree.
+        showOffscreen(window, View::Timeline);
+        const auto& spans = timeline->spans();
+        const auto backward = std::find_if(spans.begin(), spans.end(), [&](const TimelineView::Span& s) {
+            return s.kind == TimelineView::Kind::Backward && s.op != clicked && timeline->spanRect(s, 0).width() > 3;
+        });
+        QVERIFY(backward != spans.end());
+        QTest::mouseClick(timeline, Qt::LeftButton, {}, timeline->spanRect(*backward, 0).center().toPoint());
+        QCOMPARE(state.selectedOp(), backward->op);
+        QCOMPARE(selectedTreeOp(window), backward->op);
+        // The wheel zooms in about the mouse: the bar under it gets wider.
+        const QPointF at = timeline->spanRect(*backward, 0).center();
+        const double widthBefore = timeline->spanRect(*backward, 0).width();
+        QWheelEvent wheel(at, timeline->mapToGlobal(at), {}, {0, 480}, Qt::NoButton, {}, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(timeline, &wheel);
+        QVERIFY(timeline->spanRect(*backward, 0).width() > 1.5 * widthBefore);
+        QVERIFY(timeline->spanRect(*backward, 0).contains(at));
+
+        // Overview module bar -> the module's first operation, shown (expanded) in the tree.
+        showOffscreen(window, View::Overview);
+        BreakdownBar* bar = overview->timeBar();
+        int segment = -1;
+        for (int i = 0; i < bar->segments().size() && segment < 0; ++i)
+            if (bar->segments()[i].key >= 0 && bar->segments()[i].key != backward->op) segment = i;
+        QVERIFY(segment >= 0);
+        const int key = bar->segments()[segment].key;
+        QTest::mouseClick(bar, Qt::LeftButton, {}, bar->segmentRect(segment).center().toPoint());
+        QCOMPARE(state.selectedOp(), key);
+        QCOMPARE(selectedTreeOp(window), key);
+        const QModelIndex row = modules->proxy()->mapFromSource(modules->model()->indexOfOp(key));
+        QVERIFY(modules->tree()->isExpanded(row.parent()));
+        // Double-clicking opens the module tree.
+        QTest::mouseDClick(bar, Qt::LeftButton, {}, bar->segmentRect(segment).center().toPoint());
+        QCOMPARE(window.viewWidget(View::Modules)->isVisible(), true);
+    }
+
+    void draggingTheBatchLineSetsTheBatch() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        state.setBatch(16);
+        showOffscreen(window, View::BatchPlot);
+        auto* view = qobject_cast<BatchPlotView*>(window.viewWidget(View::BatchPlot));
+        QCustomPlot* plot = view->plot();
+        const int y = plot->axisRect()->center().y();
+        const int x = int(std::lround(view->batchLinePixel()));
+
+        // A press away from the line does nothing.
+        QTest::mousePress(plot, Qt::LeftButton, {}, QPoint(x - 60, y));
+        QTest::mouseMove(plot, QPoint(x - 100, y));
+        QTest::mouseRelease(plot, Qt::LeftButton, {}, QPoint(x - 100, y));
+        QCOMPARE(state.settings().batch, int64_t(16));
+
+        // Dragging the line to the right raises the batch to the batch under the mouse.
+        const double target = plot->xAxis->pixelToCoord(x + 80);
+        QTest::mousePress(plot, Qt::LeftButton, {}, QPoint(x, y));
+        QTest::mouseMove(plot, QPoint(x + 40, y));
+        QTest::mouseMove(plot, QPoint(x + 80, y));
+        QTest::mouseRelease(plot, Qt::LeftButton, {}, QPoint(x + 80, y));
+        QVERIFY2(std::llabs(state.settings().batch - std::llround(target)) <= 1,
+                 qPrintable(QString("%1 vs %2").arg(state.settings().batch).arg(target)));
+        QVERIFY(state.settings().batch > 16);
+        QCOMPARE(window.batchSpin()->value(), int(state.settings().batch));  // the controls follow
+    }
+
+    void draggingTheOverviewBarsSetsTheBatch() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        state.setBatch(8);
+        showOffscreen(window, View::Overview);
+        auto* overview = qobject_cast<OverviewView*>(window.viewWidget(View::Overview));
+        BreakdownBar* memory = overview->memoryBar();
+        // Drag to half the GPU's memory: the largest batch whose peak stays under it.
+        const double half = state.current().capacityBytes / 2;
+        const int y = int(memory->segmentRect(0).center().y());
+        QTest::mousePress(memory, Qt::LeftButton, {}, QPoint(int(memory->xOfValue(half)), y));
+        QTest::mouseRelease(memory, Qt::LeftButton, {}, QPoint(int(memory->xOfValue(half)), y));
+        const double dragged = memory->valueAt(std::round(memory->xOfValue(half)));
+        QVERIFY(state.settings().batch > 8);
+        QVERIFY(state.current().peakMemoryBytes.value <= dragged);
+        // The throughput bar's left end asks for the least throughput: batch 1.
+        BreakdownBar* throughput = overview->throughputBar();
+        QTest::mousePress(throughput, Qt::LeftButton, {}, QPoint(1, y));
+        QTest::mouseRelease(throughput, Qt::LeftButton, {}, QPoint(1, y));
+        QCOMPARE(state.settings().batch, int64_t(1));
+    }
+
+    void goalControlsDriveTheCostColumns() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        GpuView view(state);
+        GpuTableModel* model = view.model();
+        auto costs = [&] {
+            QVector<double> usd;
+            for (int row = 0; row < model->rowCount(); ++row) {
+                const QVariant shown = model->index(row, GpuTableModel::UsdToTrain).data(GpuTableModel::SortRole);
+                if (!model->costApplies(row) || !model->costOf(row).priced) continue;
+                // The column is exactly what trainingCost says for the state's goal.
+                const auto expected = ts::predictors::trainingCost(state.allGpus()[size_t(row)],
+                                                                   state.database().gpus()[size_t(row)], state.goal());
+                if (shown.toDouble() != expected.usdToTrain.value) return QVector<double>{};
+                usd << shown.toDouble();
+            }
+            return usd;
+        };
+        const QVector<double> before = costs();
+        QVERIFY(before.size() >= 3);
+        view.epochs()->setValue(state.goal().epochs * 3);
+        QCOMPARE(state.goal().epochs, 3.0);
+        const QVector<double> tripled = costs();
+        QCOMPARE(tripled.size(), before.size());
+        for (int i = 0; i < before.size(); ++i) QVERIFY(std::abs(tripled[i] / before[i] - 3) < 1e-9);
+        view.datasetSamples()->setValue(100000);
+        QCOMPARE(state.goal().datasetSamples, 100000.0);
+        QCOMPARE(costs().size(), before.size());
+        // The scatter shows every priced GPU the batch fits on, and lists the others.
+        QCOMPARE(view.scatterPoints(), before.size());
+    }
+
+    void moduleFilterKeepsMatchingRows() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        ModuleTreeView view(state);
+        view.filter()->setText("conv");
+        QStringList leaves;
+        collectLeaves(*view.proxy(), {}, leaves);
+        QVERIFY(!leaves.isEmpty());
+        for (const QString& leaf : leaves) QVERIFY2(leaf.contains("conv", Qt::CaseInsensitive), qPrintable(leaf));
+        QCOMPARE(leaves.size(), sourceLeavesMatching(*view.model(), {}, "conv"));
+        view.filter()->setText("no-such-layer");
+        QCOMPARE(view.proxy()->rowCount(), 0);
+        view.filter()->clear();
+        QCOMPARE(view.proxy()->rowCount(), 1);
+    }
+
+    void backgroundViewsWaitUntilShown() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        showOffscreen(window, View::Overview);
+        auto* roofline = window.viewWidget(View::Roofline);
+        auto* refresher = roofline->findChild<ViewRefresher*>();
+        QVERIFY(refresher);
+        QVERIFY(!refresher->stale());
+        state.setBatch(state.settings().batch * 2);
+        QVERIFY(refresher->stale());  // hidden: no work yet
+        showOffscreen(window, View::Roofline);
+        QVERIFY(!refresher->stale());
+    }
+
+    void everyViewDraws_data() {
+        QTest::addColumn<QString>("name");
+        for (const char* name : {"overview", "batch", "gpus", "modules", "roofline", "timeline"})
+            QTest::newRow(name) << QString(name);
+    }
+
+    void everyViewDraws() {
+        QFETCH(QString, name);
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        const std::optional<View> view = parseView(name);
+        QVERIFY(view);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString file = dir.filePath(name + ".png");
+        QVERIFY(saveScreenshot(window, *view, file));
+        QVERIFY(!QImage(file).isNull());
+        for (QCustomPlot* plot : window.viewWidget(*view)->findChildren<QCustomPlot*>()) plot->replot();
+        const QImage image = window.viewWidget(*view)->grab().toImage();
+        QHash<QRgb, int> counts;
+        for (int y = 0; y < image.height(); ++y)
+            for (int x = 0; x < image.width(); ++x) ++counts[image.pixel(x, y)];
+        int background = 0;
+        for (int n : counts) background = std::max(background, n);
+        const double foreground = 1.0 - double(background) / (image.width() * image.height());
+        QVERIFY2(counts.size() >= 6, qPrintable(QString("%1 colours").arg(counts.size())));
+        QVERIFY2(foreground > 0.02, qPrintable(QString("%1 of the pixels drawn").arg(foreground)));
+    }
+};
+
+QTEST_MAIN(ViewsTest)
+#include "test_views.moc"
