@@ -56,6 +56,19 @@ ScalingParams paramsFrom(const json& j, const std::string& where, const std::str
             p.architectureLogOffset[it.key()] = it.value().get<double>();
         }
     }
+    // Optional (tables written before the shape classes have none: no shape term).
+    if (j.contains("shape_log_offsets")) {
+        const json& a = j["shape_log_offsets"];
+        if (!a.is_object()) throw ModelError(origin, where + ": 'shape_log_offsets' must be an object");
+        for (auto arch = a.begin(); arch != a.end(); ++arch) {
+            const std::string at = where + ".shape_log_offsets." + arch.key();
+            if (!arch.value().is_object()) throw ModelError(origin, at + " must be an object");
+            for (auto it = arch.value().begin(); it != arch.value().end(); ++it) {
+                if (!it.value().is_number()) throw ModelError(origin, at + "." + it.key() + " must be a number");
+                p.shapeLogOffset[arch.key()][it.key()] = it.value().get<double>();
+            }
+        }
+    }
     if (p.softness < 1 || p.computeEff <= 0 || p.memoryEff <= 0)
         throw ModelError(origin, where + ": softness >= 1, compute_eff > 0 and memory_eff > 0 needed");
     return p;

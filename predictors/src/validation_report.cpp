@@ -71,7 +71,8 @@ json scalingParamsJson(const ScalingParams& p) {
             {"watts_per_tflop_16nm", p.wattsPerTflop16nm},
             {"compute_eff", p.computeEff},
             {"memory_eff", p.memoryEff},
-            {"architecture_log_offsets", p.architectureLogOffset}};
+            {"architecture_log_offsets", p.architectureLogOffset},
+            {"shape_log_offsets", p.shapeLogOffset}};
 }
 
 void printValidationReport(std::ostream& out, const ValidationReport& r) {
