@@ -70,18 +70,21 @@ std::vector<ScalingParams> parameterGrid(WorkKind kind) {
             for (double wpt : {22.0, 26.0, 30.0, 0.0})
                 for (double n0 : {0.0, 32.0})
                     for (double alpha : {0.5, 0.75, 1.0})
-                        for (double tau : {0.0, 20.0, 40.0, 80.0, 160.0}) {
-                            if (!structured && n0 != 0) continue;  // the roofline form has no n0
-                            ScalingParams s;
-                            s.tauUs = tau;
-                            s.structured = structured;
-                            s.floorQuantile = qf;
-                            s.softness = 4;
-                            s.wattsPerTflop16nm = wpt;
-                            s.n0 = n0;
-                            s.alpha = alpha;
-                            grid.push_back(s);
-                        }
+                        for (double tau : {0.0, 20.0, 40.0, 80.0, 160.0})
+                            for (double maxRatio : {10.0, 1.5}) {
+                                if (!structured && n0 != 0) continue;        // the roofline form has no n0
+                                if (structured && maxRatio != 10) continue;  // never chosen: keep the search short
+                                ScalingParams s;
+                                s.maxRatio = maxRatio;
+                                s.tauUs = tau;
+                                s.structured = structured;
+                                s.floorQuantile = qf;
+                                s.softness = 4;
+                                s.wattsPerTflop16nm = wpt;
+                                s.n0 = n0;
+                                s.alpha = alpha;
+                                grid.push_back(s);
+                            }
     return grid;
 }
 

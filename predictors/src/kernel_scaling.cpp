@@ -132,7 +132,7 @@ double predictCrossShaped(const KernelWork& originWork, double originLatencyMs, 
     // The origin's configuration-specific efficiency relative to the model; 1 when the
     // measurement sits on the floor and says nothing about the kernel.
     double r = std::isfinite(kernelY) && modelY > 0 ? kernelY / modelY : 1.0;
-    r = std::pow(std::clamp(r, 0.1, 10.0), p.alpha);
+    r = std::pow(std::clamp(r, 1 / p.maxRatio, p.maxRatio), p.alpha);
     double arch = architectureFactor(target, p) / architectureFactor(origin, p);
     if (!p.shapeLogOffset.empty() && originWork.gemm) {  // the shape class computed once for both
         const std::string shape = gemmShapeClass(*originWork.gemm);

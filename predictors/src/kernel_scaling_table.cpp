@@ -41,6 +41,7 @@ ScalingParams paramsFrom(const json& j, const std::string& where, const std::str
     p.floorQuantile = number(j, "floor_quantile", where, origin);
     p.softness = number(j, "softness", where, origin);
     p.alpha = number(j, "alpha", where, origin);
+    if (j.contains("max_ratio")) p.maxRatio = number(j, "max_ratio", where, origin);  // optional: 10 before
     p.tauUs = number(j, "tau_us", where, origin);
     p.n0 = number(j, "n0", where, origin);
     p.wattsPerTflop16nm = number(j, "watts_per_tflop_16nm", where, origin);
@@ -69,8 +70,8 @@ ScalingParams paramsFrom(const json& j, const std::string& where, const std::str
             }
         }
     }
-    if (p.softness < 1 || p.computeEff <= 0 || p.memoryEff <= 0)
-        throw ModelError(origin, where + ": softness >= 1, compute_eff > 0 and memory_eff > 0 needed");
+    if (p.softness < 1 || p.computeEff <= 0 || p.memoryEff <= 0 || !(p.maxRatio >= 1))
+        throw ModelError(origin, where + ": softness >= 1, compute_eff > 0, memory_eff > 0 and max_ratio >= 1 needed");
     return p;
 }
 

@@ -66,6 +66,7 @@ json scalingParamsJson(const ScalingParams& p) {
             {"floor_quantile", p.floorQuantile},
             {"softness", p.softness},
             {"alpha", p.alpha},
+            {"max_ratio", p.maxRatio},
             {"tau_us", p.tauUs},
             {"n0", p.n0},
             {"watts_per_tflop_16nm", p.wattsPerTflop16nm},

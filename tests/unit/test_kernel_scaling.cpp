@@ -73,6 +73,23 @@ TEST(KernelScaling, ComputeBoundScalesWithPeakRate) {
     EXPECT_NEAR(cross / (1.3 * tA), *a100.fp32Tflops / *p100.fp32Tflops, 1e-6);
 }
 
+// The origin's efficiency ratio is clipped to [1 / maxRatio, maxRatio] before it transfers.
+TEST(KernelScaling, OriginRatioIsClippedToMaxRatio) {
+    const GpuSpec& a100 = db().get("a100-pcie-40gb");
+    const GpuSpec& p100 = db().get("p100-pcie-16gb");
+    const KernelWork w = gemmWork("bmm", 64, 4096, 4096, 4096);  // seconds: floors negligible
+    ScalingParams p;
+    p.structured = false;
+    p.alpha = 1;
+    const GpuOpStats st{0.0, 0.7};
+    const double modelA = predictModelOnly(w, a100, st, p), modelP = predictModelOnly(w, p100, st, p);
+    EXPECT_NEAR(predictCross(w, 3 * modelA, a100, st, p100, st, p) / modelP, 3.0, 1e-6);  // within 10
+    p.maxRatio = 1.5;
+    EXPECT_NEAR(predictCross(w, 3 * modelA, a100, st, p100, st, p) / modelP, 1.5, 1e-6);
+    EXPECT_NEAR(predictCross(w, modelA / 3, a100, st, p100, st, p) / modelP, 1 / 1.5, 1e-6);
+    EXPECT_NEAR(predictCross(w, 1.2 * modelA, a100, st, p100, st, p) / modelP, 1.2, 1e-6);  // inside: kept
+}
+
 TEST(KernelScaling, PowerCapSlowsLowPowerParts) {
     ScalingParams p;
     p.wattsPerTflop16nm = 30;
@@ -293,4 +310,11 @@ TEST(KernelScalingTable, RoundTripsThroughJson) {
     const KernelScalingTable u = KernelScalingTable::fromJson(t.toJson().dump(), "round trip");
     EXPECT_EQ(u.toJson(), t.toJson());
     EXPECT_THROW(KernelScalingTable::fromJson("{\"format\": \"other\"}", "x"), ModelError);
+    // max_ratio is optional (tables before it clipped at 10) and must be at least 1.
+    nlohmann::json j = nlohmann::json::parse(t.toJson().dump());
+    for (auto& [name, c] : j["classes"].items()) c["params"].erase("max_ratio");
+    const KernelScalingTable old = KernelScalingTable::fromJson(j.dump(), "older table");
+    for (const ClassScaling& c : old.classes) EXPECT_EQ(c.params.maxRatio, 10.0) << c.opClass;
+    j["classes"]["linear"]["params"]["max_ratio"] = 0.5;
+    EXPECT_THROW(KernelScalingTable::fromJson(j.dump(), "bad table"), ModelError);
 }
