@@ -55,14 +55,16 @@ std::vector<ScalingParams> parameterGrid(WorkKind kind) {
         for (double qf : {0.0, 0.5})
             for (double p : {2.0, 4.0, 8.0})
                 for (double tau : {0.0, 2.0, 5.0})
-                    for (double alpha : {0.5, 0.75, 1.0}) {
-                        ScalingParams s;
-                        s.floorQuantile = qf;
-                        s.softness = p;
-                        s.tauUs = tau;
-                        s.alpha = alpha;
-                        grid.push_back(s);
-                    }
+                    for (double alpha : {0.5, 0.75, 1.0})
+                        for (double maxRatio : {10.0, 1.5}) {
+                            ScalingParams s;
+                            s.maxRatio = maxRatio;
+                            s.floorQuantile = qf;
+                            s.softness = p;
+                            s.tauUs = tau;
+                            s.alpha = alpha;
+                            grid.push_back(s);
+                        }
         return grid;
     }
     for (bool structured : {true, false})
