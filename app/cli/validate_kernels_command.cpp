@@ -51,7 +51,9 @@ json provenance(const ValidateKernelsOptions& o, const predictors::MeasurementSe
              "parameters by exhaustive grid search on every ordered GPU pair of ALL the GPUs listed "
              "(loss: mean of min(|ln(pred/actual)|, 1); classes over 5000 configurations use every third). "
              "GEMM/conv classes: then ln kernel-time factors per architecture (architecture_log_offsets), "
-             "ridge least squares of ln(actual/predicted) on the same pairs; an architecture without one gets 1. "
+             "ridge least squares of ln(actual/predicted) on the same pairs; an architecture without one gets 1; "
+             "then, per GEMM shape class (octave bins of reduction, output columns and rows), the same fit of what "
+             "the constant factors leave (shape_log_offsets, stronger ridge). "
              "unseen_gpu: what any other GPU gets (floor_quantile of the floors, median efficiency). "
              "The leave-one-GPU-out errors of this procedure: trainscope-cli validate-kernels PATH."}};
 }

@@ -55,14 +55,16 @@ std::vector<ScalingParams> parameterGrid(WorkKind kind) {
         for (double qf : {0.0, 0.5})
             for (double p : {2.0, 4.0, 8.0})
                 for (double tau : {0.0, 2.0, 5.0})
-                    for (double alpha : {0.5, 0.75, 1.0}) {
-                        ScalingParams s;
-                        s.floorQuantile = qf;
-                        s.softness = p;
-                        s.tauUs = tau;
-                        s.alpha = alpha;
-                        grid.push_back(s);
-                    }
+                    for (double alpha : {0.5, 0.75, 1.0})
+                        for (double maxRatio : {10.0, 1.5}) {
+                            ScalingParams s;
+                            s.maxRatio = maxRatio;
+                            s.floorQuantile = qf;
+                            s.softness = p;
+                            s.tauUs = tau;
+                            s.alpha = alpha;
+                            grid.push_back(s);
+                        }
         return grid;
     }
     for (bool structured : {true, false})
@@ -70,18 +72,21 @@ std::vector<ScalingParams> parameterGrid(WorkKind kind) {
             for (double wpt : {22.0, 26.0, 30.0, 0.0})
                 for (double n0 : {0.0, 32.0})
                     for (double alpha : {0.5, 0.75, 1.0})
-                        for (double tau : {0.0, 20.0, 40.0, 80.0, 160.0}) {
-                            if (!structured && n0 != 0) continue;  // the roofline form has no n0
-                            ScalingParams s;
-                            s.tauUs = tau;
-                            s.structured = structured;
-                            s.floorQuantile = qf;
-                            s.softness = 4;
-                            s.wattsPerTflop16nm = wpt;
-                            s.n0 = n0;
-                            s.alpha = alpha;
-                            grid.push_back(s);
-                        }
+                        for (double tau : {0.0, 20.0, 40.0, 80.0, 160.0})
+                            for (double maxRatio : {10.0, 1.5}) {
+                                if (!structured && n0 != 0) continue;        // the roofline form has no n0
+                                if (structured && maxRatio != 10) continue;  // never chosen: keep the search short
+                                ScalingParams s;
+                                s.maxRatio = maxRatio;
+                                s.tauUs = tau;
+                                s.structured = structured;
+                                s.floorQuantile = qf;
+                                s.softness = 4;
+                                s.wattsPerTflop16nm = wpt;
+                                s.n0 = n0;
+                                s.alpha = alpha;
+                                grid.push_back(s);
+                            }
     return grid;
 }
 
@@ -135,7 +140,8 @@ double PreparedOperator::predictModelOnly(size_t config, size_t target, const Gp
     static const KernelShape kNone;
     const KernelShape& s = bare_.empty() ? kNone : bare_[config * gpuCount() + target];
     const double k = kernelTimeMs(op_.configs[config].work, s, op_.gpus[target], targetStats, p);
-    return softMax(targetStats.floorMs, k * architectureFactor(op_.gpus[target], p), p.softness);
+    return softMax(targetStats.floorMs, k * architectureFactor(op_.gpus[target], p, op_.configs[config].work),
+                   p.softness);
 }
 
 ScalingParams PreparedOperator::fit(const std::vector<size_t>& train) const {
@@ -185,71 +191,136 @@ ScalingParams PreparedOperator::fit(const std::vector<size_t>& train) const {
     // Only cuBLAS/cuDNN classes: their kernels differ per architecture. Memory-bound classes run the
     // framework's own elementwise kernels everywhere; their residual is the host floor (fitting an
     // offset there made every one of them worse leave-one-GPU-out).
-    if (workKindOf(op_.opClass) != WorkKind::Memory) best.architectureLogOffset = fitArchitectureOffsets(train, best);
+    if (workKindOf(op_.opClass) != WorkKind::Memory) {
+        best.architectureLogOffset = fitArchitectureOffsets(train, best);
+        best.shapeLogOffset = fitShapeOffsets(train, best);
+    }
     return best;
 }
 
-std::map<std::string, double> PreparedOperator::fitArchitectureOffsets(const std::vector<size_t>& train,
-                                                                       const ScalingParams& p) const {
-    constexpr double kRidge = 0.01;  // on the mean normal equations; keeps the unidentified mean at ~0
+namespace {
+
+// Normal equations of the features e_arch(Z) - e_arch(Y) over A architectures, accumulated over
+// predictions Y -> Z with their residuals ln(actual / predicted), clipped to [-1, 1].
+class ArchitectureNormalEquations {
+public:
+    explicit ArchitectureNormalEquations(size_t architectures) : a_(architectures), ata_(a_ * a_, 0.0), atb_(a_, 0.0) {}
+
+    void add(size_t az, size_t ay, double residual) {
+        n_ += 1;
+        if (az == ay) return;  // the feature vector is zero
+        const double b = std::clamp(residual, -1.0, 1.0);
+        ata_[az * a_ + az] += 1;
+        ata_[ay * a_ + ay] += 1;
+        ata_[az * a_ + ay] -= 1;
+        ata_[ay * a_ + az] -= 1;
+        atb_[az] += b;
+        atb_[ay] -= b;
+    }
+
+    // Ridge solution of the mean normal equations, (AtA / n + (ridge + pseudoCount / n) I) w = Atb / n:
+    // `ridge` keeps the unidentified mean at ~0, `pseudoCount` shrinks what few predictions say.
+    std::vector<double> solve(double ridge, double pseudoCount) const {
+        std::vector<double> ata = ata_, atb = atb_, w(a_, 0.0);
+        if (n_ == 0) return w;
+        for (size_t i = 0; i < a_; ++i) {
+            for (size_t j = 0; j < a_; ++j) ata[i * a_ + j] /= n_;
+            ata[i * a_ + i] += ridge + pseudoCount / n_;
+            atb[i] /= n_;
+        }
+        // Gaussian elimination (symmetric positive definite, no pivoting needed).
+        for (size_t i = 0; i < a_; ++i)
+            for (size_t r = i + 1; r < a_; ++r) {
+                const double f = ata[r * a_ + i] / ata[i * a_ + i];
+                for (size_t j = i; j < a_; ++j) ata[r * a_ + j] -= f * ata[i * a_ + j];
+                atb[r] -= f * atb[i];
+            }
+        for (size_t i = a_; i-- > 0;) {
+            double s = atb[i];
+            for (size_t j = i + 1; j < a_; ++j) s -= ata[i * a_ + j] * w[j];
+            w[i] = s / ata[i * a_ + i];
+        }
+        return w;
+    }
+
+private:
+    size_t a_;
+    std::vector<double> ata_, atb_;
+    double n_ = 0;
+};
+
+}  // namespace
+
+std::vector<std::string> PreparedOperator::trainingArchitectures(const std::vector<size_t>& train,
+                                                                 std::vector<size_t>& archOf) const {
     std::vector<std::string> archs;
-    std::vector<size_t> archOf(gpuCount(), 0);
+    archOf.assign(gpuCount(), 0);
     for (size_t g : train) {
         auto it = std::find(archs.begin(), archs.end(), op_.gpus[g].architecture);
         archOf[g] = size_t(it - archs.begin());
         if (it == archs.end()) archs.push_back(op_.gpus[g].architecture);
     }
-    if (train.size() < 2 || archs.size() < 2) return {};
-    ScalingParams base = p;
-    base.architectureLogOffset.clear();
-    const size_t A = archs.size();
-    // Normal equations of the features e_arch(Z) - e_arch(Y), accumulated over every prediction.
-    std::vector<double> ata(A * A, 0.0), atb(A, 0.0);
-    double n = 0;
+    return archs;
+}
+
+template <typename Fn>
+void PreparedOperator::forEachTrainingPrediction(const std::vector<size_t>& train, const ScalingParams& p,
+                                                 Fn&& fn) const {
     for (size_t z : train) {
         std::vector<size_t> avail;
         for (size_t g : train)
             if (g != z) avail.push_back(g);
         const GpuOpStats zs = estimateFrom(avail, p.floorQuantile);
-        for (size_t y : avail) {
-            const size_t az = archOf[z], ay = archOf[y];
+        for (size_t y : avail)
             for (size_t c = 0; c < op_.configs.size(); ++c) {
                 if (!measured(c, y) || !measured(c, z)) continue;
-                const double res = std::log(latency(c, z) / predictCross(c, y, own_[y], z, zs, base));
-                if (!std::isfinite(res)) continue;
-                n += 1;
-                if (az == ay) continue;  // the feature vector is zero
-                const double b = std::clamp(res, -1.0, 1.0);
-                ata[az * A + az] += 1;
-                ata[ay * A + ay] += 1;
-                ata[az * A + ay] -= 1;
-                ata[ay * A + az] -= 1;
-                atb[az] += b;
-                atb[ay] -= b;
+                const double res = std::log(latency(c, z) / predictCross(c, y, own_[y], z, zs, p));
+                if (std::isfinite(res)) fn(c, y, z, res);
             }
-        }
     }
-    if (n == 0) return {};
-    for (size_t i = 0; i < A; ++i) {
-        for (size_t j = 0; j < A; ++j) ata[i * A + j] /= n;
-        ata[i * A + i] += kRidge;
-        atb[i] /= n;
-    }
-    // Gaussian elimination (symmetric positive definite, no pivoting needed).
-    for (size_t i = 0; i < A; ++i)
-        for (size_t r = i + 1; r < A; ++r) {
-            const double f = ata[r * A + i] / ata[i * A + i];
-            for (size_t j = i; j < A; ++j) ata[r * A + j] -= f * ata[i * A + j];
-            atb[r] -= f * atb[i];
-        }
-    std::vector<double> w(A, 0.0);
-    for (size_t i = A; i-- > 0;) {
-        double s = atb[i];
-        for (size_t j = i + 1; j < A; ++j) s -= ata[i * A + j] * w[j];
-        w[i] = s / ata[i * A + i];
-    }
+}
+
+std::map<std::string, double> PreparedOperator::fitArchitectureOffsets(const std::vector<size_t>& train,
+                                                                       const ScalingParams& p) const {
+    constexpr double kRidge = 0.01;  // on the mean normal equations; keeps the unidentified mean at ~0
+    std::vector<size_t> archOf;
+    const std::vector<std::string> archs = trainingArchitectures(train, archOf);
+    if (train.size() < 2 || archs.size() < 2) return {};
+    ScalingParams base = p;
+    base.architectureLogOffset.clear();
+    base.shapeLogOffset.clear();
+    ArchitectureNormalEquations eq(archs.size());
+    forEachTrainingPrediction(train, base,
+                              [&](size_t, size_t y, size_t z, double res) { eq.add(archOf[z], archOf[y], res); });
+    const std::vector<double> w = eq.solve(kRidge, 0);
     std::map<std::string, double> out;
-    for (size_t i = 0; i < A; ++i) out[archs[i]] = w[i];
+    for (size_t i = 0; i < archs.size(); ++i) out[archs[i]] = w[i];
+    return out;
+}
+
+std::map<std::string, std::map<std::string, double>> PreparedOperator::fitShapeOffsets(const std::vector<size_t>& train,
+                                                                                       const ScalingParams& p) const {
+    // Each shape class has fewer predictions than the class as a whole: a stronger ridge, and a
+    // pseudo-count so that a class with a handful of configurations stays near the constant factor.
+    constexpr double kRidge = 0.25, kPseudoCount = 50;
+    std::vector<size_t> archOf;
+    const std::vector<std::string> archs = trainingArchitectures(train, archOf);
+    if (train.size() < 2 || archs.size() < 2) return {};
+    std::vector<std::string> shapeOf(op_.configs.size());
+    for (size_t c = 0; c < op_.configs.size(); ++c)
+        if (op_.configs[c].work.gemm) shapeOf[c] = gemmShapeClass(*op_.configs[c].work.gemm);
+    ScalingParams base = p;  // with its constant factors: the shape terms fit what they leave
+    base.shapeLogOffset.clear();
+    std::map<std::string, ArchitectureNormalEquations> byShape;
+    forEachTrainingPrediction(train, base, [&](size_t c, size_t y, size_t z, double res) {
+        if (shapeOf[c].empty()) return;
+        byShape.try_emplace(shapeOf[c], archs.size()).first->second.add(archOf[z], archOf[y], res);
+    });
+    std::map<std::string, std::map<std::string, double>> out;
+    for (const auto& [shape, eq] : byShape) {
+        const std::vector<double> w = eq.solve(kRidge, kPseudoCount);
+        for (size_t i = 0; i < archs.size(); ++i) out[archs[i]][shape] = w[i];
+    }
     return out;
 }
 

@@ -46,11 +46,24 @@ double paddedFlops(const GpuSpec& gpu, double tiles, double tx, double ty, int t
     return std::ceil(tiles / wave) * wave * 2.0 * tx * ty * reduction;
 }
 
+double shapeLogOffsetOf(const ScalingParams& p, const std::string& architecture, const std::string& shapeClass) {
+    auto arch = p.shapeLogOffset.find(architecture);
+    if (arch == p.shapeLogOffset.end()) return 0;
+    auto shape = arch->second.find(shapeClass);
+    return shape == arch->second.end() ? 0 : shape->second;
+}
+
 }  // namespace
 
 double architectureFactor(const GpuSpec& gpu, const ScalingParams& p) {
     auto it = p.architectureLogOffset.find(gpu.architecture);
     return it == p.architectureLogOffset.end() ? 1.0 : std::exp(it->second);
+}
+
+double architectureFactor(const GpuSpec& gpu, const ScalingParams& p, const KernelWork& work) {
+    const double constant = architectureFactor(gpu, p);
+    if (p.shapeLogOffset.empty() || !work.gemm) return constant;
+    return constant * std::exp(shapeLogOffsetOf(p, gpu.architecture, gemmShapeClass(*work.gemm)));
 }
 
 double softMax(double a, double b, double p) {
@@ -119,8 +132,13 @@ double predictCrossShaped(const KernelWork& originWork, double originLatencyMs, 
     // The origin's configuration-specific efficiency relative to the model; 1 when the
     // measurement sits on the floor and says nothing about the kernel.
     double r = std::isfinite(kernelY) && modelY > 0 ? kernelY / modelY : 1.0;
-    r = std::pow(std::clamp(r, 0.1, 10.0), p.alpha);
-    const double arch = architectureFactor(target, p) / architectureFactor(origin, p);
+    r = std::pow(std::clamp(r, 1 / p.maxRatio, p.maxRatio), p.alpha);
+    double arch = architectureFactor(target, p) / architectureFactor(origin, p);
+    if (!p.shapeLogOffset.empty() && originWork.gemm) {  // the shape class computed once for both
+        const std::string shape = gemmShapeClass(*originWork.gemm);
+        arch *=
+            std::exp(shapeLogOffsetOf(p, target.architecture, shape) - shapeLogOffsetOf(p, origin.architecture, shape));
+    }
     return softMax(targetStats.floorMs, modelX * r * arch, p.softness);
 }
 
@@ -138,7 +156,7 @@ double predictModelOnly(const KernelWork& work, const GpuSpec& target, const Gpu
     bare.grid = {0, 0, 0};
     bare.block = {0, 0, 0};
     const double k = kernelTimeMs(bare, kernelShape(bare, target), target, targetStats, p);
-    return softMax(targetStats.floorMs, k * architectureFactor(target, p), p.softness);
+    return softMax(targetStats.floorMs, k * architectureFactor(target, p, work), p.softness);
 }
 
 }  // namespace ts::predictors

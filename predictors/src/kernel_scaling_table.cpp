@@ -41,6 +41,7 @@ ScalingParams paramsFrom(const json& j, const std::string& where, const std::str
     p.floorQuantile = number(j, "floor_quantile", where, origin);
     p.softness = number(j, "softness", where, origin);
     p.alpha = number(j, "alpha", where, origin);
+    if (j.contains("max_ratio")) p.maxRatio = number(j, "max_ratio", where, origin);  // optional: 10 before
     p.tauUs = number(j, "tau_us", where, origin);
     p.n0 = number(j, "n0", where, origin);
     p.wattsPerTflop16nm = number(j, "watts_per_tflop_16nm", where, origin);
@@ -56,8 +57,21 @@ ScalingParams paramsFrom(const json& j, const std::string& where, const std::str
             p.architectureLogOffset[it.key()] = it.value().get<double>();
         }
     }
-    if (p.softness < 1 || p.computeEff <= 0 || p.memoryEff <= 0)
-        throw ModelError(origin, where + ": softness >= 1, compute_eff > 0 and memory_eff > 0 needed");
+    // Optional (tables written before the shape classes have none: no shape term).
+    if (j.contains("shape_log_offsets")) {
+        const json& a = j["shape_log_offsets"];
+        if (!a.is_object()) throw ModelError(origin, where + ": 'shape_log_offsets' must be an object");
+        for (auto arch = a.begin(); arch != a.end(); ++arch) {
+            const std::string at = where + ".shape_log_offsets." + arch.key();
+            if (!arch.value().is_object()) throw ModelError(origin, at + " must be an object");
+            for (auto it = arch.value().begin(); it != arch.value().end(); ++it) {
+                if (!it.value().is_number()) throw ModelError(origin, at + "." + it.key() + " must be a number");
+                p.shapeLogOffset[arch.key()][it.key()] = it.value().get<double>();
+            }
+        }
+    }
+    if (p.softness < 1 || p.computeEff <= 0 || p.memoryEff <= 0 || !(p.maxRatio >= 1))
+        throw ModelError(origin, where + ": softness >= 1, compute_eff > 0, memory_eff > 0 and max_ratio >= 1 needed");
     return p;
 }
 

@@ -1,5 +1,6 @@
 #include "trainscope/predictors/kernel_work.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -27,6 +28,13 @@ Tile tileFromKernelName(const std::string& name) {
         i = j;
     }
     return Tile{};
+}
+
+std::string gemmShapeClass(const GemmDims& d) {
+    // Dimensions below 1 (empty work) share the lowest bin.
+    auto bin = [](double v, double width) { return int(std::floor(std::log2(std::max(1.0, v)) / width)); };
+    return "r" + std::to_string(bin(d.reduction, 2)) + "c" + std::to_string(bin(d.cols, 3)) + "m" +
+           std::to_string(bin(d.rows, 3));
 }
 
 KernelWork gemmWork(const std::string& opClass, double b, double m, double n, double k) {

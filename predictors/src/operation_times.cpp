@@ -133,6 +133,7 @@ OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         f.relError = e;
         f.architectureFactor = arch;
         f.alpha = sp.alpha;
+        f.maxRatio = sp.maxRatio;
         const double steps = op.kind == OpKind::Recurrent ? op.steps * kRecurrentStepUs * 1e-3 : 0;
         double msPerFlop = 0, msPerByte = 0;
         if (gemm) {

@@ -158,7 +158,7 @@ std::shared_ptr<const ProfileFit::OriginAtBatch> ProfileFit::originAt(TrainingPr
             const double kernel = inverseSoft(std::max(t - y.castMs.at(n), 1e-12), y.floorMs, y.softness);
             const double model = y.kernelMs(n) / y.architectureFactor;
             const double r = std::isfinite(kernel) && model > 0 ? kernel / model : 1.0;
-            o->r[i] = power(std::clamp(r, 0.1, 10.0), y.alpha) / y.architectureFactor;
+            o->r[i] = power(std::clamp(r, 1 / y.maxRatio, y.maxRatio), y.alpha) / y.architectureFactor;
         }
         o->t[i] = t;
     }

@@ -66,12 +66,14 @@ json scalingParamsJson(const ScalingParams& p) {
             {"floor_quantile", p.floorQuantile},
             {"softness", p.softness},
             {"alpha", p.alpha},
+            {"max_ratio", p.maxRatio},
             {"tau_us", p.tauUs},
             {"n0", p.n0},
             {"watts_per_tflop_16nm", p.wattsPerTflop16nm},
             {"compute_eff", p.computeEff},
             {"memory_eff", p.memoryEff},
-            {"architecture_log_offsets", p.architectureLogOffset}};
+            {"architecture_log_offsets", p.architectureLogOffset},
+            {"shape_log_offsets", p.shapeLogOffset}};
 }
 
 void printValidationReport(std::ostream& out, const ValidationReport& r) {

@@ -73,6 +73,23 @@ TEST(KernelScaling, ComputeBoundScalesWithPeakRate) {
     EXPECT_NEAR(cross / (1.3 * tA), *a100.fp32Tflops / *p100.fp32Tflops, 1e-6);
 }
 
+// The origin's efficiency ratio is clipped to [1 / maxRatio, maxRatio] before it transfers.
+TEST(KernelScaling, OriginRatioIsClippedToMaxRatio) {
+    const GpuSpec& a100 = db().get("a100-pcie-40gb");
+    const GpuSpec& p100 = db().get("p100-pcie-16gb");
+    const KernelWork w = gemmWork("bmm", 64, 4096, 4096, 4096);  // seconds: floors negligible
+    ScalingParams p;
+    p.structured = false;
+    p.alpha = 1;
+    const GpuOpStats st{0.0, 0.7};
+    const double modelA = predictModelOnly(w, a100, st, p), modelP = predictModelOnly(w, p100, st, p);
+    EXPECT_NEAR(predictCross(w, 3 * modelA, a100, st, p100, st, p) / modelP, 3.0, 1e-6);  // within 10
+    p.maxRatio = 1.5;
+    EXPECT_NEAR(predictCross(w, 3 * modelA, a100, st, p100, st, p) / modelP, 1.5, 1e-6);
+    EXPECT_NEAR(predictCross(w, modelA / 3, a100, st, p100, st, p) / modelP, 1 / 1.5, 1e-6);
+    EXPECT_NEAR(predictCross(w, 1.2 * modelA, a100, st, p100, st, p) / modelP, 1.2, 1e-6);  // inside: kept
+}
+
 TEST(KernelScaling, PowerCapSlowsLowPowerParts) {
     ScalingParams p;
     p.wattsPerTflop16nm = 30;
@@ -100,6 +117,32 @@ TEST(KernelScaling, ArchitectureFactorScalesKernelTime) {
     EXPECT_NEAR(predictCross(w, 2.0, a100, st, p100, st, p) / plainCross, 1.5, 1e-9);
 }
 
+// The shape term multiplies the constant architecture factor only for work of its shape class.
+TEST(KernelScaling, ShapeOffsetAppliesToItsShapeClassOnly) {
+    const GpuSpec& a100 = db().get("a100-pcie-40gb");
+    const GpuSpec& p100 = db().get("p100-pcie-16gb");
+    const KernelWork w = gemmWork("bmm", 64, 4096, 1024, 256);  // rows 4096, cols 256, reduction 1024
+    EXPECT_EQ(gemmShapeClass(*w.gemm), "r5c2m4");
+    const KernelWork other = gemmWork("bmm", 64, 4096, 16, 256);  // reduction 16: another class
+    ASSERT_NE(gemmShapeClass(*other.gemm), gemmShapeClass(*w.gemm));
+    ScalingParams p;
+    p.structured = false;
+    const GpuOpStats st{0.0, 0.7};
+    const double plainCross = predictCross(w, 2.0, a100, st, p100, st, p);
+    p.architectureLogOffset = {{p100.architecture, std::log(1.5)}};
+    p.shapeLogOffset = {{p100.architecture, {{gemmShapeClass(*w.gemm), std::log(2.0)}}}};
+    EXPECT_NEAR(architectureFactor(p100, p, w), 3.0, 1e-12);
+    EXPECT_NEAR(architectureFactor(p100, p, other), 1.5, 1e-12);                   // constant only
+    EXPECT_NEAR(architectureFactor(p100, p, memoryWork("add", 1e6)), 1.5, 1e-12);  // no GEMM shape
+    EXPECT_EQ(architectureFactor(a100, p, w), 1.0);
+    EXPECT_NEAR(predictCross(w, 2.0, a100, st, p100, st, p) / plainCross, 3.0, 1e-9);
+    // From the P100 to the A100 the origin's factor is removed.
+    const double back = predictCross(w, 2.0, p100, st, a100, st, p);
+    p.architectureLogOffset.clear();
+    p.shapeLogOffset.clear();
+    EXPECT_NEAR(predictCross(w, 2.0, p100, st, a100, st, p) / back, 3.0, 1e-9);
+}
+
 // Only the training GPUs' architectures get a fitted factor: a GPU whose architecture no training
 // GPU shares (T4, the only Turing part) is predicted without one.
 TEST(KernelScalingFit, ArchitectureOffsetsOnlyForTrainingArchitectures) {
@@ -114,9 +157,19 @@ TEST(KernelScalingFit, ArchitectureOffsetsOnlyForTrainingArchitectures) {
     EXPECT_EQ(p.architectureLogOffset.count("Turing"), 0u);
     EXPECT_EQ(p.architectureLogOffset.size(), 3u);  // Pascal (P100, P4), Volta, Ampere
     for (const auto& [arch, v] : p.architectureLogOffset) EXPECT_LT(std::abs(v), 1.0) << arch;
+    // The shape terms likewise, and every configuration's shape class has one per architecture.
+    EXPECT_EQ(p.shapeLogOffset.count("Turing"), 0u);
+    EXPECT_EQ(p.shapeLogOffset.size(), 3u);
+    for (const auto& [arch, shapes] : p.shapeLogOffset)
+        for (const MeasuredConfig& c : linear->configs) {
+            auto it = shapes.find(gemmShapeClass(*c.work.gemm));
+            ASSERT_NE(it, shapes.end()) << arch;
+            EXPECT_LT(std::abs(it->second), 1.0) << arch << " " << it->first;
+        }
     // Memory-bound classes run the framework's own kernels everywhere: no correction.
     const PreparedOperator add(*set.find("add"), set);
     EXPECT_TRUE(add.fit(train).architectureLogOffset.empty());
+    EXPECT_TRUE(add.fit(train).shapeLogOffset.empty());
 }
 
 TEST(KernelScaling, FloorDominatesTinyWork) {
@@ -257,4 +310,11 @@ TEST(KernelScalingTable, RoundTripsThroughJson) {
     const KernelScalingTable u = KernelScalingTable::fromJson(t.toJson().dump(), "round trip");
     EXPECT_EQ(u.toJson(), t.toJson());
     EXPECT_THROW(KernelScalingTable::fromJson("{\"format\": \"other\"}", "x"), ModelError);
+    // max_ratio is optional (tables before it clipped at 10) and must be at least 1.
+    nlohmann::json j = nlohmann::json::parse(t.toJson().dump());
+    for (auto& [name, c] : j["classes"].items()) c["params"].erase("max_ratio");
+    const KernelScalingTable old = KernelScalingTable::fromJson(j.dump(), "older table");
+    for (const ClassScaling& c : old.classes) EXPECT_EQ(c.params.maxRatio, 10.0) << c.opClass;
+    j["classes"]["linear"]["params"]["max_ratio"] = 0.5;
+    EXPECT_THROW(KernelScalingTable::fromJson(j.dump(), "bad table"), ModelError);
 }

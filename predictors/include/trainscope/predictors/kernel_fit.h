@@ -53,8 +53,20 @@ public:
     // what other GPUs of its architecture showed. fit() calls it on the parameters it chose.
     std::map<std::string, double> fitArchitectureOffsets(const std::vector<size_t>& train,
                                                          const ScalingParams& p) const;
+    // Per architecture of `train` and GEMM shape class (gemmShapeClass), the ln factor on top of p's
+    // constant architecture factors: the same ridge fit on the same pairs, one per shape class, of
+    // what the constant factors leave. fit() calls it after fitArchitectureOffsets.
+    std::map<std::string, std::map<std::string, double>> fitShapeOffsets(const std::vector<size_t>& train,
+                                                                         const ScalingParams& p) const;
 
 private:
+    // The distinct architectures of `train`, and each GPU's index among them.
+    std::vector<std::string> trainingArchitectures(const std::vector<size_t>& train, std::vector<size_t>& archOf) const;
+    // fn(config, y, z, ln(actual / predicted)) for every prediction Y -> Z among `train` with
+    // parameters p (Z's statistics estimated without Z), as in fit().
+    template <typename Fn>
+    void forEachTrainingPrediction(const std::vector<size_t>& train, const ScalingParams& p, Fn&& fn) const;
+
     const KernelShape& shape(size_t config, size_t origin, size_t g) const {
         return shapes_[(config * gpuCount() + origin) * gpuCount() + g];
     }

@@ -4,8 +4,8 @@
 // floor_G: the host/launch floor of one framework op on G's machine; kernel_G: a class model
 // (memory-bound: bytes / achieved bandwidth; GEMM/conv: tile-and-wave or roofline with a
 // power-capped FP32 rate). Cross path (GPU Y measured T_Y, predict X):
-//   k_Y = soft^-1(T_Y, floor_Y),  r = clip(k_Y / kernel_Y, 0.1, 10),
-//   T_X = soft(floor_X, kernel_X r^alpha a_X / a_Y)      a_G = architectureFactor(G)
+//   k_Y = soft^-1(T_Y, floor_Y),  r = clip(k_Y / kernel_Y, 1 / maxRatio, maxRatio),
+//   T_X = soft(floor_X, kernel_X r^alpha a_X / a_Y)      a_G = architectureFactor(G, work)
 // Model-only path: T_X = soft(floor_X, kernel_X a_X). Times are milliseconds.
 #include <map>
 #include <optional>
@@ -22,6 +22,7 @@ struct ScalingParams {
     double floorQuantile = 0.5;    // an unseen GPU's floor: this quantile of the known GPUs' floors
     double softness = 4;           // p of the smooth max
     double alpha = 1;              // how much of the origin's own efficiency transfers (0..1)
+    double maxRatio = 10;          // the origin's ratio r is clipped to [1 / maxRatio, maxRatio]
     double tauUs = 0;              // fixed per-kernel time, not scaled by the GPU (every kernel model)
     double n0 = 0;                 // reduction length at which a tile's prologue halves its rate
     double wattsPerTflop16nm = 0;  // power cap: W per sustained FP32 TFLOP/s at 16 nm; 0 = no cap
@@ -31,10 +32,16 @@ struct ScalingParams {
     // kernels per architecture, so GPUs of one architecture share a bias against the model. Fitted
     // (ridge) on GPU pairs; an architecture without an entry gets factor 1.
     std::map<std::string, double> architectureLogOffset;
+    // Per architecture, ln factor per GEMM shape class (gemmShapeClass), on top of its
+    // architectureLogOffset: which kernel the library runs depends on the shape, and so does the bias.
+    // A shape class or architecture without an entry adds nothing.
+    std::map<std::string, std::map<std::string, double>> shapeLogOffset;
 };
 
 // exp(architectureLogOffset[gpu.architecture]), 1 when the table has no entry for it.
 double architectureFactor(const GpuSpec& gpu, const ScalingParams& p);
+// The same with the shape-class term of `work` (GEMM and conv work; other work has none).
+double architectureFactor(const GpuSpec& gpu, const ScalingParams& p, const KernelWork& work);
 
 // What a GPU's own measurements say about one operator class (or estimates for a GPU without any).
 struct GpuOpStats {

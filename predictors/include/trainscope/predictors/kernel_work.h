@@ -55,6 +55,11 @@ struct Tile {
 };
 Tile tileFromKernelName(const std::string& name);
 
+// The shape class of a GEMM: libraries pick their kernel by shape, so the per-architecture bias of
+// the scaling models is fitted per class (ScalingParams::shapeLogOffset). Octave bins of the
+// reduction length (2 octaves wide), the output's columns and rows (3 octaves wide): "r5c2m3".
+std::string gemmShapeClass(const GemmDims& d);
+
 // Builders for the operator classes of the public measurements (FP32, 4 bytes an element).
 // linear and bmm: output M x K, reduction N (established from the measured grids; see
 // docs of the data set); linear has no batch of weights, so its bytes count the weight once.

@@ -29,6 +29,7 @@ struct TimeRow {
     double relError = 0;            // expected relative error of this row (prediction_errors.h)
     double architectureFactor = 1;  // already in computeMs, memoryMs and fixedMs
     double alpha = 1;               // the class's share of an origin's efficiency that transfers (cross path)
+    double maxRatio = 10;           // the origin's efficiency ratio is clipped to [1 / maxRatio, maxRatio]
 
     double kernelMs(double n) const;  // without the host floor and casts
     double at(double n) const;
