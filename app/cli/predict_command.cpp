@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "predict_report.h"
+#include "scenario_options.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
@@ -16,33 +17,14 @@ namespace {
 
 using namespace ts::predictors;
 
-std::string quoted(const std::string& s) {
-    return "'" + s + "'";
-}
-
 TrainingScenario scenarioFrom(const PredictOptions& o, std::optional<Optimizer> profileOptimizer) {
-    TrainingScenario s;
     auto precision = parseTrainingPrecision(o.precision);
     if (!precision)
         throw ModelError("--precision",
                          "unknown precision " + quoted(o.precision) + " (fp32, tf32, amp-fp16, amp-bf16 or fp8)");
+    TrainingScenario s = scenarioFromOptions(
+        ScenarioOptions{o.optimizer, o.gpus, o.interconnect, o.infinibandGbps, o.checkpointing}, profileOptimizer);
     s.precision = *precision;
-    s.optimizer = profileOptimizer.value_or(Optimizer::Sgd);
-    if (!o.optimizer.empty()) {
-        auto opt = parseOptimizer(o.optimizer);
-        if (!opt)
-            throw ModelError("--optimizer",
-                             "unknown optimizer " + quoted(o.optimizer) + " (sgd, sgd-momentum, adam or adamw)");
-        s.optimizer = *opt;
-    }
-    auto link = parseInterconnect(o.interconnect);
-    if (!link)
-        throw ModelError("--interconnect",
-                         "unknown interconnect " + quoted(o.interconnect) + " (nvlink, pcie or infiniband)");
-    s.dataParallel.gpus = o.gpus;
-    s.dataParallel.interconnect = *link;
-    s.dataParallel.infinibandGbps = o.infinibandGbps;
-    s.checkpointing = o.checkpointing;
     return s;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "predict_command.h"
+#include "scenario_options.h"
 #include "trainscope/core/atomic_file.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/predictors/hardware_choice.h"
@@ -20,10 +21,6 @@ namespace ts::cli {
 namespace {
 
 using namespace ts::predictors;
-
-std::string quoted(const std::string& s) {
-    return "'" + s + "'";
-}
 
 std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
@@ -47,24 +44,8 @@ std::string formatOf(const ReportOptions& o) {
 }
 
 TrainingScenario baseFrom(const ReportOptions& o, std::optional<Optimizer> profileOptimizer) {
-    TrainingScenario s;
-    s.optimizer = profileOptimizer.value_or(Optimizer::Sgd);
-    if (!o.optimizer.empty()) {
-        auto opt = parseOptimizer(o.optimizer);
-        if (!opt)
-            throw ModelError("--optimizer",
-                             "unknown optimizer " + quoted(o.optimizer) + " (sgd, sgd-momentum, adam or adamw)");
-        s.optimizer = *opt;
-    }
-    auto link = parseInterconnect(o.interconnect);
-    if (!link)
-        throw ModelError("--interconnect",
-                         "unknown interconnect " + quoted(o.interconnect) + " (nvlink, pcie or infiniband)");
-    s.dataParallel.gpus = o.gpuCount;
-    s.dataParallel.interconnect = *link;
-    s.dataParallel.infinibandGbps = o.infinibandGbps;
-    s.checkpointing = o.checkpointing;
-    return s;
+    return scenarioFromOptions(
+        ScenarioOptions{o.optimizer, o.gpuCount, o.interconnect, o.infinibandGbps, o.checkpointing}, profileOptimizer);
 }
 
 HardwareChoiceOptions choiceOptionsFrom(const ReportOptions& o) {

@@ -1,0 +1,25 @@
+#pragma once
+// The training-scenario options that `predict` and `report` share (optimizer, data-parallel GPUs,
+// interconnect, checkpointing), parsed once with the same messages.
+#include <optional>
+#include <string>
+
+#include "trainscope/predictors/training_scenario.h"
+
+namespace ts::cli {
+
+std::string quoted(const std::string& s);
+
+struct ScenarioOptions {
+    std::string optimizer;  // "" : the profile's, else sgd
+    int gpus = 1;
+    std::string interconnect = "nvlink";
+    double infinibandGbps = 400;
+    bool checkpointing = false;
+};
+
+// Throws ModelError naming the option for an unknown optimizer or interconnect.
+predictors::TrainingScenario scenarioFromOptions(const ScenarioOptions& o,
+                                                 std::optional<predictors::Optimizer> profileOptimizer);
+
+}  // namespace ts::cli
