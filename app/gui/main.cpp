@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
 
     const std::optional<ts::gui::View> shown = ts::gui::parseView(parser.value(view));
     if (!shown) {
-        std::fprintf(stderr, "trainscope: --view: unknown view '%s' (overview, batch, gpus or modules)\n",
+        std::fprintf(stderr, "trainscope: --view: unknown view '%s' (overview, batch, gpus, modules, roofline or timeline)\n",
                      qPrintable(parser.value(view)));
         return 2;
     }
