@@ -6,12 +6,12 @@
 #include <QPageLayout>
 #include <QPageSize>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QTextDocument>
 #include <QUrl>
 
 #include "report_html.h"
 #include "report_plots.h"
+#include "trainscope/core/atomic_file.h"
 
 namespace ts::report {
 
@@ -103,10 +103,13 @@ QByteArray reportBytes(const HardwareChoice& choice, ReportFormat format) {
 
 QString writeReport(const HardwareChoice& choice, ReportFormat format, const QString& path) {
     const QByteArray bytes = reportBytes(choice, format);
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) return QString("%1: cannot be written (%2)").arg(path, file.errorString());
-    if (file.write(bytes) != bytes.size() || !file.commit())
-        return QString("%1: cannot be written (%2)").arg(path, file.errorString());
+    // The one atomic writer every TrainScope file goes through (temporary file, fsync, rename):
+    // an interrupted export never leaves half a report in place of a good one.
+    try {
+        writeFileAtomically(path.toStdString(), bytes.toStdString());
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
     return {};
 }
 

@@ -9,6 +9,7 @@
 #include <QMenuBar>
 #include <QRegularExpression>
 #include <QTemporaryDir>
+#include <QTemporaryFile>
 #include <QXmlStreamReader>
 #include <QtTest>
 
@@ -142,7 +143,10 @@ private Q_SLOTS:
     }
 
     void failuresAreSentences() {
-        const QString path = "/nonexistent-directory/report.csv";
+        // Below a plain file: no directory can be made there, not even by root.
+        QTemporaryFile notADirectory;
+        QVERIFY(notADirectory.open());
+        const QString path = notADirectory.fileName() + "/report.csv";
         const QString error = writeReport(choice_, ReportFormat::Csv, path);
         QVERIFY2(error.startsWith(path + ": cannot be written"), qPrintable(error));
         ReportRequest noModel;
