@@ -78,15 +78,23 @@ void AppSettings::removeRecentFile(const QString& spec) {
     settings_.setValue("recentFiles", files);
 }
 
-Theme AppSettings::theme() const {
-    const QString name = settings_.value("theme", "system").toString();
+std::optional<Theme> parseTheme(const QString& name) {
+    if (name == "system") return Theme::System;
     if (name == "light") return Theme::Light;
     if (name == "dark") return Theme::Dark;
-    return Theme::System;
+    return std::nullopt;
+}
+
+QString themeName(Theme t) {
+    return t == Theme::Light ? "light" : t == Theme::Dark ? "dark" : "system";
+}
+
+Theme AppSettings::theme() const {
+    return parseTheme(settings_.value("theme").toString()).value_or(Theme::System);
 }
 
 void AppSettings::setTheme(Theme t) {
-    settings_.setValue("theme", t == Theme::Light ? "light" : t == Theme::Dark ? "dark" : "system");
+    settings_.setValue("theme", themeName(t));
 }
 
 QByteArray AppSettings::windowGeometry() const {

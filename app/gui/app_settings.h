@@ -5,16 +5,20 @@
 #include <QByteArray>
 #include <QSettings>
 #include <QStringList>
+#include <optional>
 
 #include "explorer_state.h"
 
 namespace ts::gui {
 
 enum class Theme { System, Light, Dark };
+// "system", "light", "dark" (the settings file and --theme use them); nullopt for anything else.
+std::optional<Theme> parseTheme(const QString& name);
+QString themeName(Theme t);
 
 class AppSettings {
 public:
-    AppSettings();                                // the application's settings file
+    AppSettings();                                 // the application's settings file
     explicit AppSettings(const QString& iniFile);  // a given file (tests)
 
     ExplorerSettings explorer(const ExplorerSettings& defaults) const;

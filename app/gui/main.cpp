@@ -11,6 +11,7 @@
 #include "main_window.h"
 #include "report_export.h"
 #include "screenshot.h"
+#include "theme.h"
 
 namespace {
 
@@ -69,13 +70,26 @@ int main(int argc, char** argv) {
     QCommandLineOption view(
         "view", "the view --screenshot renders: overview (default), batch, gpus, modules, roofline or timeline", "VIEW",
         "overview");
+    QCommandLineOption theme("theme", "colour theme: system, light or dark (default: the one last chosen)", "THEME");
     parser.addOption(screenshot);
     parser.addOption(view);
+    parser.addOption(theme);
     parser.process(app);
+    std::optional<ts::gui::Theme> chosenTheme;
+    if (parser.isSet(theme)) {
+        chosenTheme = ts::gui::parseTheme(parser.value(theme));
+        if (!chosenTheme) {
+            std::fprintf(stderr, "trainscope: --theme: unknown theme '%s' (system, light or dark)\n",
+                         qPrintable(parser.value(theme)));
+            return 2;
+        }
+        ts::gui::applyTheme(app, *chosenTheme);
+    }
 
     const std::optional<ts::gui::View> shown = ts::gui::parseView(parser.value(view));
     if (!shown) {
-        std::fprintf(stderr, "trainscope: --view: unknown view '%s' (overview, batch, gpus, modules, roofline or timeline)\n",
+        std::fprintf(stderr,
+                     "trainscope: --view: unknown view '%s' (overview, batch, gpus, modules, roofline or timeline)\n",
                      qPrintable(parser.value(view)));
         return 2;
     }
@@ -98,6 +112,7 @@ int main(int argc, char** argv) {
     }
     // Screenshots above are reproducible: only an interactive session reads and writes settings.
     ts::gui::AppSettings settings;
+    if (chosenTheme) settings.setTheme(*chosenTheme);
     window.useSettings(settings);
     window.showView(*shown);
     window.show();

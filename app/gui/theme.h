@@ -9,6 +9,7 @@ class QApplication;
 namespace ts::gui {
 
 void applyTheme(QApplication& app, Theme theme);
+
 // Whether the application's palette is dark (plots pick their colours from it).
 bool darkPalette();
 

@@ -18,6 +18,7 @@
 #include "gpu_profiling.h"
 #include "job_progress_widget.h"
 #include "main_window.h"
+#include "theme.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/profiler.h"
 
@@ -226,7 +227,8 @@ private Q_SLOTS:
         if (!ts::executionSupported()) QSKIP("this build has no LibTorch");
         QTemporaryDir dir;
         ExplorerState state;
-        QVERIFY2(state.openModel(writeFile(dir, "deep.json", deepJsonModel()).toStdString()), qPrintable(state.error()));
+        QVERIFY2(state.openModel(writeFile(dir, "deep.json", deepJsonModel()).toStdString()),
+                 qPrintable(state.error()));
         state.setBatch(2);
         MainWindow window(state);
         // Cancel as soon as the first batch size's measurements are shown.
@@ -244,12 +246,26 @@ private Q_SLOTS:
         QVERIFY(state.predictor()->hasProfile());
     }
 
+    void themesChangeThePalette() {
+        auto* app = qobject_cast<QApplication*>(QCoreApplication::instance());
+        QVERIFY(app);
+        applyTheme(*app, Theme::Dark);
+        QVERIFY(darkPalette());
+        applyTheme(*app, Theme::Light);
+        QVERIFY(!darkPalette());
+        applyTheme(*app, Theme::System);
+        for (Theme t : {Theme::System, Theme::Light, Theme::Dark}) QCOMPARE(parseTheme(themeName(t)), t);
+        QVERIFY(!parseTheme("purple"));
+    }
+
     void progressHelpers() {
         const std::vector<int64_t> batches = batchesAround(8, 4096);
         QCOMPARE(batches, (std::vector<int64_t>{8, 4, 16}));
         QCOMPARE(batchesAround(1, 4096), (std::vector<int64_t>{1, 2}));
-        QVERIFY(profilingFraction("batch 8: layers", 0, 10, batches) < profilingFraction("batch 8: layers", 5, 10, batches));
-        QVERIFY(profilingFraction("batch 8: layers", 10, 10, batches) <= profilingFraction("batch 4: iteration", 0, 1, batches));
+        QVERIFY(profilingFraction("batch 8: layers", 0, 10, batches) <
+                profilingFraction("batch 8: layers", 5, 10, batches));
+        QVERIFY(profilingFraction("batch 8: layers", 10, 10, batches) <=
+                profilingFraction("batch 4: iteration", 0, 1, batches));
         QVERIFY(profilingFraction("batch 16: layers", 10, 10, batches) <= 1.0);
         QCOMPARE(profilingFraction("batch 12: iteration", 0, 1, batches), -1.0);
         QCOMPARE(formatTimeLeft(-1), QString());
