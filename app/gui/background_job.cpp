@@ -8,7 +8,8 @@ namespace ts::gui {
 
 void JobContext::progress(const QString& stage, double fraction) {
     BackgroundJob* job = &job_;
-    QMetaObject::invokeMethod(job, [job, stage, fraction] { job->report(stage, fraction); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        job, [job, stage, fraction] { job->report(stage, fraction); }, Qt::QueuedConnection);
 }
 
 bool JobContext::cancelled() const {

@@ -257,7 +257,8 @@ void ExplorerState::updateSweep() {
     const int64_t last = std::clamp<int64_t>(std::max({int64_t(64), 2 * fitting, 2 * batch}), 1, kMaxBatch);
     if (plottedUpTo_ > 0 && last <= plottedUpTo_ && 4 * last > plottedUpTo_) return;
     const std::vector<int64_t> batches = plotBatches(last);
-    std::vector<GpuSweep> sweeps = SweepPlan(*predictor_, {target}, {settings_.precision}, scenario()).evaluate(batches);
+    std::vector<GpuSweep> sweeps =
+        SweepPlan(*predictor_, {target}, {settings_.precision}, scenario()).evaluate(batches);
     sweep_ = sweeps.empty() ? GpuSweep{} : std::move(sweeps.front());
     plottedUpTo_ = last;
 }

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "model_loading.h"
 #include "trainscope/core/costs.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/graph.h"
 #include "trainscope/core/profile.h"
-#include "model_loading.h"
 #include "trainscope/predictors/training_cost.h"
 #include "trainscope/predictors/training_predictor.h"
 

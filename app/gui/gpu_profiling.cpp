@@ -26,8 +26,9 @@ Precision profilerPrecision(TrainingPrecision p) {
         case TrainingPrecision::Fp8:
             break;
     }
-    throw ModelError("", "fp8 cannot be profiled (the profiler runs fp32, tf32, amp-fp16 and amp-bf16); choose "
-                         "one of those, fp8 stays a prediction");
+    throw ModelError("",
+                     "fp8 cannot be profiled (the profiler runs fp32, tf32, amp-fp16 and amp-bf16); choose "
+                     "one of those, fp8 stays a prediction");
 }
 
 OptimizerKind profilerOptimizer(Optimizer o) {
@@ -49,8 +50,9 @@ OptimizerKind profilerOptimizer(Optimizer o) {
 ProfilingAvailability gpuProfilingAvailability() {
     ProfilingAvailability a;
     if (!executionSupported()) {
-        a.reason = QObject::tr("This build of TrainScope has no LibTorch, so it cannot run models; build from source "
-                               "with LibTorch (see the README) to profile on a GPU.");
+        a.reason = QObject::tr(
+            "This build of TrainScope has no LibTorch, so it cannot run models; build from source "
+            "with LibTorch (see the README) to profile on a GPU.");
         return a;
     }
     const DeviceQuery q = kernels::queryDevices();
@@ -62,8 +64,9 @@ ProfilingAvailability gpuProfilingAvailability() {
     a.available = true;
     a.device = "cuda:" + std::to_string(d.index);
     a.properties = d;
-    a.reason = QObject::tr("Measure the open model on %1 (%2) at the current precision and optimizer, at the "
-                           "current batch size, half and double it")
+    a.reason = QObject::tr(
+                   "Measure the open model on %1 (%2) at the current precision and optimizer, at the "
+                   "current batch size, half and double it")
                    .arg(QString::fromStdString(d.name), QString::fromStdString(a.device));
     return a;
 }

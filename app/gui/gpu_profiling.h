@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "background_job.h"
-#include "trainscope/core/graph.h"
 #include "trainscope/core/gpu_device.h"
+#include "trainscope/core/graph.h"
 #include "trainscope/core/profile.h"
 #include "trainscope/predictors/training_scenario.h"
 

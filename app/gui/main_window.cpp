@@ -5,41 +5,41 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
-#include <QMessageBox>
-#include <QMimeData>
-#include <QPushButton>
-#include <QStyle>
-#include <QToolButton>
-#include <memory>
-#include <QComboBox>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPushButton>
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTabWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "app_settings.h"
 #include "background_job.h"
 #include "batch_plot_view.h"
-#include "gpu_profiling.h"
-#include "job_progress_widget.h"
-#include "theme.h"
 #include "explorer_state.h"
+#include "gpu_profiling.h"
 #include "gpu_view.h"
+#include "job_progress_widget.h"
 #include "module_tree_view.h"
 #include "overview_view.h"
 #include "report_export.h"
 #include "roofline_view.h"
+#include "theme.h"
 #include "timeline_view.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/profile_file.h"
@@ -145,12 +145,13 @@ void MainWindow::buildMenus() {
         action->setToolTip(QString::fromStdString(entry.description));
     }
     zoo->setToolTipsVisible(true);
-    saveProfileAction_ = file->addAction(tr("&Save Profile As…"), QKeySequence::SaveAs, this, &MainWindow::saveProfileAs);
+    saveProfileAction_ =
+        file->addAction(tr("&Save Profile As…"), QKeySequence::SaveAs, this, &MainWindow::saveProfileAs);
     saveProfileAction_->setToolTip(tr("Save the measured profile, to predict from it later or on another machine"));
     file->addAction(tr("&Export Report…"), QKeySequence(tr("Ctrl+E")), this, [this] {
-        report::exportReportInteractively(this, report::requestFor(state_.predictor(), state_.database(),
-                                                                   state_.current().scenario, state_.goal(),
-                                                                   state_.modelSpec()));
+        report::exportReportInteractively(
+            this, report::requestFor(state_.predictor(), state_.database(), state_.current().scenario, state_.goal(),
+                                     state_.modelSpec()));
     });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -158,16 +159,14 @@ void MainWindow::buildMenus() {
     rebuildRecentMenu();
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    const std::pair<View, QString> views[] = {{View::Overview, tr("&Overview")},
-                                              {View::BatchPlot, tr("&Batch size")},
-                                              {View::Gpus, tr("&GPUs")},
-                                              {View::Modules, tr("&Modules")},
-                                              {View::Roofline, tr("&Roofline")},
-                                              {View::Timeline, tr("&Timeline")}};
+    const std::pair<View, QString> views[] = {{View::Overview, tr("&Overview")}, {View::BatchPlot, tr("&Batch size")},
+                                              {View::Gpus, tr("&GPUs")},         {View::Modules, tr("&Modules")},
+                                              {View::Roofline, tr("&Roofline")}, {View::Timeline, tr("&Timeline")}};
     int key = 1;
     for (const auto& [v, name] : views) {
         const View shown = v;
-        view->addAction(name, QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + key++)), this, [this, shown] { showView(shown); });
+        view->addAction(name, QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + key++)), this,
+                        [this, shown] { showView(shown); });
     }
     view->addSeparator();
     QMenu* theme = view->addMenu(tr("&Theme"));
@@ -322,7 +321,8 @@ void MainWindow::openModel(const QString& spec) {
 
 void MainWindow::saveProfileAs() {
     if (!state_.profile()) return;
-    const QString suggested = QString::fromStdString(displayName(state_.modelSpec())).section('.', 0, 0) + "-profile.json";
+    const QString suggested =
+        QString::fromStdString(displayName(state_.modelSpec())).section('.', 0, 0) + "-profile.json";
     const QString path =
         QFileDialog::getSaveFileName(this, tr("Save the profile"), suggested, tr("TrainScope profile (*.json)"));
     if (path.isEmpty()) return;

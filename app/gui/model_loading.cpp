@@ -24,8 +24,9 @@ std::string profileModelSpec(const Profile& profile, const std::string& profileP
     if (fs::exists(parsed.location, ec)) return recorded;
     const fs::path beside = fs::path(profilePath).parent_path() / fs::path(parsed.location).filename();
     if (!fs::exists(beside, ec))
-        throw ModelError(profilePath, "its model " + parsed.location + " is neither where it was recorded nor beside "
-                                                                       "the profile");
+        throw ModelError(profilePath, "its model " + parsed.location +
+                                          " is neither where it was recorded nor beside "
+                                          "the profile");
     const size_t query = recorded.find('?');
     return beside.string() + (query == std::string::npos ? "" : recorded.substr(query));
 }

@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
     QApplication app(argc, argv);
     QStringList models = app.arguments().mid(1);
     if (models.isEmpty()) models = {"zoo:gpt2_large", "zoo:bert_large", "zoo:resnet50"};
-    std::printf("%-18s %-10s %8s %8s   (wall ms from slider move to repainted window)\n", "model", "view",
-                "median", "p90");
+    std::printf("%-18s %-10s %8s %8s   (wall ms from slider move to repainted window)\n", "model", "view", "median",
+                "p90");
     for (const QString& model : models) {
         ExplorerState state;
         if (!state.openModel(model.toStdString())) {

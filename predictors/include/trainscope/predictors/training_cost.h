@@ -17,13 +17,13 @@ struct TrainingGoal {
 };
 
 struct TrainingCost {
-    bool priced = false;      // the GPU has a known price
-    double usdPerGpuHour = 0; // the cheapest on-demand price of one GPU
-    std::string priceSource;  // "provider instance (date)", empty when !priced
+    bool priced = false;       // the GPU has a known price
+    double usdPerGpuHour = 0;  // the cheapest on-demand price of one GPU
+    std::string priceSource;   // "provider instance (date)", empty when !priced
     // All intervals follow samplesPerS's: the fastest end of the throughput is the cheapest.
-    Interval hoursToTrain;              // wall-clock hours for the goal (all GPUs together)
-    Interval usdPerMillionSamples;      // 0 when !priced
-    Interval usdToTrain;                // 0 when !priced
+    Interval hoursToTrain;          // wall-clock hours for the goal (all GPUs together)
+    Interval usdPerMillionSamples;  // 0 when !priced
+    Interval usdToTrain;            // 0 when !priced
 };
 
 // The cost of `p` (a supported prediction with samplesPerS over all its GPUs) on `gpu`, for `goal`.
