@@ -43,6 +43,7 @@
 #include "timeline_view.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/profile_file.h"
+#include "trainscope/predictors/measured_device.h"
 
 namespace ts::gui {
 
@@ -367,6 +368,8 @@ void MainWindow::startProfiling(const std::string& device, bool quick) {
     // user has opened another model meanwhile.
     auto measured = [this, generation](const Profile& sofar) {
         if (state_.modelGeneration() != generation) return;
+        // A batch size that ran out of memory has nothing to predict from; wait for one that fitted.
+        if (std::none_of(sofar.runs.begin(), sofar.runs.end(), predictors::isFittedRun)) return;
         try {
             state_.useProfile(sofar);
         } catch (const std::exception& e) {
@@ -384,6 +387,13 @@ void MainWindow::startProfiling(const std::string& device, bool quick) {
 }
 
 void MainWindow::measuredFinal(const Profile& profile, bool cancelled) {
+    if (std::none_of(profile.runs.begin(), profile.runs.end(), predictors::isFittedRun)) {
+        const ProfileRun& first = profile.runs.front();
+        showError(tr("Profiling measured nothing usable: batch %1: %2")
+                      .arg(first.batch)
+                      .arg(QString::fromStdString(first.error.empty() ? profile.incompleteReason : first.error)));
+        return;
+    }
     try {
         state_.useProfile(profile);
     } catch (const std::exception& e) {
