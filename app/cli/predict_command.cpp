@@ -1,7 +1,7 @@
 #include "predict_command.h"
 
-#include <fstream>
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <iostream>
 
 #include "predict_report.h"
@@ -22,8 +22,7 @@ TrainingScenario scenarioFrom(const PredictOptions& o, std::optional<Optimizer> 
     if (!precision)
         throw ModelError("--precision",
                          "unknown precision " + quoted(o.precision) + " (fp32, tf32, amp-fp16, amp-bf16 or fp8)");
-    TrainingScenario s = scenarioFromOptions(
-        ScenarioOptions{o.optimizer, o.gpus, o.interconnect, o.infinibandGbps, o.checkpointing}, profileOptimizer);
+    TrainingScenario s = scenarioFromOptions(o.scenario, profileOptimizer);
     s.precision = *precision;
     return s;
 }
@@ -73,20 +72,16 @@ CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
                            "Predict training time, throughput and memory on every GPU of the database (or one): per "
                            "precision, optimizer, batch size (or the largest that fits), data-parallel GPUs and "
                            "interconnect, with activation checkpointing; every figure with its expected range.");
-    cmd->add_option("MODEL", o.model, "model file or zoo:NAME[?options], as for inspect, or a profile file "
-                                     "(PROFILE.json from `profile`): predictions then start from its measurements")
+    cmd->add_option("MODEL", o.model,
+                    "model file or zoo:NAME[?options], as for inspect, or a profile file "
+                    "(PROFILE.json from `profile`): predictions then start from its measurements")
         ->required();
     cmd->add_option("--gpu", o.gpu, "a GPU id or name, or all (default)");
     cmd->add_option("--batch,-b", o.batch,
                     "per-GPU batch size, or auto: the largest that fits each GPU "
                     "(default: the model's, 1 unless ?batch= says otherwise)");
     cmd->add_option("--precision", o.precision, "fp32 (default), tf32, amp-fp16, amp-bf16 or fp8");
-    cmd->add_option("--optimizer", o.optimizer, "sgd (default), sgd-momentum, adam or adamw");
-    cmd->add_option("--gpus", o.gpus, "data-parallel GPUs (default 1)")->check(CLI::Range(1, 65536));
-    cmd->add_option("--interconnect", o.interconnect, "between the GPUs: nvlink (default), pcie or infiniband");
-    cmd->add_option("--infiniband-gbps", o.infinibandGbps, "InfiniBand rate per GPU in Gb/s (default 400, NDR)")
-        ->check(CLI::Range(1.0, 1e5));
-    cmd->add_flag("--checkpointing", o.checkpointing, "activation checkpointing in sqrt(L) segments");
+    addScenarioOptions(*cmd, o.scenario);
     cmd->add_option("--seq", o.seq, "sequence length for sequence models (default: the model's)")
         ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
     cmd->add_flag("--json", o.json, "print JSON: model, scenario, predictions[] (one per GPU)");

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "scenario_options.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/graph.h"
 #include "trainscope/core/profile.h"
@@ -24,11 +25,7 @@ struct PredictOptions {
     std::string gpu = "all";  // a GPU id or name, or all
     std::string batch;        // N, or auto (the largest that fits each GPU); default: the model's
     std::string precision = "fp32";
-    std::string optimizer;  // default: the profile's, else sgd (the profiler's default)
-    int gpus = 1;
-    std::string interconnect = "nvlink";
-    double infinibandGbps = 400;
-    bool checkpointing = false;
+    ScenarioOptions scenario;  // optimizer, data-parallel GPUs, interconnect, checkpointing
     int64_t seq = 0;
     bool json = false;
     bool layers = false;  // every layer's times (JSON: "layers" per GPU; text: all instead of the top 10)

@@ -44,8 +44,7 @@ std::string formatOf(const ReportOptions& o) {
 }
 
 TrainingScenario baseFrom(const ReportOptions& o, std::optional<Optimizer> profileOptimizer) {
-    return scenarioFromOptions(
-        ScenarioOptions{o.optimizer, o.gpuCount, o.interconnect, o.infinibandGbps, o.checkpointing}, profileOptimizer);
+    return scenarioFromOptions(o.scenario, profileOptimizer);
 }
 
 HardwareChoiceOptions choiceOptionsFrom(const ReportOptions& o) {
@@ -143,12 +142,7 @@ CLI::App* addReportCommand(CLI::App& app, ReportOptions& o) {
                     "precisions to consider: fp32, tf32, amp-fp16, amp-bf16, fp8, or all (default: every precision "
                     "each GPU supports); repeat or separate with commas")
         ->delimiter(',');
-    cmd->add_option("--optimizer", o.optimizer, "sgd (default), sgd-momentum, adam or adamw");
-    cmd->add_option("--gpus", o.gpuCount, "data-parallel GPUs per run (default 1)")->check(CLI::Range(1, 65536));
-    cmd->add_option("--interconnect", o.interconnect, "between the GPUs: nvlink (default), pcie or infiniband");
-    cmd->add_option("--infiniband-gbps", o.infinibandGbps, "InfiniBand rate per GPU in Gb/s (default 400, NDR)")
-        ->check(CLI::Range(1.0, 1e5));
-    cmd->add_flag("--checkpointing", o.checkpointing, "activation checkpointing in sqrt(L) segments");
+    addScenarioOptions(*cmd, o.scenario);
     cmd->add_option("--seq", o.seq, "sequence length for sequence models (default: the model's)")
         ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
     cmd->add_option("--epochs", o.epochs, "epochs in the training goal (default 1)")->check(CLI::Range(1e-6, 1e9));

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "scenario_options.h"
+
 namespace CLI {
 class App;
 }
@@ -19,11 +21,7 @@ struct ReportOptions {
     std::vector<std::string> gpus;        // ids or names, or all (default)
     std::string batch = "auto";           // N, or auto: chosen per GPU
     std::vector<std::string> precisions;  // default: every precision each GPU supports
-    std::string optimizer;                // default: the profile's, else sgd
-    int gpuCount = 1;
-    std::string interconnect = "nvlink";
-    double infinibandGbps = 400;
-    bool checkpointing = false;
+    ScenarioOptions scenario;             // optimizer, data-parallel GPUs, interconnect, checkpointing
     int64_t seq = 0;
     double epochs = 1;
     double datasetSamples = 1.281167e6;

@@ -1,5 +1,7 @@
 #include "scenario_options.h"
 
+#include <CLI/CLI.hpp>
+
 #include "trainscope/core/errors.h"
 
 namespace ts::cli {
@@ -8,6 +10,15 @@ using namespace ts::predictors;
 
 std::string quoted(const std::string& s) {
     return "'" + s + "'";
+}
+
+void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
+    cmd.add_option("--optimizer", o.optimizer, "sgd (default), sgd-momentum, adam or adamw");
+    cmd.add_option("--gpus", o.gpus, "data-parallel GPUs (default 1)")->check(CLI::Range(1, 65536));
+    cmd.add_option("--interconnect", o.interconnect, "between the GPUs: nvlink (default), pcie or infiniband");
+    cmd.add_option("--infiniband-gbps", o.infinibandGbps, "InfiniBand rate per GPU in Gb/s (default 400, NDR)")
+        ->check(CLI::Range(1.0, 1e5));
+    cmd.add_flag("--checkpointing", o.checkpointing, "activation checkpointing in sqrt(L) segments");
 }
 
 TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Optimizer> profileOptimizer) {

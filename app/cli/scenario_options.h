@@ -6,6 +6,10 @@
 
 #include "trainscope/predictors/training_scenario.h"
 
+namespace CLI {
+class App;
+}
+
 namespace ts::cli {
 
 std::string quoted(const std::string& s);
@@ -17,6 +21,9 @@ struct ScenarioOptions {
     double infinibandGbps = 400;
     bool checkpointing = false;
 };
+
+// --optimizer, --gpus, --interconnect, --infiniband-gbps and --checkpointing on `cmd`.
+void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o);
 
 // Throws ModelError naming the option for an unknown optimizer or interconnect.
 predictors::TrainingScenario scenarioFromOptions(const ScenarioOptions& o,
