@@ -149,11 +149,10 @@ void MainWindow::buildMenus() {
     saveProfileAction_ =
         file->addAction(tr("&Save Profile As…"), QKeySequence::SaveAs, this, &MainWindow::saveProfileAs);
     saveProfileAction_->setToolTip(tr("Save the measured profile, to predict from it later or on another machine"));
-    file->addAction(tr("&Export Report…"), QKeySequence(tr("Ctrl+E")), this, [this] {
-        report::exportReportInteractively(
-            this, report::requestFor(state_.predictor(), state_.database(), state_.current().scenario, state_.goal(),
-                                     state_.modelSpec()));
-    });
+    exportAction_ = file->addAction(tr("&Export Report…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportReport);
+    exportAction_->setToolTip(
+        tr("Which GPU, at what batch size and precision, for what time and cost: HTML, PDF, "
+           "CSV or JSON"));
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     file->setToolTipsVisible(true);
@@ -320,6 +319,41 @@ void MainWindow::openModel(const QString& spec) {
     startJob(job);
 }
 
+void MainWindow::exportReport() {
+    if (job_ || !state_.hasModel()) return;
+    QString path;
+    report::ReportFormat format = report::ReportFormat::Html;
+    if (!report::askReportPath(this, state_.modelSpec(), path, format)) return;
+    exportReportTo(path, format);
+}
+
+void MainWindow::exportReportTo(const QString& path, report::ReportFormat format) {
+    if (job_ || !state_.hasModel()) return;
+    // The choice (every GPU x precision x batch size) runs on a worker; the plots and the file are
+    // made on this thread, as QCustomPlot draws with widgets. The predictor stays put meanwhile:
+    // opening another model waits for the job.
+    const report::ReportRequest request = report::requestFor(
+        state_.predictor(), state_.database(), state_.current().scenario, state_.goal(), state_.modelSpec());
+    auto choice = std::make_shared<HardwareChoice>();
+    auto* job = new BackgroundJob(tr("Exporting the report"), [request, choice](JobContext& context) {
+        context.progress(QObject::tr("choosing the batch size and precision on every GPU"), -1);
+        *choice = chooseHardware(*request.predictor, request.gpus, request.base, request.goal, request.options);
+    });
+    connect(job, &BackgroundJob::finished, this, [this, choice, path, format](bool cancelled, const QString& error) {
+        if (cancelled) return;
+        if (!error.isEmpty()) {
+            showError(tr("The report could not be made: %1").arg(error));
+            return;
+        }
+        const QString written = report::writeReport(*choice, format, path);
+        if (!written.isEmpty())
+            showError(written);
+        else
+            statusBar()->showMessage(tr("Wrote the report to %1").arg(path), 10000);
+    });
+    startJob(job);
+}
+
 void MainWindow::saveProfileAs() {
     if (!state_.profile()) return;
     const QString suggested =
@@ -453,6 +487,7 @@ void MainWindow::rebuildRecentMenu() {
 void MainWindow::updateActions() {
     const bool busy = job_ != nullptr;
     openAction_->setEnabled(!busy);
+    exportAction_->setEnabled(!busy && state_.hasModel());
     recentMenu_->setEnabled(!busy && settings_ && !settings_->recentFiles().isEmpty());
     saveProfileAction_->setEnabled(state_.profile() != nullptr);
     profileAction_->setEnabled(!busy && state_.hasModel() && profilingUnavailable_.isEmpty());

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "report_writer.h"
 #include "trainscope/core/profile.h"
 
 class QAction;
@@ -69,6 +70,9 @@ public:
     JobProgressWidget* jobProgress() const { return jobProgress_; }
     QString errorText() const;  // the error sentence shown in the window, "" when none
     QAction* profileAction() const { return profileAction_; }
+    // Writes the hardware-choice report at the current settings to `path`, the choice computed on a
+    // worker thread (File > Export Report asks for the path, then calls this).
+    void exportReportTo(const QString& path, report::ReportFormat format);
     QMenu* recentMenu() const { return recentMenu_; }
 
 protected:
@@ -81,6 +85,7 @@ private:
     QWidget* buildControls();
     void openFile();
     void saveProfileAs();
+    void exportReport();
     void profileOnThisGpu();
     void measuredFinal(const Profile& profile, bool cancelled);
     void startJob(BackgroundJob* job);  // takes ownership; one job at a time
@@ -116,6 +121,7 @@ private:
     QMenu* recentMenu_ = nullptr;
     QAction* openAction_ = nullptr;
     QAction* saveProfileAction_ = nullptr;
+    QAction* exportAction_ = nullptr;
     QAction* profileAction_ = nullptr;
     QString profilingUnavailable_;  // why Profile on this GPU is disabled ("" when it is enabled)
     std::string profilingDevice_;

@@ -1,9 +1,7 @@
 #include "report_export.h"
 
-#include <QApplication>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QMessageBox>
 #include <QRegularExpression>
 
 namespace ts::report {
@@ -45,24 +43,18 @@ QString defaultReportFileName(const std::string& modelLabel, ReportFormat format
     return QString("trainscope-report-%1.%2").arg(name, reportFormatName(format));
 }
 
-void exportReportInteractively(QWidget* parent, const ReportRequest& request) {
-    if (!request.predictor) {
-        QMessageBox::information(parent, QObject::tr("Export Report"), QObject::tr("Open a model first."));
-        return;
-    }
-    const QString suggested = defaultReportFileName(request.options.modelLabel, ReportFormat::Html);
-    QString path = QFileDialog::getSaveFileName(parent, QObject::tr("Export the hardware-choice report"), suggested,
-                                                QObject::tr("HTML (*.html);;PDF (*.pdf);;CSV (*.csv);;JSON (*.json)"));
-    if (path.isEmpty()) return;
-    std::optional<ReportFormat> format = reportFormatOfPath(path);
-    if (!format) {  // no known suffix: HTML, and say so in the name
-        format = ReportFormat::Html;
+bool askReportPath(QWidget* parent, const std::string& modelLabel, QString& path, ReportFormat& format) {
+    const QString suggested = defaultReportFileName(modelLabel, ReportFormat::Html);
+    path = QFileDialog::getSaveFileName(parent, QObject::tr("Export the hardware-choice report"), suggested,
+                                        QObject::tr("HTML (*.html);;PDF (*.pdf);;CSV (*.csv);;JSON (*.json)"));
+    if (path.isEmpty()) return false;
+    std::optional<ReportFormat> f = reportFormatOfPath(path);
+    if (!f) {  // no known suffix: HTML, and say so in the name
+        f = ReportFormat::Html;
         path += ".html";
     }
-    QApplication::setOverrideCursor(Qt::WaitCursor);
-    const QString error = exportReport(request, *format, path);
-    QApplication::restoreOverrideCursor();
-    if (!error.isEmpty()) QMessageBox::warning(parent, QObject::tr("Export Report"), error);
+    format = *f;
+    return true;
 }
 
 }  // namespace ts::report

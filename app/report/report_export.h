@@ -32,8 +32,7 @@ QString exportReport(const ReportRequest& request, ReportFormat format, const QS
 // trainscope-report-<model>.<format>, the model reduced to its file or zoo name.
 QString defaultReportFileName(const std::string& modelLabel, ReportFormat format);
 
-// Asks for a file (its suffix chooses the format), writes the report there and says where, or
-// shows why not in a message box.
-void exportReportInteractively(QWidget* parent, const ReportRequest& request);
+// Asks for the file to write (its suffix chooses the format; none: HTML). False when cancelled.
+bool askReportPath(QWidget* parent, const std::string& modelLabel, QString& path, ReportFormat& format);
 
 }  // namespace ts::report

@@ -5,10 +5,13 @@
 #include <QAction>
 #include <QDropEvent>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMenu>
 #include <QMimeData>
 #include <QPushButton>
 #include <QTemporaryDir>
+#include <QTemporaryFile>
 #include <QTimer>
 #include <QtTest>
 
@@ -244,6 +247,29 @@ private Q_SLOTS:
         QVERIFY(int(state.profile()->runs.size()) < 3);
         QVERIFY(!state.profile()->complete);
         QVERIFY(state.predictor()->hasProfile());
+    }
+
+    void exportReportRunsOffTheGuiThread() {
+        QTemporaryDir dir;
+        ExplorerState state;
+        QVERIFY(state.openModel("zoo:resnet18"));
+        MainWindow window(state);
+        const QString path = dir.filePath("choice.json");
+        window.exportReportTo(path, ts::report::ReportFormat::Json);
+        QVERIFY(window.currentJob());
+        QVERIFY(waitForJob(window, 60000));
+        QVERIFY2(window.errorText().isEmpty(), qPrintable(window.errorText()));
+        QFile written(path);
+        QVERIFY(written.open(QIODevice::ReadOnly));
+        const QJsonDocument doc = QJsonDocument::fromJson(written.readAll());
+        QVERIFY(doc.isObject());
+        QVERIFY(!doc.object().isEmpty());
+        // A file that cannot be written is a sentence in the window.
+        QTemporaryFile notADirectory;
+        QVERIFY(notADirectory.open());
+        window.exportReportTo(notADirectory.fileName() + "/choice.json", ts::report::ReportFormat::Json);
+        QVERIFY(waitForJob(window, 60000));
+        QVERIFY2(window.errorText().contains("cannot be written"), qPrintable(window.errorText()));
     }
 
     void themesChangeThePalette() {
