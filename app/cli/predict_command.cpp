@@ -27,22 +27,6 @@ TrainingScenario scenarioFrom(const PredictOptions& o, std::optional<Optimizer> 
     return s;
 }
 
-// 0 for auto, the number otherwise; throws for anything else.
-int64_t batchFrom(const std::string& text, int64_t modelDefault) {
-    if (text.empty()) return modelDefault;
-    if (text == "auto") return 0;
-    size_t used = 0;
-    long long v = 0;
-    try {
-        v = std::stoll(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != text.size() || v < 1 || v > (int64_t(1) << 30))
-        throw ModelError("--batch", "expected a batch size from 1 to 2^30 or 'auto', got " + quoted(text));
-    return v;
-}
-
 }  // namespace
 
 // A measured profile (a .json file whose format is trainscope-profile) rather than a model.

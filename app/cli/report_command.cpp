@@ -50,18 +50,7 @@ TrainingScenario baseFrom(const ReportOptions& o, std::optional<Optimizer> profi
 HardwareChoiceOptions choiceOptionsFrom(const ReportOptions& o) {
     HardwareChoiceOptions c;
     c.modelLabel = o.model;
-    if (o.batch != "auto") {
-        size_t used = 0;
-        long long v = 0;
-        try {
-            v = std::stoll(o.batch, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != o.batch.size() || v < 1 || v > (int64_t(1) << 30))
-            throw ModelError("--batch", "expected a batch size from 1 to 2^30 or 'auto', got " + quoted(o.batch));
-        c.batch = v;
-    }
+    if (o.batch != "auto") c.batch = batchFrom(o.batch, 0);
     for (const std::string& name : o.precisions) {
         if (lower(name) == "all") {
             c.precisions.clear();

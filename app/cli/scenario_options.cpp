@@ -1,6 +1,7 @@
 #include "scenario_options.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 
 #include "trainscope/core/errors.h"
 
@@ -19,6 +20,21 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
     cmd.add_option("--infiniband-gbps", o.infinibandGbps, "InfiniBand rate per GPU in Gb/s (default 400, NDR)")
         ->check(CLI::Range(1.0, 1e5));
     cmd.add_flag("--checkpointing", o.checkpointing, "activation checkpointing in sqrt(L) segments");
+}
+
+int64_t batchFrom(const std::string& text, int64_t modelDefault) {
+    if (text.empty()) return modelDefault;
+    if (text == "auto") return 0;
+    size_t used = 0;
+    long long v = 0;
+    try {
+        v = std::stoll(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || v < 1 || v > (int64_t(1) << 30))
+        throw ModelError("--batch", "expected a batch size from 1 to 2^30 or 'auto', got " + quoted(text));
+    return v;
 }
 
 TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Optimizer> profileOptimizer) {

@@ -1,6 +1,7 @@
 #pragma once
 // The training-scenario options that `predict` and `report` share (optimizer, data-parallel GPUs,
 // interconnect, checkpointing), parsed once with the same messages.
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -21,6 +22,10 @@ struct ScenarioOptions {
     double infinibandGbps = 400;
     bool checkpointing = false;
 };
+
+// --batch: 0 for "auto", N for a number from 1 to 2^30, `modelDefault` when empty; throws
+// ModelError naming --batch for anything else.
+int64_t batchFrom(const std::string& text, int64_t modelDefault);
 
 // --optimizer, --gpus, --interconnect, --infiniband-gbps and --checkpointing on `cmd`.
 void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o);
