@@ -3,11 +3,14 @@
 // kernel-scaling cross path, as KernelScalingTable::predictCross computes it, or the clock for a
 // kernel smaller than a wave on both), and to the target precision (analytic ratio). Layers the
 // profile lacks take the analytic rows. Everything that depends only on the measured GPU is
-// computed once per (batch size, precision) in ProfileFit::originAt and shared by every target.
+// computed once per (batch size, precision) in ProfileFit::originAt and shared by every target;
+// what depends only on the target GPU once per (GPU, batch size) and shared by its precisions.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
+#include "law_kernels.h"
 #include "trainscope/predictors/kernel_scaling.h"
 #include "trainscope/predictors/prediction_errors.h"
 #include "trainscope/predictors/profile_fit.h"
@@ -41,77 +44,6 @@ inline double power(double r, double alpha) {
 }
 inline double rowAt(const TimeRow& r, double n) {
     return soft(r.floorMs, r.kernelMs(n), r.softness) + r.castMs.at(n);
-}
-
-// Rows of one softness in single precision (as AnalyticLayerTimes keeps them).
-struct FloatRows {
-    std::vector<float> fp, c0, c1, c2, m0, m1, m2, fixed, k0, k1, k2;
-    void add(const TimeRow& r) {
-        fp.push_back(float(std::pow(r.floorMs, r.softness)));
-        c0.push_back(float(r.computeMs.c0)), c1.push_back(float(r.computeMs.c1)), c2.push_back(float(r.computeMs.c2));
-        m0.push_back(float(r.memoryMs.c0)), m1.push_back(float(r.memoryMs.c1)), m2.push_back(float(r.memoryMs.c2));
-        fixed.push_back(float(r.fixedMs));
-        k0.push_back(float(r.castMs.c0)), k1.push_back(float(r.castMs.c1)), k2.push_back(float(r.castMs.c2));
-    }
-};
-
-template <int P>
-[[gnu::always_inline]] inline float softOf(float fp, float k) {
-    if constexpr (P == 4) {
-        const float kk = k * k;
-        return std::sqrt(std::sqrt(fp + kk * kk));
-    } else {
-        return std::sqrt(fp + k * k);
-    }
-}
-
-// Target times of measured layers at batch n: the origin's time tY, moved by the cross path
-// soft(floor, kernel x r) + cast (or by the clock where `clock` is set), then by the precision
-// ratio when `p` rows are given. Softness 4 or 2 only; vectorised like the analytic rows.
-template <int P>
-[[gnu::always_inline]] inline void lawTimes(const FloatRows& x, const FloatRows* p, const float* __restrict tY,
-                                            const float* __restrict r, const float* __restrict clock, bool cross,
-                                            size_t count, float n, float* __restrict t) {
-    const float n2 = n * n;
-    const float *xf = x.fp.data(), *xc0 = x.c0.data(), *xc1 = x.c1.data(), *xc2 = x.c2.data(), *xm0 = x.m0.data(),
-                *xm1 = x.m1.data(), *xm2 = x.m2.data(), *xfx = x.fixed.data(), *xk0 = x.k0.data(), *xk1 = x.k1.data(),
-                *xk2 = x.k2.data();
-    for (size_t i = 0; i < count; ++i) {
-        const float compute = xc0[i] + n * xc1[i] + n2 * xc2[i], memory = xm0[i] + n * xm1[i] + n2 * xm2[i];
-        const float kx = (compute > memory ? compute : memory) + xfx[i];
-        const float k = kx < 1e9f ? kx : 1e9f;
-        const float cast = xk0[i] + n * xk1[i] + n2 * xk2[i];
-        const float moved = softOf<P>(xf[i], k * r[i]) + cast;
-        const float scaled = clock[i] > 0 ? tY[i] * clock[i] : moved;
-        t[i] = cross ? scaled : tY[i];
-    }
-    if (!p) return;
-    const float *pf = p->fp.data(), *pc0 = p->c0.data(), *pc1 = p->c1.data(), *pc2 = p->c2.data(), *pm0 = p->m0.data(),
-                *pm1 = p->m1.data(), *pm2 = p->m2.data(), *pfx = p->fixed.data(), *pk0 = p->k0.data(),
-                *pk1 = p->k1.data(), *pk2 = p->k2.data();
-    for (size_t i = 0; i < count; ++i) {
-        const float cx = xc0[i] + n * xc1[i] + n2 * xc2[i], mx = xm0[i] + n * xm1[i] + n2 * xm2[i];
-        const float kx = (cx > mx ? cx : mx) + xfx[i];
-        const float cp = pc0[i] + n * pc1[i] + n2 * pc2[i], mp = pm0[i] + n * pm1[i] + n2 * pm2[i];
-        const float kp = (cp > mp ? cp : mp) + pfx[i];
-        const float atX = softOf<P>(xf[i], kx < 1e9f ? kx : 1e9f) + xk0[i] + n * xk1[i] + n2 * xk2[i];
-        const float atP = softOf<P>(pf[i], kp < 1e9f ? kp : 1e9f) + pk0[i] + n * pk1[i] + n2 * pk2[i];
-        t[i] *= atP / atX;
-    }
-}
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)  // ifunc
-#define TRAINSCOPE_LAW_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define TRAINSCOPE_LAW_CLONES
-#endif
-TRAINSCOPE_LAW_CLONES void lawTimes4(const FloatRows& x, const FloatRows* p, const float* tY, const float* r,
-                                     const float* clock, bool cross, size_t count, float n, float* t) {
-    lawTimes<4>(x, p, tY, r, clock, cross, count, n, t);
-}
-TRAINSCOPE_LAW_CLONES void lawTimes2(const FloatRows& x, const FloatRows* p, const float* tY, const float* r,
-                                     const float* clock, bool cross, size_t count, float n, float* t) {
-    lawTimes<2>(x, p, tY, r, clock, cross, count, n, t);
 }
 
 std::vector<const TimeRow*> indexRows(const OperationTimes& t, size_t ops) {
@@ -162,13 +94,18 @@ std::shared_ptr<const ProfileFit::OriginAtBatch> ProfileFit::originAt(TrainingPr
         }
         o->t[i] = t;
     }
+    o->tf.assign(o->t.begin(), o->t.end());
+    o->rf.assign(o->r.begin(), o->r.end());
+    o->gridf.assign(o->grid.begin(), o->grid.end());
+    for (double e : o->err) o->errSqf.push_back(float(e * e));
     slot = o;
     return slot;
 }
 
 class ProfileLayerTimes : public LayerTimeSource {
 public:
-    ProfileLayerTimes(const ProfileFit& fit, const GpuSpec& target, TrainingPrecision p, const LayerRegions& regions)
+    ProfileLayerTimes(const ProfileFit& fit, const GpuSpec& target, TrainingPrecision p, const LayerRegions& regions,
+                      const ProfileLayerTimes* sameGpu)
         : fit_(fit), m_(fit.m_), regions_(regions), cross_(!fit.sameGpu(target)) {
         const GpuSpec& origin = *fit.gpu_;
         const TrainingPrecision measured = fit.rowsPrecision_;
@@ -176,62 +113,50 @@ public:
         common_ = measured;
         if (cross_ && unsupportedReason(target, measured))
             common_ = !unsupportedReason(origin, p) ? p : TrainingPrecision::Fp32;
-        xc_ = prepareOperationTimes(m_, target, common_, fit.table_);
+        if (sameGpu && sameGpu->shared_->targetId == target.id && sameGpu->common_ == common_ &&
+            sameGpu->cross_ == cross_ && sameRegions(sameGpu->regions_, regions))
+            shared_ = sameGpu->shared_;
+        else
+            shared_ = buildShared(fit, target, common_, regions, cross_);
         if (p != common_) xp_ = prepareOperationTimes(m_, target, p, fit.table_);
         precisionChange_ = p != fit.precision_;
         const size_t ops = m_.ops.size();
-        const std::vector<const TimeRow*> ym = indexRows(fit.origin_, ops), xc = indexRows(xc_, ops),
+        const std::vector<const TimeRow*> ym = indexRows(fit.origin_, ops), &xc = shared_->xcIndex,
                                           xp = p != common_ ? indexRows(xp_, ops) : xc;
-        if (cross_ && origin.boostClockMHz.known() && target.boostClockMHz.known())
-            clockRatio_ = *origin.boostClockMHz / *target.boostClockMHz;
         for (size_t i = 0; i < 2 * ops; ++i) {
             const MeasuredLaw* law = fit.law(int(i / 2), i % 2 == 1);
             if (!law && !xp[i]) continue;
             Entry e;
             e.index = i;
             e.law = law;
-            e.analytic = ym[i] != nullptr && xp[i] != nullptr;
-            e.xc = xc[i];
-            e.xp = xp[i] != xc[i] ? xp[i] : nullptr;
-            e.group = i % 2 ? 2 + regions.regionOf(int(i / 2)) : int(i / 2) < regions.lastSegmentStart ? 0 : 1;
+            e.analytic = ym[i] != nullptr && xc[i] != nullptr;
+            e.xc = xc[i] ? xc[i] : xp[i];
+            e.xp = xp[i] && xp[i] != e.xc ? xp[i] : nullptr;
+            e.group = groupOf(i, regions);
             e.crossError = errors::crossClassError(m_.ops[i / 2].opClass);
-            if (law && clockRatio_ > 0) e.targetWave = ProfileFit::waveSizeOn(*law, target);
+            if (law && shared_->clockRatio > 0) e.targetWave = ProfileFit::waveSizeOn(*law, target);
             if (cross_) e.movedErrorSq += e.crossError * e.crossError;
             if (precisionChange_) e.movedErrorSq += errors::kProfilePrecision * errors::kProfilePrecision;
             entries_.push_back(e);
         }
-        // The sums: measured layers with an analytic model in vectorised blocks (by softness,
-        // sorted by group), the other layers as analytic rows, the rest one by one.
         std::stable_sort(entries_.begin(), entries_.end(),
                          [](const Entry& a, const Entry& b) { return a.group < b.group; });
+        // Measured passes outside the shared blocks go one by one; the unmeasured ones are
+        // analytic rows at the asked precision.
         OperationTimes unmeasured;
         for (const Entry& e : entries_) {
-            if (!e.law) {
+            if (!e.law)
                 (e.index % 2 ? unmeasured.backward : unmeasured.forward).push_back(*(e.xp ? e.xp : e.xc));
-                continue;
-            }
-            if (!e.analytic || (e.xc->softness != 4 && e.xc->softness != 2)) {
+            else if (!inBlock(e))
                 loose_.push_back(e);
-                continue;
-            }
-            LawBlock* b = nullptr;
-            for (LawBlock& candidate : blocks_)
-                if (candidate.softness == e.xc->softness) b = &candidate;
-            if (!b) {
-                blocks_.push_back({});
-                b = &blocks_.back();
-                b->softness = e.xc->softness;
-            }
-            if (b->runs.empty() || b->runs.back().group != e.group)
-                b->runs.push_back({e.group, uint32_t(b->entries.size()), uint32_t(b->entries.size())});
-            b->entries.push_back(e);
-            b->runs.back().end = uint32_t(b->entries.size());
-            b->x.add(*e.xc);
-            if (e.xp) b->p.add(*e.xp);
         }
-        for (LawBlock& b : blocks_) b.hasP = b.p.fp.size() == b.entries.size() && !b.entries.empty();
-        // Rows are in graph order inside each list; the groups only sum them.
         analytic_ = std::make_unique<AnalyticLayerTimes>(m_, std::move(unmeasured), regions);
+        // The blocks' rows at the asked precision (the common one's where the op has none there).
+        if (p != common_)
+            for (const TargetRows::Block& b : shared_->blocks) {
+                FloatRows& rows = precisionRows_.emplace_back();
+                for (uint32_t i : b.index) rows.add(*(xp[i] ? xp[i] : xc[i]));
+            }
     }
 
     int regions() const override { return regions_.regions(); }
@@ -239,7 +164,6 @@ public:
     void sums(double n, LayerSums& out) const override {
         analytic_->sums(n, out);  // the unmeasured layers (resets `out`)
         out.calibratedMs = 0;
-        const std::shared_ptr<const ProfileFit::OriginAtBatch> o = fit_.originAt(common_, n);
         auto add = [&](int group, double ms, double err) {
             if (group >= 2) {
                 out.backwardByRegion[size_t(group - 2)] += ms;
@@ -250,36 +174,32 @@ public:
             }
             out.calibratedMs += ms;
         };
+        const TargetRows& s = *shared_;
+        const float* common = values(kCommon, n, out);
+        const float* errors = values(precisionChange_ ? kErrorMoved : kErrorKept, n, out);
+        const float* inverseAtCommon = precisionRows_.empty() ? nullptr : values(kInverseAtCommon, n, out);
         std::vector<float>& buffer = out.rowTimes;
-        for (const LawBlock& b : blocks_) {
-            const size_t count = b.entries.size();
-            buffer.resize(4 * count);
-            float *tY = buffer.data(), *r = tY + count, *clock = r + count, *t = clock + count;
-            for (size_t i = 0; i < count; ++i) {
-                const Entry& e = b.entries[i];
-                tY[i] = float(o->t[e.index]);
-                r[i] = float(o->r[e.index]);
-                const bool small = e.targetWave > 0 && e.law->waveSize > 0 &&
-                                   o->grid[e.index] <= std::min(e.law->waveSize, e.targetWave);
-                clock[i] = small ? float(clockRatio_) : 0.0f;
+        for (size_t bi = 0; bi < s.blocks.size(); ++bi) {
+            const TargetRows::Block& b = s.blocks[bi];
+            const float* t = common + b.offset;
+            if (inverseAtCommon) {
+                buffer.resize(b.index.size());
+                precisionMovedTimes(precisionRows_[bi], b.softness, t, inverseAtCommon + b.offset, b.index.size(),
+                                    float(n), buffer.data());
+                t = buffer.data();
             }
-            (b.softness == 4 ? lawTimes4 : lawTimes2)(b.x, b.hasP ? &b.p : nullptr, tY, r, clock, cross_, count,
-                                                      float(n), t);
-            for (const Run& run : b.runs) {
-                double ms = 0, err = 0;
-                for (uint32_t i = run.begin; i < run.end; ++i) {
-                    const Entry& e = b.entries[i];
-                    const double measured = o->err[e.index];
-                    ms += t[i];
-                    err += t[i] * std::sqrt(measured * measured + e.movedErrorSq);
-                }
-                add(run.group, ms, err);
-            }
+            std::vector<double>& runSums = out.scratch;
+            runSums.resize(2 * b.runs.size());
+            sumsWithError(t, errors + b.offset, b.runs.data(), b.runs.size(), runSums.data());
+            for (size_t r = 0; r < b.runs.size(); ++r) add(int(b.runs[r].group), runSums[2 * r], runSums[2 * r + 1]);
         }
-        for (const Entry& e : loose_) {
-            double err = 0;
-            const double t = time(e, *o, n, err);
-            add(e.group, t, t * err);
+        if (!loose_.empty()) {
+            const std::shared_ptr<const ProfileFit::OriginAtBatch> o = fit_.originAt(common_, n);
+            for (const Entry& e : loose_) {
+                double err = 0;
+                const double t = time(e, *o, n, err);
+                add(e.group, t, t * err);
+            }
         }
         double cv = 0;
         out.otherMs = fit_.otherMs(n, cv);
@@ -316,7 +236,7 @@ private:
     struct Entry {
         size_t index = 0;  // 2 op + pass
         const MeasuredLaw* law = nullptr;
-        bool analytic = false;        // the op has analytic rows (it does work the model sees)
+        bool analytic = false;        // the op has analytic rows on both GPUs (it does work the model sees)
         const TimeRow* xc = nullptr;  // target at the common precision
         const TimeRow* xp = nullptr;  // target at the asked precision, when it differs
         int group = 0;                // as in LayerSums: 0, 1 forward; 2 + r backward region r
@@ -324,6 +244,133 @@ private:
         double movedErrorSq = 0;  // squared relative error of moving it (cross path, precision)
         double targetWave = 0;
     };
+
+    // What the precisions of one target GPU share: its rows at the common precision and the
+    // measured passes with an analytic model of softness 4 or 2, in blocks of one softness sorted
+    // by group. Per batch size, their times at the common precision (one soft each) are computed
+    // once into LayerSums::shared and reused by every precision of the GPU.
+    struct TargetRows {
+        uint64_t id = 0;  // names its values in LayerSums::shared
+        std::string targetId;
+        double clockRatio = 0;  // measured GPU's boost clock / the target's (0: unknown, no clock rule)
+        OperationTimes xc;
+        std::vector<const TimeRow*> xcIndex;  // per 2 op + pass
+        using Run = RowUseRun;
+        struct Block {
+            int softness = 4;
+            size_t offset = 0;             // of its passes in the per-batch values
+            std::vector<uint32_t> index;   // 2 op + pass
+            std::vector<float> crossSq;    // squared relative error of the cross path (0 on the measured GPU)
+            std::vector<float> waveLimit;  // grid at or below which it is smaller than a wave on both (-1: none)
+            std::vector<Run> runs;
+            FloatRows x;
+        };
+        std::vector<Block> blocks;
+        size_t passes = 0;
+    };
+    // The per-batch values, each `passes` long, in LayerSums::shared.values.
+    enum Part : unsigned { kCommon, kErrorSq, kInverseAtCommon, kErrorKept, kErrorMoved, kParts };
+
+    static int groupOf(size_t index, const LayerRegions& regions) {
+        const int op = int(index / 2);
+        return index % 2 ? 2 + regions.regionOf(op) : op < regions.lastSegmentStart ? 0 : 1;
+    }
+    static bool sameRegions(const LayerRegions& a, const LayerRegions& b) {
+        return a.lastSegmentStart == b.lastSegmentStart && a.bucketFirstOp == b.bucketFirstOp;
+    }
+    bool inBlock(const Entry& e) const { return e.analytic && (e.xc->softness == 4 || e.xc->softness == 2); }
+
+    static std::shared_ptr<const TargetRows> buildShared(const ProfileFit& fit, const GpuSpec& target,
+                                                         TrainingPrecision common, const LayerRegions& regions,
+                                                         bool cross) {
+        static std::atomic<uint64_t> nextId{1};
+        auto s = std::make_shared<TargetRows>();
+        s->id = nextId++;
+        s->targetId = target.id;
+        const GpuSpec& origin = *fit.gpu_;
+        if (cross && origin.boostClockMHz.known() && target.boostClockMHz.known())
+            s->clockRatio = *origin.boostClockMHz / *target.boostClockMHz;
+        s->xc = prepareOperationTimes(fit.m_, target, common, fit.table_);
+        const size_t ops = fit.m_.ops.size();
+        s->xcIndex = indexRows(s->xc, ops);
+        const std::vector<const TimeRow*> ym = indexRows(fit.origin_, ops);
+        struct Pass {
+            int group;
+            uint32_t index;
+        };
+        std::vector<Pass> passes;
+        for (size_t i = 0; i < 2 * ops; ++i) {
+            const TimeRow* x = s->xcIndex[i];
+            if (fit.law(int(i / 2), i % 2 == 1) && ym[i] && x && (x->softness == 4 || x->softness == 2))
+                passes.push_back({groupOf(i, regions), uint32_t(i)});
+        }
+        std::stable_sort(passes.begin(), passes.end(), [](const Pass& a, const Pass& b) { return a.group < b.group; });
+        for (const Pass& pass : passes) {
+            const TimeRow& x = *s->xcIndex[pass.index];
+            TargetRows::Block* b = nullptr;
+            for (TargetRows::Block& candidate : s->blocks)
+                if (candidate.softness == int(x.softness)) b = &candidate;
+            if (!b) {
+                b = &s->blocks.emplace_back();
+                b->softness = int(x.softness);
+            }
+            const uint32_t at = uint32_t(b->index.size());
+            if (b->runs.empty() || int(b->runs.back().group) != pass.group)
+                b->runs.push_back({uint32_t(pass.group), at, at});
+            b->runs.back().end = at + 1;
+            b->index.push_back(pass.index);
+            const double crossError = cross ? errors::crossClassError(fit.m_.ops[pass.index / 2].opClass) : 0;
+            b->crossSq.push_back(float(crossError * crossError));
+            const MeasuredLaw& law = *fit.law(int(pass.index / 2), pass.index % 2 == 1);
+            const double targetWave = s->clockRatio > 0 ? ProfileFit::waveSizeOn(law, target) : 0;
+            b->waveLimit.push_back(targetWave > 0 && law.waveSize > 0 ? float(std::min(law.waveSize, targetWave))
+                                                                      : -1.0f);
+            b->x.add(x);
+        }
+        for (TargetRows::Block& b : s->blocks) {
+            b.offset = s->passes;
+            s->passes += b.index.size();
+        }
+        return s;
+    }
+
+    // Part `part` of the shared values at batch n, computed unless this GPU's source of another
+    // precision already did at this batch size.
+    const float* values(Part part, double n, LayerSums& out) const {
+        const TargetRows& s = *shared_;
+        LayerSums::SharedValues& sh = out.shared;
+        if (sh.owner != s.id || sh.n != n) {
+            sh.owner = s.id;
+            sh.n = n;
+            sh.ready = 0;
+            sh.values.resize(kParts * s.passes);
+        }
+        float* v = sh.values.data();
+        auto at = [&](Part p) { return v + p * s.passes; };
+        if (sh.ready & (1u << part)) return at(part);
+        if (part == kCommon || part == kErrorSq) {
+            const std::shared_ptr<const ProfileFit::OriginAtBatch> o = fit_.originAt(common_, n);
+            const OriginFigures origin{o->tf.data(), o->rf.data(), o->gridf.data()};
+            for (const TargetRows::Block& b : s.blocks) {
+                movedTimes(b.x, b.softness, b.index.data(), origin, b.waveLimit.data(), float(s.clockRatio), cross_,
+                           b.index.size(), float(n), at(kCommon) + b.offset);
+                gather(o->errSqf.data(), b.index.data(), b.index.size(), at(kErrorSq) + b.offset);
+            }
+            sh.ready |= (1u << kCommon) | (1u << kErrorSq);
+        } else if (part == kInverseAtCommon) {
+            for (const TargetRows::Block& b : s.blocks)
+                inverseRowTimes(b.x, b.softness, float(n), at(kInverseAtCommon) + b.offset);
+            sh.ready |= 1u << kInverseAtCommon;
+        } else {
+            const float* errSq = values(kErrorSq, n, out);
+            const float precision =
+                part == kErrorMoved ? float(errors::kProfilePrecision * errors::kProfilePrecision) : 0;
+            for (const TargetRows::Block& b : s.blocks)
+                quadrature(errSq + b.offset, b.crossSq.data(), precision, b.index.size(), at(part) + b.offset);
+            sh.ready |= 1u << part;
+        }
+        return at(part);
+    }
 
     double time(const Entry& e, const ProfileFit::OriginAtBatch& o, double n, double& err) const {
         const TimeRow* xp = e.xp ? e.xp : e.xc;
@@ -335,8 +382,9 @@ private:
         err = o.err[e.index];
         if (!e.analytic) return t;  // no analytic model of it (host-only work): as measured
         if (cross_) {
+            const double clockRatio = shared_->clockRatio;
             if (e.targetWave > 0 && e.law->waveSize > 0 && o.grid[e.index] <= std::min(e.law->waveSize, e.targetWave))
-                t *= clockRatio_;  // smaller than a wave on both: only the SM clock matters (Habitat)
+                t *= clockRatio;  // smaller than a wave on both: only the SM clock matters (Habitat)
             else
                 t = soft(e.xc->floorMs, e.xc->kernelMs(n) * o.r[e.index], e.xc->softness) + e.xc->castMs.at(n);
             err = errors::combine(err, e.crossError);
@@ -352,29 +400,18 @@ private:
     bool cross_ = false;
     bool precisionChange_ = false;
     TrainingPrecision common_ = TrainingPrecision::Fp32;
-    OperationTimes xc_, xp_;
-    double clockRatio_ = 0;       // measured GPU's boost clock / the target's (0: unknown, no clock rule)
-    std::vector<Entry> entries_;  // every layer pass with a time, sorted by group
-
-    struct Run {
-        int group = 0;
-        uint32_t begin = 0, end = 0;
-    };
-    struct LawBlock {  // measured passes with an analytic model, of one softness
-        double softness = 4;
-        std::vector<Entry> entries;
-        std::vector<Run> runs;
-        FloatRows x, p;  // the target's rows at the common and (hasP) at the asked precision
-        bool hasP = false;
-    };
-    std::vector<LawBlock> blocks_;
-    std::vector<Entry> loose_;                      // measured passes without an analytic model
+    std::shared_ptr<const TargetRows> shared_;
+    OperationTimes xp_;
+    std::vector<FloatRows> precisionRows_;          // per shared block, at the asked precision (when not common)
+    std::vector<Entry> entries_;                    // every layer pass with a time, sorted by group
+    std::vector<Entry> loose_;                      // measured passes outside the shared blocks
     std::unique_ptr<AnalyticLayerTimes> analytic_;  // the passes the profile did not measure
 };
 
 std::unique_ptr<LayerTimeSource> ProfileFit::source(const GpuSpec& target, TrainingPrecision p,
-                                                    const LayerRegions& regions) const {
-    return std::make_unique<ProfileLayerTimes>(*this, target, p, regions);
+                                                    const LayerRegions& regions, const LayerTimeSource* sameGpu) const {
+    return std::make_unique<ProfileLayerTimes>(*this, target, p, regions,
+                                               dynamic_cast<const ProfileLayerTimes*>(sameGpu));
 }
 
 }  // namespace ts::predictors

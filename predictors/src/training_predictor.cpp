@@ -52,7 +52,8 @@ const GpuSpec* TrainingPredictor::measuredGpu() const {
 }
 
 std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuSpec& gpu, TrainingPrecision p,
-                                                                      const TrainingScenario& s) const {
+                                                                      const TrainingScenario& s,
+                                                                      const Target* sameGpu) const {
     auto t = std::make_unique<Target>();
     t->gpu = &gpu;
     t->precision = p;
@@ -75,7 +76,8 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
 
     t->fromProfile = profile_ && profile_->onGpu();
     if (t->fromProfile)
-        t->source = profile_->source(gpu, p, regions);
+        t->source =
+            profile_->source(gpu, p, regions, sameGpu && sameGpu->gpu == &gpu ? sameGpu->source.get() : nullptr);
     else
         t->source =
             std::make_unique<AnalyticLayerTimes>(analysis_, prepareOperationTimes(analysis_, gpu, p, table_), regions);
@@ -190,11 +192,13 @@ SweepPlan::SweepPlan(const TrainingPredictor& predictor, const std::vector<const
                                                         base.dataParallel.gpus));
     // The largest batches probe the same batch sizes on many GPUs: the allocator's part once each.
     std::vector<std::unordered_map<int64_t, std::array<double, 3>>> probed(precisions.size());
-    for (const GpuSpec* g : gpus)
+    for (const GpuSpec* g : gpus) {
+        const TrainingPredictor::Target* sameGpu = nullptr;  // shares with the GPU's other precisions
         for (size_t pi = 0; pi < precisions.size(); ++pi) {
-            targets_.push_back(predictor.prepare(*g, precisions[pi], base));
+            targets_.push_back(predictor.prepare(*g, precisions[pi], base, sameGpu));
             memoryIndex_.push_back(int(pi));
             const TrainingPredictor::Target& t = *targets_.back();
+            if (t.source) sameGpu = &t;
             auto allocator = [&](int64_t n, MemoryBound bound) {
                 auto [it, added] = probed[pi].try_emplace(n);
                 if (added) memory_[pi]->allocatorBytesAll(double(n), it->second.data());
@@ -202,6 +206,7 @@ SweepPlan::SweepPlan(const TrainingPredictor& predictor, const std::vector<const
             };
             maxBatch_.push_back(t.reason.empty() ? predictor.maxBatchOf(t, allocator) : Interval{});
         }
+    }
 }
 
 SweepPlan::~SweepPlan() = default;
@@ -215,41 +220,46 @@ std::vector<GpuSweep> SweepPlan::evaluate(const std::vector<int64_t>& batches) c
     for (size_t pi = 0; pi < memory_.size(); ++pi)
         for (size_t bi = 0; bi < batches.size(); ++bi)
             memory_[pi]->allocatorBytesAll(double(batches[bi]), &allocator[(pi * batches.size() + bi) * 3]);
-    std::vector<GpuSweep> out;
-    out.reserve(targets_.size());
-    LayerSums sums;
-    const double gpus = base_.dataParallel.gpus;
+    std::vector<GpuSweep> out(targets_.size());
     for (size_t ti = 0; ti < targets_.size(); ++ti) {
         const TrainingPredictor::Target& t = *targets_[ti];
-        GpuSweep sw;
+        GpuSweep& sw = out[ti];
         sw.gpuId = t.gpu->id;
         sw.precision = t.precision;
         sw.supported = t.reason.empty();
         sw.reason = t.reason;
         sw.maxBatch = maxBatch_[ti];
-        if (!sw.supported) {
-            out.push_back(std::move(sw));
-            continue;
-        }
+        if (sw.supported) sw.points.reserve(batches.size());
+    }
+    LayerSums sums;
+    const double gpus = base_.dataParallel.gpus;
+    // One GPU at a time, its precisions innermost: they share what the GPU's sources computed at
+    // a batch size (LayerSums::shared).
+    for (size_t first = 0; first < targets_.size();) {
+        size_t end = first + 1;
+        while (end < targets_.size() && targets_[end]->gpu == targets_[first]->gpu) ++end;
         double fixed[3];
-        for (int k = 0; k < 3; ++k) fixed[k] = MemoryModel::gpuBytes(*t.gpu, kBounds[k]);
-        const size_t pi = size_t(memoryIndex_[ti]);
-        sw.points.reserve(batches.size());
+        for (int k = 0; k < 3; ++k) fixed[k] = MemoryModel::gpuBytes(*targets_[first]->gpu, kBounds[k]);
         for (size_t bi = 0; bi < batches.size(); ++bi) {
             const double n = double(batches[bi]);
-            SweepPoint p;
-            p.batch = batches[bi];
-            p.iterationMs = evaluateIteration(*t.source, t.setup, n, sums).iterationMs;
             const double samples = 1000.0 * n * gpus;
-            p.samplesPerS = {samples / p.iterationMs.value, samples / p.iterationMs.high, samples / p.iterationMs.low};
-            const double* a = &allocator[(pi * batches.size() + bi) * 3];
-            const double correction = t.fromProfile ? predictor_.profile_->memoryCorrection(n, *t.gpu) : 0;
-            p.peakMemoryBytes = {a[0] + fixed[0] + correction, a[1] + fixed[1] + correction,
-                                 a[2] + fixed[2] + correction};
-            p.fits = t.fits(p.peakMemoryBytes.value, n);
-            sw.points.push_back(p);
+            for (size_t ti = first; ti < end; ++ti) {
+                const TrainingPredictor::Target& t = *targets_[ti];
+                if (!t.reason.empty()) continue;
+                SweepPoint p;
+                p.batch = batches[bi];
+                p.iterationMs = evaluateIteration(*t.source, t.setup, n, sums).iterationMs;
+                p.samplesPerS = {samples / p.iterationMs.value, samples / p.iterationMs.high,
+                                 samples / p.iterationMs.low};
+                const double* a = &allocator[(size_t(memoryIndex_[ti]) * batches.size() + bi) * 3];
+                const double correction = t.fromProfile ? predictor_.profile_->memoryCorrection(n, *t.gpu) : 0;
+                p.peakMemoryBytes = {a[0] + fixed[0] + correction, a[1] + fixed[1] + correction,
+                                     a[2] + fixed[2] + correction};
+                p.fits = t.fits(p.peakMemoryBytes.value, n);
+                out[ti].points.push_back(p);
+            }
         }
-        out.push_back(std::move(sw));
+        first = end;
     }
     return out;
 }

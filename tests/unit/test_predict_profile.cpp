@@ -286,10 +286,16 @@ TEST(PredictProfile, SweepEqualsPredict) {
     const Graph g = mlp();
     TrainingPredictor p(g);
     p.useProfile(measuredProfile(g, kBatches), GpuDatabase::builtin());
-    const std::vector<const GpuSpec*> gpus = {&gpu("v100-sxm2-16gb"), &gpu("h100-sxm")};
-    const SweepPlan plan(p, gpus, {TrainingPrecision::Fp32, TrainingPrecision::AmpFp16}, TrainingScenario{});
+    // The sweep shares what a GPU's precisions have in common; predict() computes each alone.
+    const std::vector<const GpuSpec*> gpus = {&gpu("v100-sxm2-16gb"), &gpu("a100-pcie-40gb"), &gpu("h100-sxm")};
+    const SweepPlan plan(
+        p, gpus,
+        {TrainingPrecision::Fp32, TrainingPrecision::Tf32, TrainingPrecision::AmpFp16, TrainingPrecision::AmpBf16},
+        TrainingScenario{});
+    int supported = 0;
     for (const GpuSweep& sw : plan.evaluate({4, 16, 100})) {
-        ASSERT_TRUE(sw.supported);
+        if (!sw.supported) continue;  // tf32 and bf16 on the V100
+        ++supported;
         for (const SweepPoint& pt : sw.points) {
             TrainingScenario s;
             s.batch = pt.batch;
@@ -299,4 +305,35 @@ TEST(PredictProfile, SweepEqualsPredict) {
             EXPECT_NEAR(pt.peakMemoryBytes.value, r.peakMemoryBytes.value, 1);
         }
     }
+    EXPECT_EQ(supported, 10);
+}
+
+// The sweep's sums (single precision, vectorised, shared between a GPU's precisions) add up the
+// per-layer times and errors that are computed one by one in double precision.
+TEST(PredictProfile, SumsAddUpTheLayerTimesOnEveryPath) {
+    const Graph g = mlp();
+    TrainingPredictor p(g);
+    p.useProfile(measuredProfile(g, kBatches), GpuDatabase::builtin());
+    int checked = 0;
+    for (const char* id : {"v100-sxm2-16gb", "a100-pcie-40gb", "h100-sxm"})
+        for (TrainingPrecision precision :
+             {TrainingPrecision::Fp32, TrainingPrecision::Tf32, TrainingPrecision::AmpFp16, TrainingPrecision::AmpBf16})
+            for (int64_t n : {4, 24, 100}) {
+                const TrainingPrediction r = at(p, id, n, precision);
+                if (!r.supported) continue;
+                SCOPED_TRACE(std::string(id) + " " + trainingPrecisionName(precision) + " " + std::to_string(n));
+                double forward = 0, backward = 0, forwardError = 0, backwardError = 0;
+                for (const LayerTime& l : r.layers) {
+                    forward += l.forwardMs.value;
+                    forwardError += l.forwardMs.high - l.forwardMs.value;
+                    backward += l.backwardMs.value;
+                    backwardError += l.backwardMs.high - l.backwardMs.value;
+                }
+                EXPECT_NEAR(r.forwardMs.value, forward, 1e-5 * forward);
+                EXPECT_NEAR(r.backwardMs.value, backward, 1e-5 * backward);
+                EXPECT_NEAR(r.forwardMs.high - r.forwardMs.value, forwardError, 1e-5 * forward);
+                EXPECT_NEAR(r.backwardMs.high - r.backwardMs.value, backwardError, 1e-5 * backward);
+                ++checked;
+            }
+    EXPECT_EQ(checked, 30);
 }

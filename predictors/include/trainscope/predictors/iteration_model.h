@@ -26,6 +26,11 @@ struct LayerRegions {
     int regionOf(int op) const;
 };
 
+struct RowUseRun {
+    uint32_t group = 0;
+    uint32_t begin = 0, end = 0;
+};
+
 struct LayerSums {
     double forwardCheckpointed = 0;
     double forwardLast = 0;
@@ -35,8 +40,16 @@ struct LayerSums {
     double calibratedMs = 0;  // time in rows of a calibrated (or measured) class
     double otherMs = 0;       // measured iteration time outside the layers (profiles)
     double otherError = 0;
-    std::vector<double> scratch;  // reused between calls: bucket ready times
+    std::vector<double> scratch;  // reused between calls: sums per run of rows, bucket ready times
     std::vector<float> rowTimes;  // reused between calls: one block's row times
+    // Reused between calls: values that the sources of one GPU at several precisions share at
+    // one batch size (a profile's cross path), named by their owner's id; reset() keeps them.
+    struct SharedValues {
+        uint64_t owner = 0;
+        double n = 0;
+        unsigned ready = 0;  // bit per part computed
+        std::vector<float> values;
+    } shared;
     void reset(int regions);
 };
 
@@ -60,10 +73,9 @@ public:
     size_t distinctRows() const;
 
 private:
-    struct Run {             // consecutive uses of one group
-        uint32_t group = 0;  // 0: forward checkpointed, 1: forward last segment, 2 + r: backward region r
-        uint32_t begin = 0, end = 0;
-    };
+    // Consecutive uses of one group (0: forward checkpointed, 1: forward last segment, 2 + r:
+    // backward region r), as the row kernels read them.
+    using Run = RowUseRun;
     struct Block {  // distinct rows of one softness, structure of arrays
         double softness = 4;
         // Single precision: four rows per SSE vector (eight with AVX2), and the model is good to
@@ -72,7 +84,7 @@ private:
         // Where each distinct row is used, sorted by group: row, and weights for its time, its
         // error (count x relative error) and its calibrated time (count, or 0).
         std::vector<uint32_t> useRow;
-        std::vector<double> useWeight, useError, useCalibrated;
+        std::vector<float> useWeight, useError, useCalibrated;
         std::vector<Run> runs;
     };
     const ModelAnalysis& m_;

@@ -56,9 +56,10 @@ public:
     std::string describe() const;
     const std::vector<std::string>& notes() const { return notes_; }
 
-    // Layer times on `target` at `p`.
-    std::unique_ptr<LayerTimeSource> source(const GpuSpec& target, TrainingPrecision p,
-                                            const LayerRegions& regions) const;
+    // Layer times on `target` at `p`. `sameGpu`, a source this made for the same target and
+    // regions at another precision, shares with it what does not depend on the precision.
+    std::unique_ptr<LayerTimeSource> source(const GpuSpec& target, TrainingPrecision p, const LayerRegions& regions,
+                                            const LayerTimeSource* sameGpu = nullptr) const;
     // Bytes to add to the analytic device peak: measured minus analytic at the measured scenario
     // (allocated; and on the measured GPU fragmentation and context), interpolated in the batch
     // size and held beyond the measured ones. 0 when the profile has no memory figures.
@@ -90,6 +91,7 @@ public:
         std::vector<double> err;   // its relative error
         std::vector<double> r;     // efficiency against the model^alpha / architecture factor (cross path)
         std::vector<double> grid;  // the dominant kernel's grid (0: not recorded)
+        std::vector<float> tf, rf, gridf, errSqf;  // t, r, grid and err^2 as floats (the vectorised sums)
     };
     // Computed once and kept (thread-safe): every target of a sweep shares it.
     std::shared_ptr<const OriginAtBatch> originAt(TrainingPrecision c, double n) const;

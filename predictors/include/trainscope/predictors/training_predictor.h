@@ -57,7 +57,10 @@ public:
 private:
     friend class SweepPlan;
     struct Target;  // one (GPU, precision) prepared for evaluation
-    std::unique_ptr<Target> prepare(const GpuSpec& gpu, TrainingPrecision p, const TrainingScenario& s) const;
+    // `sameGpu`: a target prepared for the same GPU and scenario at another precision, whose
+    // precision-independent parts the new one may share.
+    std::unique_ptr<Target> prepare(const GpuSpec& gpu, TrainingPrecision p, const TrainingScenario& s,
+                                    const Target* sameGpu = nullptr) const;
     // Device bytes at batch n from the allocator's part (the same on every GPU).
     double memoryNeed(const Target& t, double allocatorBytes, double n, MemoryBound bound) const;
     using AllocatorBytes = std::function<double(int64_t n, MemoryBound bound)>;
