@@ -146,14 +146,6 @@ TEST(ExecutorRealModels, ExportedModelsRunATrainingStep) {
     std::ifstream in(dir / "manifest.json");
     if (!in) GTEST_SKIP() << "no generated models in " << dir << " (run tests/real_models/generate.py " << dir << ")";
     const nlohmann::json manifest = nlohmann::json::parse(in);
-    // Imports whose graph disagrees with what executing it computes (reported to the importers' owners).
-    const std::map<std::string, std::string> knownImportProblems{
-        {"bert_small (torchscript)",
-         "traced at sequence length 8: with ?seq=16 the graph says [1, S] but a Slice still ends at the traced 8"},
-        {"resnet18 (torchscript_scripted)",
-         "avgpool and flatten read constants of the example's shape [2, 512, ...] instead of layer4's output, so "
-         "the output does not depend on the input and the convolutions get no gradient"},
-    };
     OneThread oneThread;
     int checked = 0;
     for (const auto& [name, model] : manifest.at("models").items()) {
@@ -161,10 +153,6 @@ TEST(ExecutorRealModels, ExportedModelsRunATrainingStep) {
             std::string spec = (dir / file.get<std::string>()).string();
             if (format.rfind("torchscript", 0) == 0) spec += model.value("torchscript_options", "");
             const std::string label = name + " (" + format + ")";
-            if (auto known = knownImportProblems.find(label); known != knownImportProblems.end()) {
-                std::printf("%s: not checked, known import problem: %s\n", label.c_str(), known->second.c_str());
-                continue;
-            }
             try {
                 ts::Graph g = ts::loadModel(spec);
                 checkTrainingStep(g, 1, g.defaults.seq, label);

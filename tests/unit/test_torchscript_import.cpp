@@ -179,6 +179,25 @@ TEST(TorchScriptImport, ScriptedResNet18MatchesTraced) {
     EXPECT_EQ(opCounts(scripted), opCounts(traced));
 }
 
+// A slice bound computed from the input's length follows the sequence length (BERT's
+// position_ids[:, :seq_length]) instead of keeping the value of the run that built the graph.
+TEST(TorchScriptImport, SliceBoundsFollowTheSequence) {
+    REQUIRE_GENERATED("bert_small.pt");
+    const Graph g = importTorchScript(generated("bert_small.pt"), {{"seq", "32"}});
+    int following = 0;
+    for (const Operation& op : g.ops) {
+        if (op.type != "Slice") continue;
+        const Value& ends = g.values[size_t(op.inputs.at(2))];
+        ASSERT_TRUE(ends.intData) << op.name;
+        const Dim end = ends.intData->at(0);
+        if (end.eval(1, 32) == INT64_MAX) continue;  // an open slice
+        EXPECT_EQ(end.eval(1, 32), 32) << op.name;
+        EXPECT_EQ(end.eval(2, 100), 100) << op.name;
+        ++following;
+    }
+    EXPECT_GE(following, 1);
+}
+
 TEST(TorchScriptImport, GuessesImageInputFromFirstConvolution) {
     REQUIRE_GENERATED("squeezenet1_0.pt");
     Graph g = importTorchScript(generated("squeezenet1_0.pt"), {});

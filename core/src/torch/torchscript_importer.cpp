@@ -187,6 +187,10 @@ private:
     std::map<std::string, int> opNameCount_;
     std::vector<ShapeOrigin> origin_;                       // per canonical value
     std::vector<std::pair<int, int>> shapeConstants_;       // (int constant, activation whose shape it holds)
+    struct FollowedConstant {  // an int constant fitted from an argument recorded at every run
+        int value, step, slot, index;
+    };
+    std::vector<FollowedConstant> followedConstants_;
     Graph g_;
 };
 
@@ -403,6 +407,18 @@ void TorchScriptImporter::runBlock(tj::Block* block, std::unordered_map<const tj
     for (tj::Node* n : block->nodes()) runNode(n, env);
 }
 
+// Integer arguments that may follow the batch or the sequence length (a slice's bounds, such as
+// BERT's position_ids[:, :seq_length]): recorded at every run after the output sizes, in an extra
+// slot, and fitted like dimensions, so that they do not keep the first run's values.
+std::vector<int64_t> followedInts(const tj::Node* n, const std::vector<IValue>& in) {
+    if (n->kind().ns() != c10::namespaces::aten) return {};
+    const std::string name = n->kind().toUnqualString();
+    if (name == "slice" && in.size() > 3)
+        return {in[2].isNone() ? 0 : in[2].toInt(), in[3].isNone() ? INT64_MAX : in[3].toInt()};
+    if (name == "narrow" && in.size() > 3) return {in[2].toInt(), in[2].toInt() + in[3].toInt()};
+    return {};
+}
+
 void flattenTensors(const IValue& v, std::vector<at::Tensor>& out) {
     if (v.isTensor()) out.push_back(v.toTensor());
     else if (v.isTensorList())
@@ -537,6 +553,7 @@ void TorchScriptImporter::runNode(tj::Node* n, std::unordered_map<const tj::Valu
         if (!tensors.empty() && kind != c10::prim::NumToTensor) {
             std::vector<std::vector<int64_t>> sizes;
             for (const at::Tensor& t : tensors) sizes.push_back(t.sizes().vec());
+            if (std::vector<int64_t> ints = followedInts(n, in); !ints.empty()) sizes.push_back(std::move(ints));
             if (build) {
                 stepNodes_.push_back(n);
                 measured_[0].push_back(std::move(sizes));
@@ -994,11 +1011,12 @@ void TorchScriptImporter::emit(tj::Node* n, const std::vector<IValue>& in, const
         handles_[n->output(0)] = h;
     } else if (name == "slice" || name == "narrow") {
         int64_t dim = axis(in[1].toInt(), inRank);
-        int64_t start = in[2].isNone() ? 0 : in[2].toInt();
-        int64_t end = name == "narrow" ? start + in[3].toInt() : in[3].isNone() ? INT64_MAX : in[3].toInt();
+        const std::vector<int64_t> bounds = followedInts(n, in);  // start, end; refitted after every run
         int64_t stride = name == "slice" && in.size() > 4 ? in[4].toInt() : 1;
-        op("Slice", {T(0), constInts(label, "starts", {start}), constInts(label, "ends", {end}),
-                     constInts(label, "axes", {dim}), constInts(label, "steps", {stride})});
+        const int starts = constInts(label, "starts", {bounds.at(0)}), ends = constInts(label, "ends", {bounds.at(1)});
+        followedConstants_.push_back({starts, step, 1, 0});  // slot 1: after the one output's sizes
+        followedConstants_.push_back({ends, step, 1, 1});
+        op("Slice", {T(0), starts, ends, constInts(label, "axes", {dim}), constInts(label, "steps", {stride})});
     } else if (name == "select") {
         op("Gather", {T(0), constInts(label, "index", {in[2].toInt()}, true)}, {{"axis", axis(in[1].toInt(), inRank)}});
     } else if (name == "index_select") {
@@ -1074,6 +1092,11 @@ void TorchScriptImporter::finishShapes() {
     }
     for (auto [constant, activation] : shapeConstants_)
         g_.values[constant].intData = g_.values[activation].shape;
+    for (const FollowedConstant& c : followedConstants_) {
+        std::vector<int64_t> samples;
+        for (const auto& run : measured_) samples.push_back(run.at(c.step).at(c.slot).at(c.index));
+        g_.values[c.value].intData = std::vector<Dim>{fitDim(samples, runs_).value_or(Dim(samples[0]))};
+    }
 }
 
 Graph TorchScriptImporter::run() {
