@@ -12,10 +12,13 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "explorer_state.h"
 #include "gpu_table_model.h"
+#include "label_placement.h"
 #include "plot_style.h"
 #include "view_refresher.h"
 
@@ -26,6 +29,7 @@ using namespace ts::predictors;
 namespace {
 
 constexpr double kClickPixels = 8;
+constexpr double kPointRadius = 4;  // pixels: the drawn disc and what labels keep clear of
 
 }  // namespace
 
@@ -87,7 +91,8 @@ GpuView::GpuView(ExplorerState& state, QWidget* parent) : QWidget(parent), state
     scatter_->addGraph();  // every GPU
     scatter_->addGraph();  // the target
     for (int i = 0; i < 2; ++i) scatter_->graph(i)->setLineStyle(QCPGraph::lsNone);
-    scatter_->graph(0)->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(78, 121, 167), 8));
+    scatter_->graph(0)->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(78, 121, 167), 2 * kPointRadius));
     scatter_->graph(1)->setScatterStyle(
         QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(palette().color(QPalette::Highlight), 3), Qt::NoBrush, 14));
     notShown_ = new QLabel(plotBox);
@@ -106,6 +111,8 @@ GpuView::GpuView(ExplorerState& state, QWidget* parent) : QWidget(parent), state
     connect(epochs_, &QDoubleSpinBox::valueChanged, this, &GpuView::goalEdited);
     connect(samples_, &QDoubleSpinBox::valueChanged, this, &GpuView::goalEdited);
     connect(scatter_, &QCustomPlot::mousePress, this, &GpuView::scatterClicked);
+    // Pixel positions change with the plot's size: labels are placed again before every replot.
+    connect(scatter_, &QCustomPlot::beforeReplot, this, [this] { placeLabels(labels_, kPointRadius); });
     refresher_ = new ViewRefresher(this, [this] { refresh(); });
     connect(&state_, &ExplorerState::changed, refresher_, &ViewRefresher::request);
     refresh();
@@ -133,6 +140,7 @@ void GpuView::refreshScatter() {
     scatter_->graph(1)->setScatterStyle(
         QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(palette().color(QPalette::Highlight), 3), Qt::NoBrush, 14));
     scatter_->clearItems();
+    labels_.clear();
     pointRows_.clear();
     pointHours_.clear();
     pointUsd_.clear();
@@ -159,6 +167,7 @@ void GpuView::refreshScatter() {
             targetY << c.usdToTrain.value;
         }
         auto* label = new QCPItemText(scatter_);
+        labels_ << label;
         label->position->setCoords(c.hoursToTrain.value, c.usdToTrain.value);
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
         QString shortName = name;  // the vendor is the same for every GPU here
@@ -167,6 +176,23 @@ void GpuView::refreshScatter() {
         label->setColor(text);
         label->setClipToAxisRect(false);
     }
+    // Which labels win where they would overlap: the target, then the GPUs no other beats on both
+    // time and cost, then the others; cheapest first within each.
+    QVector<int> order(labels_.size());
+    std::iota(order.begin(), order.end(), 0);
+    auto rank = [&](int i) {
+        if (state_.allGpus()[size_t(pointRows_[i])].gpuId == state_.settings().gpuId) return 0;
+        for (int j = 0; j < pointRows_.size(); ++j)
+            if (pointHours_[j] < pointHours_[i] && pointUsd_[j] < pointUsd_[i]) return 2;
+        return 1;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        const int ra = rank(a), rb = rank(b);
+        return ra != rb ? ra < rb : pointUsd_[a] < pointUsd_[b];
+    });
+    QVector<QCPItemText*> byPriority;
+    for (int i : order) byPriority << labels_[i];
+    labels_ = byPriority;
     scatter_->graph(0)->setData(pointHours_, pointUsd_);
     scatter_->graph(1)->setData(targetX, targetY);
     if (!pointHours_.isEmpty()) {

@@ -7,6 +7,7 @@
 #include <QVector>
 #include <QWidget>
 
+class QCPItemText;
 class QCustomPlot;
 class QDoubleSpinBox;
 class QLabel;
@@ -32,6 +33,8 @@ public:
     QCustomPlot* scatter() const { return scatter_; }
     QLabel* notShown() const { return notShown_; }
     int scatterPoints() const { return int(pointRows_.size()); }
+    // The points' labels, most important first; those that would overlap others are hidden.
+    const QVector<QCPItemText*>& scatterLabels() const { return labels_; }
 
 private:
     void refresh();
@@ -49,6 +52,7 @@ private:
     QCustomPlot* scatter_ = nullptr;
     QLabel* notShown_ = nullptr;
     QVector<int> pointRows_;  // model row of each scatter point
+    QVector<QCPItemText*> labels_;  // the points' labels, most important first
     QVector<double> pointHours_, pointUsd_;
 };
 

@@ -271,6 +271,38 @@ private Q_SLOTS:
         QCOMPARE(view.scatterPoints(), before.size());
     }
 
+    // GPUs that cost about the same sit close together: their labels must not be drawn over each
+    // other (nor over other points), and the target's label always shows.
+    void scatterLabelsDoNotOverlap() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        state.setTargetGpu("a100-pcie-80gb");  // priced, so on the scatter
+        GpuView view(state);
+        view.resize(700, 600);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        for (const QSize size : {QSize(700, 600), QSize(1400, 900)}) {
+            view.resize(size);
+            QCoreApplication::processEvents();
+            view.scatter()->replot();
+            const QVector<QCPItemText*>& labels = view.scatterLabels();
+            QCOMPARE(labels.size(), view.scatterPoints());
+            QVERIFY(labels.size() >= 3);
+            QVector<QRectF> shown;
+            for (QCPItemText* label : labels)
+                if (label->visible())
+                    shown << QRectF(label->topLeft->pixelPosition(), label->bottomRight->pixelPosition()).normalized();
+            QVERIFY(shown.size() >= 3);
+            for (int i = 0; i < shown.size(); ++i)
+                for (int j = i + 1; j < shown.size(); ++j)
+                    QVERIFY2(!shown[i].intersects(shown[j]),
+                             qPrintable(QString("labels %1 and %2 overlap at %3x%4").arg(i).arg(j).arg(size.width()).arg(size.height())));
+            const QString target = QString::fromStdString(state.database().get(state.settings().gpuId).name);
+            QVERIFY(labels.first()->visible());
+            QVERIFY2(target.endsWith(labels.first()->text().trimmed()), qPrintable(labels.first()->text()));
+        }
+    }
+
     void moduleFilterKeepsMatchingRows() {
         ExplorerState state;
         QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
