@@ -76,10 +76,7 @@ GpuView::GpuView(ExplorerState& state, QWidget* parent) : QWidget(parent), state
     plotLayout->setContentsMargins(0, 0, 0, 0);
     scatter_ = new QCustomPlot(plotBox);
     scatter_->setObjectName("costScatter");
-    scatter_->setToolTip(
-        tr("Dollars against hours to train the goal, one point per GPU at the current settings "
-           "(lower left is cheaper and faster); the target GPU is highlighted. Click a point to "
-           "make its GPU the target."));
+    scatter_->setToolTip(scatterHelp());
     scatter_->setMinimumHeight(220);
     for (QCPAxis* axis : {scatter_->xAxis, scatter_->yAxis}) {
         axis->setScaleType(QCPAxis::stLogarithmic);
@@ -111,6 +108,8 @@ GpuView::GpuView(ExplorerState& state, QWidget* parent) : QWidget(parent), state
     connect(epochs_, &QDoubleSpinBox::valueChanged, this, &GpuView::goalEdited);
     connect(samples_, &QDoubleSpinBox::valueChanged, this, &GpuView::goalEdited);
     connect(scatter_, &QCustomPlot::mousePress, this, &GpuView::scatterClicked);
+    scatter_->setMouseTracking(true);  // hover tooltips
+    connect(scatter_, &QCustomPlot::mouseMove, this, &GpuView::scatterHovered);
     // Pixel positions change with the plot's size: labels are placed again before every replot.
     connect(scatter_, &QCustomPlot::beforeReplot, this, [this] { placeLabels(labels_, kPointRadius); });
     refresher_ = new ViewRefresher(this, [this] { refresh(); });
@@ -210,20 +209,46 @@ void GpuView::refreshScatter() {
     scatter_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void GpuView::scatterClicked(QMouseEvent* event) {
-    if (event->button() != Qt::LeftButton) return;
+QString GpuView::scatterHelp() const {
+    return tr(
+        "Dollars against hours to train the goal, one point per GPU at the current settings "
+        "(lower left is cheaper and faster); the target GPU is highlighted. Click a point to "
+        "make its GPU the target.");
+}
+
+int GpuView::pointAt(const QPointF& pixel) const {
     int best = -1;
     double bestDistance = kClickPixels;
     for (int i = 0; i < pointRows_.size(); ++i) {
-        const double dx = scatter_->xAxis->coordToPixel(pointHours_[i]) - event->position().x();
-        const double dy = scatter_->yAxis->coordToPixel(pointUsd_[i]) - event->position().y();
+        const double dx = scatter_->xAxis->coordToPixel(pointHours_[i]) - pixel.x();
+        const double dy = scatter_->yAxis->coordToPixel(pointUsd_[i]) - pixel.y();
         const double distance = std::hypot(dx, dy);
         if (distance <= bestDistance) {
             best = i;
             bestDistance = distance;
         }
     }
-    if (best >= 0) state_.setTargetGpu(state_.allGpus()[size_t(pointRows_[best])].gpuId);
+    return best;
+}
+
+void GpuView::scatterClicked(QMouseEvent* event) {
+    if (event->button() != Qt::LeftButton) return;
+    if (const int i = pointAt(event->position()); i >= 0)
+        state_.setTargetGpu(state_.allGpus()[size_t(pointRows_[i])].gpuId);
+}
+
+// Over a point, the tooltip names its GPU and figures (its label may be hidden where points crowd).
+void GpuView::scatterHovered(QMouseEvent* event) {
+    const int i = pointAt(event->position());
+    if (i < 0) {
+        scatter_->setToolTip(scatterHelp());
+        return;
+    }
+    const QString name = QString::fromStdString(state_.allGpus()[size_t(pointRows_[i])].gpuName);
+    scatter_->setToolTip(tr("%1: %2 hours, %3 dollars to train the goal")
+                             .arg(name)
+                             .arg(pointHours_[i], 0, 'g', 3)
+                             .arg(pointUsd_[i], 0, 'f', 2));
 }
 
 }  // namespace ts::gui

@@ -4,6 +4,7 @@
 // scatter of the cost to train against the time to train. GPUs without a price, or on which the
 // batch does not fit, are listed under the scatter as not shown. Clicking a point makes its GPU the
 // target.
+#include <QPointF>
 #include <QVector>
 #include <QWidget>
 
@@ -41,6 +42,9 @@ private:
     void refreshScatter();
     void goalEdited();
     void scatterClicked(QMouseEvent* event);
+    void scatterHovered(QMouseEvent* event);
+    int pointAt(const QPointF& pixel) const;  // index of the scatter point under `pixel`, or -1
+    QString scatterHelp() const;
 
     ExplorerState& state_;
     ViewRefresher* refresher_ = nullptr;
@@ -51,7 +55,7 @@ private:
     QDoubleSpinBox* samples_ = nullptr;
     QCustomPlot* scatter_ = nullptr;
     QLabel* notShown_ = nullptr;
-    QVector<int> pointRows_;  // model row of each scatter point
+    QVector<int> pointRows_;        // model row of each scatter point
     QVector<QCPItemText*> labels_;  // the points' labels, most important first
     QVector<double> pointHours_, pointUsd_;
 };

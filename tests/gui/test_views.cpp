@@ -300,6 +300,12 @@ private Q_SLOTS:
             const QString target = QString::fromStdString(state.database().get(state.settings().gpuId).name);
             QVERIFY(labels.first()->visible());
             QVERIFY2(target.endsWith(labels.first()->text().trimmed()), qPrintable(labels.first()->text()));
+            // Over a point, shown label or not, the tooltip names its GPU.
+            for (QCPItemText* label : {labels.first(), labels.last()}) {
+                QTest::mouseMove(view.scatter(), label->position->pixelPosition().toPoint());
+                QVERIFY2(view.scatter()->toolTip().contains(label->text().trimmed()),
+                         qPrintable(view.scatter()->toolTip()));
+            }
         }
     }
 
