@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "explorer_state.h"
+#include "trainscope/predictors/operation_times.h"
 
 namespace ts::gui {
 
@@ -109,18 +110,28 @@ LayerFigureTable computeLayerFigures(const ExplorerState& state) {
         f.share = table.iterationMs > 0 ? f.totalMs() / table.iterationMs : 0;
         f.forwardFlops = op.forwardFlops.at(n);
         f.backwardFlops = op.backward ? op.backwardFlops.at(n) : 0;
-        f.forwardBytes = bytes.read.at(n) + bytes.write.at(n);
-        f.intensity = f.forwardBytes > 0 ? f.forwardFlops / f.forwardBytes : 0;
-        f.achievedFlopsPerS = f.forwardMs > 0 ? f.forwardFlops / (f.forwardMs * 1e-3) : 0;
-
         const bool tensor = tensorPrecision && gemmLike(op.kind);
         const double peak = tensor ? table.peakFlopsPerS : table.fp32PeakFlopsPerS;
-        const double computeMs = peak > 0 ? f.forwardFlops / peak * 1e3 : 0;
-        const double memoryMs = table.bandwidthBytesPerS > 0 ? f.forwardBytes / table.bandwidthBytesPerS * 1e3 : 0;
-        if (f.forwardMs < kLaunchBoundMs && 2 * std::max(computeMs, memoryMs) < f.forwardMs)
-            f.bound = LayerBound::Launch;
-        else
-            f.bound = computeMs >= memoryMs ? LayerBound::Compute : LayerBound::Memory;
+        auto pass = [&](double flops, double bytes, double ms) {
+            PassFigures pf;
+            pf.flops = flops;
+            pf.bytes = bytes;
+            pf.intensity = bytes > 0 ? flops / bytes : 0;
+            pf.achievedFlopsPerS = ms > 0 ? flops / (ms * 1e-3) : 0;
+            const double computeMs = peak > 0 ? flops / peak * 1e3 : 0;
+            const double memoryMs = table.bandwidthBytesPerS > 0 ? bytes / table.bandwidthBytesPerS * 1e3 : 0;
+            if (ms < kLaunchBoundMs && 2 * std::max(computeMs, memoryMs) < ms)
+                pf.bound = LayerBound::Launch;
+            else
+                pf.bound = computeMs >= memoryMs ? LayerBound::Compute : LayerBound::Memory;
+            return pf;
+        };
+        const PassFigures forward = pass(f.forwardFlops, bytes.read.at(n) + bytes.write.at(n), f.forwardMs);
+        f.forwardBytes = forward.bytes;
+        f.intensity = forward.intensity;
+        f.achievedFlopsPerS = forward.achievedFlopsPerS;
+        f.bound = forward.bound;
+        if (op.backward) f.backward = pass(f.backwardFlops, backwardBytes(op, bytes).at(n), f.backwardMs);
 
         f.tensorCores = tensor ? TensorCoreUse::Predicted : TensorCoreUse::No;
         if (const LayerProfile* l = measured[size_t(t.op)]) {

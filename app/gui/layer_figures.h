@@ -20,15 +20,25 @@ inline bool usesTensorCores(TensorCoreUse t) {
     return t == TensorCoreUse::Predicted || t == TensorCoreUse::Measured;
 }
 
+// One pass's position on the roofline.
+struct PassFigures {
+    double flops = 0;
+    double bytes = 0;              // DRAM bytes its kernels read and write
+    double intensity = 0;          // flops / bytes (FLOP/byte)
+    double achievedFlopsPerS = 0;  // flops / its predicted time
+    LayerBound bound = LayerBound::Memory;
+};
+
 struct LayerFigures {
     int op = -1;
     double forwardMs = 0, backwardMs = 0;  // predicted, target GPU
     double share = 0;                      // (forward + backward) / iteration
     double forwardFlops = 0, backwardFlops = 0;
-    double forwardBytes = 0;       // DRAM bytes read and written by the forward kernels
-    double intensity = 0;          // forwardFlops / forwardBytes (FLOP/byte)
-    double achievedFlopsPerS = 0;  // forwardFlops / forwardMs
-    LayerBound bound = LayerBound::Memory;
+    double forwardBytes = 0;                // DRAM bytes read and written by the forward kernels
+    double intensity = 0;                   // forwardFlops / forwardBytes (FLOP/byte)
+    double achievedFlopsPerS = 0;           // forwardFlops / forwardMs
+    LayerBound bound = LayerBound::Memory;  // of the forward pass
+    PassFigures backward;                   // the backward pass (zero when the layer has none)
     TensorCoreUse tensorCores = TensorCoreUse::No;
     double totalMs() const { return forwardMs + backwardMs; }
 };
@@ -49,8 +59,8 @@ struct LayerFigureTable {
 // Empty when there is no model or the prediction is unsupported.
 LayerFigureTable computeLayerFigures(const ExplorerState& state);
 
-// A layer is launch-bound when its predicted forward time is under this and more than twice what
-// its FLOPs and bytes need at the roofline: fixed costs dominate it.
+// A pass is launch-bound when its predicted time is under this and more than twice what its FLOPs
+// and bytes need at the roofline: fixed costs dominate it.
 inline constexpr double kLaunchBoundMs = 0.02;
 
 }  // namespace ts::gui

@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QHelpEvent>
 #include <QLabel>
 #include <QLocale>
@@ -41,14 +43,25 @@ QString flopsText(double flopsPerS) {
 
 RooflineView::RooflineView(ExplorerState& state, QWidget* parent) : QWidget(parent), state_(state) {
     auto* layout = new QVBoxLayout(this);
+    auto* passRow = new QHBoxLayout;
+    passRow->addWidget(new QLabel(tr("Pass:"), this));
+    pass_ = new QComboBox(this);
+    pass_->setObjectName("rooflinePass");
+    pass_->addItems({tr("forward"), tr("backward")});
+    pass_->setToolTip(
+        tr("Which pass of every layer the points show: the backward pass (data and weight "
+           "gradients) usually does twice the forward's FLOPs and moves more bytes"));
+    passRow->addWidget(pass_);
+    passRow->addStretch(1);
+    layout->addLayout(passRow);
     plot_ = new QCustomPlot(this);
     plot_->setObjectName("rooflinePlot");
     plot_->installEventFilter(this);
     plot_->setToolTip(
-        tr("Each layer's forward pass: how many FLOPs it does per byte it moves (x) against the "
-           "FLOP/s its predicted time gives (y). Under the sloped roof a layer is limited by memory "
-           "bandwidth, under the flat one by the peak rate; far below both, by fixed costs. Hover "
-           "a point for its layer; click to select it."));
+        tr("Each layer's pass: how many FLOPs it does per byte it moves (x) against the FLOP/s its "
+           "predicted time gives (y). Under the sloped roof a layer is limited by memory bandwidth, "
+           "under the flat one by the peak rate; far below both, by fixed costs. Hover a point for "
+           "its layer; click to select it."));
     layout->addWidget(plot_, 1);
     note_ = new QLabel(this);
     note_->setObjectName("rooflineNote");
@@ -59,7 +72,7 @@ RooflineView::RooflineView(ExplorerState& state, QWidget* parent) : QWidget(pare
         axis->setScaleType(QCPAxis::stLogarithmic);
         axis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
     }
-    plot_->xAxis->setLabel(tr("arithmetic intensity of the forward pass (FLOP per DRAM byte)"));
+
     plot_->yAxis->setLabel(tr("achieved FLOP/s (predicted)"));
     stylePlot(plot_);
 
@@ -90,6 +103,7 @@ RooflineView::RooflineView(ExplorerState& state, QWidget* parent) : QWidget(pare
     plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
 
     connect(plot_, &QCustomPlot::mousePress, this, &RooflineView::clicked);
+    connect(pass_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
     refresher_ = new ViewRefresher(this, [this] { refresh(); });
     connect(&state_, &ExplorerState::changed, refresher_, &ViewRefresher::request);
     connect(&state_, &ExplorerState::selectionChanged, this, [this] {
@@ -106,16 +120,24 @@ void RooflineView::refresh() {
         ->setScatterStyle(
             QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(palette().color(QPalette::Highlight), 3), Qt::NoBrush, 24));
     points_.clear();
+    const bool backward = pass_->currentIndex() == 1;
+    const QString passName = backward ? tr("backward") : tr("forward");
+    plot_->xAxis->setLabel(tr("arithmetic intensity of the %1 pass (FLOP per DRAM byte)").arg(passName));
     const LayerFigureTable table = computeLayerFigures(state_);
     int skipped = 0;
     double maxShare = 0;
     for (const LayerFigures& f : table.layers) {
-        if (f.forwardFlops <= 0 || f.forwardBytes <= 0 || f.achievedFlopsPerS <= 0) {
+        const PassFigures pass =
+            backward ? f.backward
+                     : PassFigures{f.forwardFlops, f.forwardBytes, f.intensity, f.achievedFlopsPerS, f.bound};
+        if (pass.flops <= 0 || pass.bytes <= 0 || pass.achievedFlopsPerS <= 0) {
             ++skipped;
             continue;
         }
-        points_.push_back({f.op, f.intensity, f.achievedFlopsPerS, f.share, int(f.bound)});
-        maxShare = std::max(maxShare, f.share);
+        const double ms = backward ? f.backwardMs : f.forwardMs;
+        const double share = table.iterationMs > 0 ? ms / table.iterationMs : 0;
+        points_.push_back({f.op, pass.intensity, pass.achievedFlopsPerS, share, int(pass.bound)});
+        maxShare = std::max(maxShare, share);
     }
 
     QVector<QVector<double>> xs(kBounds * kSizes), ys(kBounds * kSizes);
@@ -162,12 +184,15 @@ void RooflineView::refresh() {
     else if (!state_.current().supported)
         note = tr("No prediction: %1").arg(QString::fromStdString(state_.current().reason));
     else if (const GpuSpec* gpu = state_.targetGpu())
-        note = tr("%1 at %2: peak %3, %4 GB/s. Points are layers' forward passes, their area in proportion to their "
-                  "share of the iteration.")
+        note = tr("%1 at %2: peak %3, %4 GB/s. Points are layers' %5 passes, their area in proportion to the "
+                  "pass's share of the iteration.")
                    .arg(QString::fromStdString(gpu->name), trainingPrecisionName(state_.settings().precision),
                         flopsText(peak))
-                   .arg(bw / 1e9, 0, 'f', 0);
-    if (skipped > 0) note += " " + tr("%n layer(s) without FLOPs or DRAM traffic not shown.", nullptr, skipped);
+                   .arg(bw / 1e9, 0, 'f', 0)
+                   .arg(passName);
+    if (skipped > 0)
+        note += " " + tr("%n layer(s) without FLOPs or DRAM traffic in this pass (or without the pass) not shown.",
+                         nullptr, skipped);
     note_->setText(note);
     showSelection();
 }
@@ -216,12 +241,13 @@ bool RooflineView::eventFilter(QObject* watched, QEvent* event) {
         const auto it = std::find_if(points_.begin(), points_.end(), [op](const Point& p) { return p.op == op; });
         if (it == points_.end()) return false;  // the plot's own tooltip explains the axes
         QLocale locale;
-        QToolTip::showText(help->globalPos(),
-                           tr("%1\n%2 FLOP/byte, %3 achieved in the forward pass\n%4% of the iteration, %5-bound")
-                               .arg(QString::fromStdString(state_.graph()->ops[size_t(op)].name),
-                                    locale.toString(it->intensity, 'g', 3), flopsText(it->flopsPerS),
-                                    locale.toString(100 * it->share, 'f', 1), layerBoundName(LayerBound(it->bound))),
-                           plot_);
+        QToolTip::showText(
+            help->globalPos(),
+            tr("%1\n%2 FLOP/byte, %3 achieved in the %4 pass\n%5% of the iteration, %6-bound")
+                .arg(QString::fromStdString(state_.graph()->ops[size_t(op)].name),
+                     locale.toString(it->intensity, 'g', 3), flopsText(it->flopsPerS), pass_->currentText(),
+                     locale.toString(100 * it->share, 'f', 1), layerBoundName(LayerBound(it->bound))),
+            plot_);
         return true;
     }
     return QWidget::eventFilter(watched, event);

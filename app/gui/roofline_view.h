@@ -1,13 +1,14 @@
 #pragma once
-// The Roofline: every layer's forward pass on the target GPU's roofline, log-log: arithmetic
-// intensity (FLOP per DRAM byte) against the FLOP/s it achieves in its predicted time, under the
-// roof of the datasheet's peak for the current precision and its memory bandwidth (and the FP32
-// CUDA-core roof that layers autocast keeps in FP32 reach). Points are sized by the layer's share of
-// the iteration and coloured by what bounds it; the selected layer is ringed; clicking a point
-// selects its layer in every view.
+// The Roofline: every layer's forward or backward pass (a selector above the plot) on the target
+// GPU's roofline, log-log: arithmetic intensity (FLOP per DRAM byte) against the FLOP/s it achieves
+// in its predicted time, under the roof of the datasheet's peak for the current precision and its
+// memory bandwidth (and the FP32 CUDA-core roof that layers autocast keeps in FP32 reach). Points
+// are sized by the pass's share of the iteration and coloured by what bounds it; the selected layer
+// is ringed; clicking a point selects its layer in every view.
 #include <QVector>
 #include <QWidget>
 
+class QComboBox;
 class QCustomPlot;
 class QLabel;
 class QMouseEvent;
@@ -22,6 +23,7 @@ class RooflineView : public QWidget {
 public:
     explicit RooflineView(ExplorerState& state, QWidget* parent = nullptr);
     QCustomPlot* plot() const { return plot_; }
+    QComboBox* passSelector() const { return pass_; }  // 0 forward, 1 backward
     int pointCount() const { return int(points_.size()); }
     // Where layer `op`'s point is drawn, in plot pixels; (-1, -1) when it has none.
     QPointF pointPixel(int op) const;
@@ -43,6 +45,7 @@ private:
 
     ExplorerState& state_;
     ViewRefresher* refresher_ = nullptr;
+    QComboBox* pass_ = nullptr;
     QCustomPlot* plot_ = nullptr;
     QLabel* note_ = nullptr;
     QVector<Point> points_;

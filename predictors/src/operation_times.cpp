@@ -13,6 +13,11 @@ namespace {
 // Launch of one recurrent time step (cuDNN runs a kernel or more per step): an estimate.
 constexpr double kRecurrentStepUs = 5;
 
+// A recurrent layer's backward runs two kernels per step (data and weight gradient) like a GEMM's.
+double backwardKernelsOf(const AnalyzedOp& op) {
+    return op.kind == OpKind::Recurrent ? 2 : op.backwardKernels;
+}
+
 bool gemmLike(OpKind k) {
     return k == OpKind::Gemm || k == OpKind::Conv || k == OpKind::Recurrent;
 }
@@ -154,17 +159,17 @@ OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         TimeRow r = f;
         r.relError = errors::combine(e, errors::kBackwardPass);
         r.computeMs = op.backwardFlops * msPerFlop;
-        if (gemm) {
-            const double kernels = op.kind == OpKind::Recurrent ? 2 : op.backwardKernels;
-            r.memoryMs = (b.read + b.write) * (msPerByte * kernels);
-            r.fixedMs = (sp.tauUs * 1e-3 * kernels + 2 * steps) * arch;
-        } else {
-            r.memoryMs = (b.write + b.readActivations + b.saved) * msPerByte;
-        }
+        r.memoryMs = backwardBytes(op, b) * msPerByte;
+        if (gemm) r.fixedMs = (sp.tauUs * 1e-3 * backwardKernelsOf(op) + 2 * steps) * arch;
         r.castMs = b.castBackward * castMsPerByte;
         out.backward.push_back(r);
     }
     return out;
+}
+
+BatchPoly backwardBytes(const AnalyzedOp& op, const OpBytes& b) {
+    if (gemmLike(op.kind)) return (b.read + b.write) * backwardKernelsOf(op);
+    return b.write + b.readActivations + b.saved;
 }
 
 double optimizerStepMs(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, TrainingPrecision p,

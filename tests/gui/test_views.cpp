@@ -5,6 +5,7 @@
 #include <qcustomplot.h>
 
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
 #include <QSet>
@@ -18,6 +19,7 @@
 #include "explorer_state.h"
 #include "gpu_table_model.h"
 #include "gpu_view.h"
+#include "layer_figures.h"
 #include "main_window.h"
 #include "module_tree_model.h"
 #include "module_tree_view.h"
@@ -295,8 +297,11 @@ private Q_SLOTS:
             QVERIFY(shown.size() >= 3);
             for (int i = 0; i < shown.size(); ++i)
                 for (int j = i + 1; j < shown.size(); ++j)
-                    QVERIFY2(!shown[i].intersects(shown[j]),
-                             qPrintable(QString("labels %1 and %2 overlap at %3x%4").arg(i).arg(j).arg(size.width()).arg(size.height())));
+                    QVERIFY2(!shown[i].intersects(shown[j]), qPrintable(QString("labels %1 and %2 overlap at %3x%4")
+                                                                            .arg(i)
+                                                                            .arg(j)
+                                                                            .arg(size.width())
+                                                                            .arg(size.height())));
             const QString target = QString::fromStdString(state.database().get(state.settings().gpuId).name);
             QVERIFY(labels.first()->visible());
             QVERIFY2(target.endsWith(labels.first()->text().trimmed()), qPrintable(labels.first()->text()));
@@ -307,6 +312,40 @@ private Q_SLOTS:
                          qPrintable(view.scatter()->toolTip()));
             }
         }
+    }
+
+    // The pass selector puts every layer's backward pass on the roofline: at its backward FLOPs
+    // per backward DRAM byte, against the FLOP/s its predicted backward time gives.
+    void rooflineShowsEitherPass() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        RooflineView view(state);
+        view.resize(800, 600);
+        view.plot()->replot();
+        const int forwardPoints = view.pointCount();
+        QVERIFY(forwardPoints > 5);
+        view.passSelector()->setCurrentIndex(1);
+        view.plot()->replot();
+        const LayerFigureTable table = computeLayerFigures(state);
+        int expected = 0, differing = 0;
+        for (const LayerFigures& f : table.layers) {
+            const PassFigures& b = f.backward;
+            const bool shown = b.flops > 0 && b.bytes > 0 && b.achievedFlopsPerS > 0;
+            QCOMPARE(view.pointPixel(f.op).x() >= 0, shown);
+            if (!shown) continue;
+            ++expected;
+            QCOMPARE(b.achievedFlopsPerS, b.flops / (f.backwardMs * 1e-3));
+            const QPointF pixel = view.pointPixel(f.op);
+            QVERIFY(std::abs(pixel.x() - view.plot()->xAxis->coordToPixel(b.flops / b.bytes)) < 0.5);
+            QVERIFY(std::abs(pixel.y() - view.plot()->yAxis->coordToPixel(b.achievedFlopsPerS)) < 0.5);
+            if (std::abs(b.flops / b.bytes - f.intensity) > 1e-6 * f.intensity) ++differing;
+        }
+        QCOMPARE(view.pointCount(), expected);
+        QVERIFY(expected > 5);
+        QVERIFY(differing > 0);  // not the forward points again
+        QVERIFY(view.plot()->xAxis->label().contains("backward"));
+        view.passSelector()->setCurrentIndex(0);
+        QCOMPARE(view.pointCount(), forwardPoints);
     }
 
     void moduleFilterKeepsMatchingRows() {

@@ -51,6 +51,11 @@ std::optional<std::string> unsupportedReason(const GpuSpec& gpu, TrainingPrecisi
 // linear layers only (Transformer Engine), other GEMMs run at bf16.
 double precisionRateRatio(const GpuSpec& gpu, TrainingPrecision p, bool linearLayer);
 
+// DRAM bytes an op's backward kernels move, as the backward rows count them: a GEMM-like op reads
+// and writes about its forward traffic once per gradient kernel (data and weight gradient); the
+// others write their input's gradient and read their output's gradient and what they saved.
+BatchPoly backwardBytes(const AnalyzedOp& op, const OpBytes& b);
+
 // Throws ModelError naming the GPU when it is unsupported at `p` (call unsupportedReason first).
 OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu, TrainingPrecision p,
                                      const KernelScalingTable& table = KernelScalingTable::builtin());
