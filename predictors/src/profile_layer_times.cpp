@@ -113,8 +113,8 @@ public:
         common_ = measured;
         if (cross_ && unsupportedReason(target, measured))
             common_ = !unsupportedReason(origin, p) ? p : TrainingPrecision::Fp32;
-        if (sameGpu && sameGpu->shared_->targetId == target.id && sameGpu->common_ == common_ &&
-            sameGpu->cross_ == cross_ && sameRegions(sameGpu->regions_, regions))
+        if (sameGpu && &sameGpu->fit_ == &fit && sameGpu->shared_->targetId == target.id &&
+            sameGpu->common_ == common_ && sameGpu->cross_ == cross_ && sameRegions(sameGpu->regions_, regions))
             shared_ = sameGpu->shared_;
         else
             shared_ = buildShared(fit, target, common_, regions, cross_);
