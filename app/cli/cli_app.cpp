@@ -143,6 +143,11 @@ int run(int argc, char** argv) {
                                  "(resources/kernel-scaling.json)");
     validateKernelsCmd->add_option("-o,--output", validateKernels.output,
                                    "with --fit-all: file to write (default: stdout)");
+    validateKernelsCmd
+        ->add_flag("--target-host-known", validateKernels.targetHostKnown,
+                   "diagnostic, not leave-one-GPU-out: take each target's host floor and achieved bandwidth from "
+                   "its own rows, to show how much of the error they cause")
+        ->excludes("--fit-all");
     addGpuDbOption(validateKernelsCmd, validateKernels.gpuDbFiles);
 
     ProfileCommandOptions profile;

@@ -86,7 +86,9 @@ int runValidateKernels(const ValidateKernelsOptions& o) {
         return 0;
     }
 
-    predictors::ValidationReport report = predictors::validateKernels(set);
+    predictors::ValidationOptions options;
+    options.targetHostKnown = o.targetHostKnown;
+    predictors::ValidationReport report = predictors::validateKernels(set, options);
     const double totalSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (o.json) {
         json j = predictors::validationReportJson(report);

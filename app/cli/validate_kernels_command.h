@@ -10,8 +10,9 @@ struct ValidateKernelsOptions {
     std::vector<std::string> paths;       // CSV files and directories of them
     std::vector<std::string> gpuDbFiles;  // user GPU files applied after the built-in database
     bool json = false;
-    bool fitAll = false;  // fit on every GPU and write the scaling table
-    std::string output;   // with --fit-all: where to write it (default: stdout)
+    bool fitAll = false;           // fit on every GPU and write the scaling table
+    bool targetHostKnown = false;  // diagnostic: the target's own floor and bandwidth (not leave-one-out)
+    std::string output;            // with --fit-all: where to write it (default: stdout)
 };
 
 int runValidateKernels(const ValidateKernelsOptions& o);

@@ -62,8 +62,9 @@ ApeSummary summarize(std::string key, std::vector<double> apes) {
     return s;
 }
 
-ValidationReport validateKernels(const MeasurementSet& set) {
+ValidationReport validateKernels(const MeasurementSet& set, const ValidationOptions& options) {
     ValidationReport r;
+    r.targetHostKnown = options.targetHostKnown;
     r.rows = set.rows;
     r.files = set.files.size();
     for (const UnknownDevice& u : set.unknownDevices)
@@ -86,7 +87,8 @@ ValidationReport validateKernels(const MeasurementSet& set) {
             if (train.size() < 2)
                 r.notes.push_back(op.opClass + " on " + op.gpus[x].id +
                                   ": only one other GPU, so nothing to fit; default parameters used");
-            const GpuOpStats est = prep.estimateFrom(train, p.floorQuantile);
+            const GpuOpStats est =
+                options.targetHostKnown ? prep.ownStats(x) : prep.estimateFrom(train, p.floorQuantile);
             r.fitted.push_back({op.opClass, op.gpus[x].id, p, est});
             const auto t1 = Clock::now();
             const std::string& X = op.gpus[x].id;

@@ -79,7 +79,11 @@ json scalingParamsJson(const ScalingParams& p) {
 void printValidationReport(std::ostream& out, const ValidationReport& r) {
     out << "Leave-one-GPU-out validation: " << r.rows << " rows from " << r.files << " files.\n"
         << "Absolute percentage error of each prediction; the parameters and statistics used to predict GPU X\n"
-        << "were fitted without X's rows.\n\n";
+        << "were fitted without X's rows.\n";
+    if (r.targetHostKnown)
+        out << "DIAGNOSTIC (--target-host-known): X's host floor and achieved bandwidth come from X's own rows;\n"
+            << "these figures are not leave-one-GPU-out.\n";
+    out << "\n";
     printPath(out, "Cross path: X predicted from one measurement on another GPU", r.cross);
     printPath(out, "Model-only path: X predicted without any measurement of the configuration", r.modelOnly);
     out << "Fitted parameters per class and held-out GPU (floor in us of the held-out GPU as estimated):\n";
@@ -116,6 +120,7 @@ json validationReportJson(const ValidationReport& r) {
     }
     j["fitted"] = fitted;
     j["notes"] = r.notes;
+    j["target_host_known"] = r.targetHostKnown;
     j["rows"] = r.rows;
     j["files"] = r.files;
     j["fit_seconds"] = r.fitSeconds;

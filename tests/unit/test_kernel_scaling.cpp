@@ -289,6 +289,36 @@ TEST(KernelScalingValidation, PredictionsForXNeverUseXsRows) {
     }
 }
 
+// The diagnostic replaces exactly the two machine statistics of X with X's own, and says so.
+TEST(KernelScalingValidation, TargetHostKnownUsesOnlyXsFloorAndBandwidth) {
+    const MeasurementSet set = readKernelMeasurements({kSubset}, db());
+    const ValidationReport loo = validateKernels(set);
+    ValidationOptions diagnostic;
+    diagnostic.targetHostKnown = true;
+    const ValidationReport known = validateKernels(set, diagnostic);
+    EXPECT_FALSE(loo.targetHostKnown);
+    EXPECT_TRUE(known.targetHostKnown);
+    EXPECT_TRUE(validationReportJson(known)["target_host_known"].get<bool>());
+    ASSERT_EQ(loo.fitted.size(), known.fitted.size());
+    size_t differing = 0;
+    for (size_t i = 0; i < known.fitted.size(); ++i) {
+        const FittedParams& f = known.fitted[i];
+        const OperatorMeasurements* op = set.find(f.opClass);
+        ASSERT_NE(op, nullptr);
+        const PreparedOperator prep(*op, set);
+        size_t x = 0;
+        while (op->gpus[x].id != f.heldOut) ++x;
+        EXPECT_EQ(f.heldOutEstimate.floorMs, prep.ownStats(x).floorMs) << f.opClass << " " << f.heldOut;
+        EXPECT_EQ(f.heldOutEstimate.memEff, prep.ownStats(x).memEff) << f.opClass << " " << f.heldOut;
+        // The parameters are still fitted without X.
+        EXPECT_EQ(scalingParamsJson(f.params), scalingParamsJson(loo.fitted[i].params))
+            << f.opClass << " " << f.heldOut;
+        if (f.heldOutEstimate.floorMs != loo.fitted[i].heldOutEstimate.floorMs) ++differing;
+    }
+    EXPECT_GT(differing, 0u);
+    EXPECT_NE(known.cross.overall.medianPct, loo.cross.overall.medianPct);
+}
+
 TEST(KernelScalingTable, BuiltinCoversTheTenClassesAndAnyGpu) {
     const KernelScalingTable& t = KernelScalingTable::builtin();
     EXPECT_EQ(t.classes.size(), 10u);
