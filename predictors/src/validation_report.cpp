@@ -86,7 +86,8 @@ void printValidationReport(std::ostream& out, const ValidationReport& r) {
     out << "\n";
     printPath(out, "Cross path: X predicted from one measurement on another GPU", r.cross);
     printPath(out, "Model-only path: X predicted without any measurement of the configuration", r.modelOnly);
-    out << "Fitted parameters per class and held-out GPU (floor in us of the held-out GPU as estimated):\n";
+    out << "Fitted parameters per class and held-out GPU (floor in us of the held-out GPU, "
+        << (r.targetHostKnown ? "its own" : "as estimated") << "):\n";
     for (const FittedParams& f : r.fitted) {
         const ScalingParams& p = f.params;
         const bool memory = workKindOf(f.opClass) == WorkKind::Memory;

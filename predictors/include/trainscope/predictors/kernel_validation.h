@@ -51,7 +51,7 @@ struct ValidationReport {
 struct ValidationOptions {
     // A diagnostic, not a leave-one-GPU-out validation: the held-out GPU's host floor and achieved
     // bandwidth are taken from its own rows instead of being estimated from the other GPUs. Both
-    // are properties of the machine more than of the GPU (the P100 machine's floor is 1.65x the
+    // are properties of the machine more than of the GPU (the P100 machine's floor is 1.5-1.8x the
     // others' for seven classes and equal for two), so this measures how much of the error is what
     // no model of the GPU can know. Everything else is still fitted without X.
     bool targetHostKnown = false;
