@@ -148,6 +148,11 @@ int run(int argc, char** argv) {
                    "diagnostic, not leave-one-GPU-out: take each target's host floor and achieved bandwidth from "
                    "its own rows, to show how much of the error they cause")
         ->excludes("--fit-all");
+    validateKernelsCmd
+        ->add_option("--predictions", validateKernels.predictions,
+                     "also write every prediction to this CSV file (class, configuration, path, origin, target, "
+                     "predicted and measured ms, APE %), for analyses the tables do not show")
+        ->excludes("--fit-all");
     addGpuDbOption(validateKernelsCmd, validateKernels.gpuDbFiles);
 
     ProfileCommandOptions profile;

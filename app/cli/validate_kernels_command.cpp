@@ -1,6 +1,7 @@
 #include "validate_kernels_command.h"
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -58,6 +59,28 @@ json provenance(const ValidateKernelsOptions& o, const predictors::MeasurementSe
              "The leave-one-GPU-out errors of this procedure: trainscope-cli validate-kernels PATH."}};
 }
 
+// One CSV row per prediction. The configuration is one field of `name=value` pairs separated by
+// spaces, because the size columns differ between classes.
+void writePredictionHeader(std::ostream& out) {
+    out << "class,configuration,path,origin,target,predicted_ms,measured_ms,ape_pct\n";
+}
+
+void writePrediction(std::ostream& out, const predictors::ValidationPrediction& p) {
+    const predictors::OperatorMeasurements& op = *p.op;
+    const std::vector<double>& sizes = op.configs[p.config].sizes;
+    out << op.opClass << ',';
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        out << (i ? " " : "") << op.sizeColumns[i] << '=';
+        if (sizes[i] == std::floor(sizes[i]) && std::abs(sizes[i]) < 1e15)
+            out << int64_t(sizes[i]);  // dimensions are integers: never 1e+06
+        else
+            out << sizes[i];
+    }
+    const double apePct = 100 * std::abs(p.predictedMs - p.measuredMs) / p.measuredMs;
+    out << ',' << (p.origin ? "cross" : "model-only") << ',' << (p.origin ? p.origin->id : "") << ',' << p.target->id
+        << ',' << p.predictedMs << ',' << p.measuredMs << ',' << apePct << '\n';
+}
+
 }  // namespace
 
 int runValidateKernels(const ValidateKernelsOptions& o) {
@@ -88,7 +111,19 @@ int runValidateKernels(const ValidateKernelsOptions& o) {
 
     predictors::ValidationOptions options;
     options.targetHostKnown = o.targetHostKnown;
-    predictors::ValidationReport report = predictors::validateKernels(set, options);
+    predictors::ValidationReport report;
+    if (o.predictions.empty()) {
+        report = predictors::validateKernels(set, options);
+    } else {
+        writeFileAtomically(o.predictions, [&](std::ostream& out) {
+            out.precision(6);
+            writePredictionHeader(out);
+            options.onPrediction = [&out](const predictors::ValidationPrediction& p) { writePrediction(out, p); };
+            report = predictors::validateKernels(set, options);
+        });
+        std::cerr << "wrote " << o.predictions << " (" << report.cross.overall.n + report.modelOnly.overall.n
+                  << " predictions)\n";
+    }
     const double totalSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (o.json) {
         json j = predictors::validationReportJson(report);

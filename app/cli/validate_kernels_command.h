@@ -13,6 +13,7 @@ struct ValidateKernelsOptions {
     bool fitAll = false;           // fit on every GPU and write the scaling table
     bool targetHostKnown = false;  // diagnostic: the target's own floor and bandwidth (not leave-one-out)
     std::string output;            // with --fit-all: where to write it (default: stdout)
+    std::string predictions;       // also write every prediction to this CSV file ("" = none)
 };
 
 int runValidateKernels(const ValidateKernelsOptions& o);

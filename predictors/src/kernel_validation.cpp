@@ -95,11 +95,16 @@ ValidationReport validateKernels(const MeasurementSet& set, const ValidationOpti
             for (size_t c = 0; c < op.configs.size(); ++c) {
                 if (!prep.measured(c, x)) continue;
                 const double actual = prep.latency(c, x);
-                model.add(op.opClass, X, "", ape(prep.predictModelOnly(c, x, est, p), actual));
-                for (size_t y : train)
-                    if (prep.measured(c, y))
-                        cross.add(op.opClass, X, op.gpus[y].id + " -> " + X,
-                                  ape(prep.predictCross(c, y, prep.ownStats(y), x, est, p), actual));
+                const double modelOnly = prep.predictModelOnly(c, x, est, p);
+                if (options.onPrediction) options.onPrediction({&op, c, nullptr, &op.gpus[x], modelOnly, actual});
+                model.add(op.opClass, X, "", ape(modelOnly, actual));
+                for (size_t y : train) {
+                    if (!prep.measured(c, y)) continue;
+                    const double predicted = prep.predictCross(c, y, prep.ownStats(y), x, est, p);
+                    if (options.onPrediction)
+                        options.onPrediction({&op, c, &op.gpus[y], &op.gpus[x], predicted, actual});
+                    cross.add(op.opClass, X, op.gpus[y].id + " -> " + X, ape(predicted, actual));
+                }
             }
             r.predictSeconds += secondsSince(t1);
         }

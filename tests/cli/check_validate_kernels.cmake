@@ -1,6 +1,7 @@
 # Runs `trainscope-cli validate-kernels --json` on the committed subset of the public kernel
 # measurements and compares every n, median and mean APE with the golden file, listing each
-# difference (cmake -DCLI=... -DDATA=... -P check_validate_kernels.cmake).
+# difference; then checks that --predictions writes one CSV row per counted prediction
+# (cmake -DCLI=... -DDATA=... -DWORK=<scratch dir> -P check_validate_kernels.cmake).
 execute_process(COMMAND ${CLI} validate-kernels --json ${DATA} OUTPUT_VARIABLE out ERROR_VARIABLE err
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -75,3 +76,32 @@ if(diffs)
                       "(regenerate it only for an intended model change, and review):\n${diffs}")
 endif()
 message(STATUS "validate-kernels matches ${DATA}/expected.json")
+
+set(csv ${WORK}/validate-kernels-predictions.csv)
+file(REMOVE ${csv})
+execute_process(COMMAND ${CLI} validate-kernels --predictions ${csv} --json ${DATA} OUTPUT_VARIABLE out2
+                ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT EXISTS ${csv})
+  message(FATAL_ERROR "validate-kernels --predictions failed (${rc}): ${err}")
+endif()
+foreach(field n median_ape mean_ape)
+  string(JSON a GET "${out}" overall ${field})
+  string(JSON b GET "${out2}" overall ${field})
+  if(NOT a STREQUAL b)
+    message(FATAL_ERROR "validate-kernels --predictions changed overall.${field}: ${a} -> ${b}")
+  endif()
+endforeach()
+file(STRINGS ${csv} lines)
+list(LENGTH lines count)
+list(GET lines 0 header)
+file(STRINGS ${csv} model_lines REGEX ",model-only,,")
+list(LENGTH model_lines model_count)
+string(JSON n_cross GET "${out}" overall n)
+string(JSON n_model GET "${out}" model_only overall n)
+math(EXPR want "1 + ${n_cross} + ${n_model}")
+if(NOT header STREQUAL "class,configuration,path,origin,target,predicted_ms,measured_ms,ape_pct"
+   OR NOT count EQUAL want OR NOT model_count EQUAL n_model)
+  message(FATAL_ERROR "--predictions: header '${header}', ${count} lines (${model_count} model-only); "
+                      "expected ${want} (${n_model} model-only)")
+endif()
+message(STATUS "--predictions wrote ${count} lines")

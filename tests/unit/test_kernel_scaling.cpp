@@ -319,6 +319,38 @@ TEST(KernelScalingValidation, TargetHostKnownUsesOnlyXsFloorAndBandwidth) {
     EXPECT_NE(known.cross.overall.medianPct, loo.cross.overall.medianPct);
 }
 
+// Every counted error comes with its prediction: the records reproduce the summary, the origin is
+// never the target, and the model-only path has no origin.
+TEST(KernelScalingValidation, ReportsEveryPredictionItCounts) {
+    const MeasurementSet set = readKernelMeasurements({kSubset}, db());
+    std::vector<double> crossApes, modelApes;
+    size_t wrongActual = 0;
+    ValidationOptions options;
+    options.onPrediction = [&](const ValidationPrediction& p) {
+        ASSERT_NE(p.op, nullptr);
+        ASSERT_NE(p.target, nullptr);
+        ASSERT_LT(p.config, p.op->configs.size());
+        const auto& m = p.op->configs[p.config].byGpu;
+        size_t x = 0;
+        while (&p.op->gpus[x] != p.target) ++x;
+        if (!m[x] || m[x]->latencyMs != p.measuredMs) ++wrongActual;
+        const double e = std::abs(p.predictedMs - p.measuredMs) / p.measuredMs;
+        (p.origin ? crossApes : modelApes).push_back(std::isfinite(e) ? e : 1.0);
+        if (p.origin) {
+            EXPECT_NE(p.origin->id, p.target->id);
+        }
+    };
+    const ValidationReport r = validateKernels(set, options);
+    EXPECT_EQ(wrongActual, 0u);
+    ASSERT_EQ(int64_t(crossApes.size()), r.cross.overall.n);
+    ASSERT_EQ(int64_t(modelApes.size()), r.modelOnly.overall.n);
+    EXPECT_DOUBLE_EQ(summarize("x", crossApes).medianPct, r.cross.overall.medianPct);
+    EXPECT_DOUBLE_EQ(summarize("x", crossApes).meanPct, r.cross.overall.meanPct);
+    EXPECT_DOUBLE_EQ(summarize("x", modelApes).meanPct, r.modelOnly.overall.meanPct);
+    // The callback does not change what is measured.
+    EXPECT_EQ(validationReportJson(r)["overall"], validationReportJson(validateKernels(set))["overall"]);
+}
+
 TEST(KernelScalingTable, BuiltinCoversTheTenClassesAndAnyGpu) {
     const KernelScalingTable& t = KernelScalingTable::builtin();
     EXPECT_EQ(t.classes.size(), 10u);

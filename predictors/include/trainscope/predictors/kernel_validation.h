@@ -5,6 +5,7 @@
 // path), and every configuration measured on X is predicted without any measurement
 // (model-only path). Errors are absolute percentage errors.
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -48,6 +49,16 @@ struct ValidationReport {
     double predictSeconds = 0;
 };
 
+// One prediction of the validation, for analyses the summary tables do not show.
+struct ValidationPrediction {
+    const OperatorMeasurements* op = nullptr;  // class and size columns
+    size_t config = 0;                         // index into op->configs
+    const GpuSpec* origin = nullptr;           // nullptr: model-only path
+    const GpuSpec* target = nullptr;
+    double predictedMs = 0;  // may be NaN or infinite (counted as 100 % error)
+    double measuredMs = 0;
+};
+
 struct ValidationOptions {
     // A diagnostic, not a leave-one-GPU-out validation: the held-out GPU's host floor and achieved
     // bandwidth are taken from its own rows instead of being estimated from the other GPUs. Both
@@ -55,6 +66,8 @@ struct ValidationOptions {
     // others' for seven classes and equal for two), so this measures how much of the error is what
     // no model of the GPU can know. Everything else is still fitted without X.
     bool targetHostKnown = false;
+    // Called for every prediction, in the order the errors are counted.
+    std::function<void(const ValidationPrediction&)> onPrediction;
 };
 
 // A prediction counts as 100% error when it is not a finite number.
