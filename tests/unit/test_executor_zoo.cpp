@@ -51,6 +51,12 @@ std::vector<ZooCase> zooCases() {
         {"transformer", {"transformer", {{"seq", "8"}, {"vocab", "64"}}, ""}},
         {"gnmt", {"gnmt", {{"seq", "8"}, {"vocab", "64"}}, ""}},
         {"dcgan", {"dcgan", {}, ""}},
+        {"resnext101_32x4d", {"resnext101_32x4d", {{"image", "32"}, {"classes", "10"}}, ""}},
+        {"se_resnext101_32x4d", {"se_resnext101_32x4d", {{"image", "32"}, {"classes", "10"}}, ""}},
+        {"efficientnet_b0", {"efficientnet_b0", {{"image", "32"}, {"classes", "10"}}, ""}},
+        {"efficientnet_b4", {"efficientnet_b4", {{"image", "32"}, {"classes", "10"}}, ""}},
+        // The smallest image SSD300's last feature block accepts.
+        {"ssd300", {"ssd300", {{"image", "257"}, {"classes", "5"}}, ""}},
     };
     std::vector<ZooCase> cases;
     for (const ts::ZooEntry& e : ts::zooModels()) {

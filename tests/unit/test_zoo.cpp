@@ -14,15 +14,22 @@ namespace {
 //   PyTorch examples/dcgan: Generator 3,576,704 + Discriminator 2,765,568
 //   transformer: nn.Transformer(1024, 16, 6, 6, 4096) = 176,361,472 plus a 32000x1024 shared embedding
 //   gnmt: NVIDIA DeepLearningExamples GNMT v2, 90H^2 + 74H + 1 + 2VH + V with H = 1024, V = 32320
+//   torchvision 0.29: efficientnet_b0, efficientnet_b4
+//   NVIDIA DeepLearningExamples, rewritten as minimal PyTorch modules from the sources (torch 2.15):
+//     ConvNets models/resnet.py + common.py: resnext101-32x4d (also equals torchvision's
+//     ResNet(Bottleneck, [3, 4, 23, 3], groups=32, width_per_group=4)), se-resnext101-32x4d (its SE
+//     has a fixed 16-channel hidden layer); Detection/SSD ssd/model.py: SSD300(ResNet('resnet50'))
 struct Reference {
     const char* name;
     int64_t parameters;
 };
 constexpr Reference kReferences[] = {
-    {"resnet18", 11'689'512}, {"resnet50", 25'557'032},    {"resnet101", 44'549'160},    {"inception_v3", 27'161'264},
-    {"vgg16", 138'357'544},   {"mobilenet_v2", 3'504'872}, {"bert_base", 109'482'240},   {"bert_large", 335'141'888},
-    {"gpt2", 124'439'808},    {"gpt2_large", 774'030'080}, {"transformer", 209'129'472}, {"gnmt", 160'671'297},
-    {"dcgan", 6'342'272},
+    {"resnet18", 11'689'512},       {"resnet50", 25'557'032},         {"resnet101", 44'549'160},
+    {"inception_v3", 27'161'264},   {"vgg16", 138'357'544},           {"mobilenet_v2", 3'504'872},
+    {"bert_base", 109'482'240},     {"bert_large", 335'141'888},      {"gpt2", 124'439'808},
+    {"gpt2_large", 774'030'080},    {"transformer", 209'129'472},     {"gnmt", 160'671'297},
+    {"dcgan", 6'342'272},           {"resnext101_32x4d", 44'177'704}, {"se_resnext101_32x4d", 45'251'128},
+    {"efficientnet_b0", 5'288'548}, {"efficientnet_b4", 19'341'616},  {"ssd300", 22'894'902},
 };
 
 bool hasModule(const ts::Graph& g, const std::string& path) {
@@ -75,6 +82,44 @@ TEST(Zoo, TorchvisionModelsProduceClassLogits) {
     EXPECT_EQ(outputShape(inception, 0), "[N, 1000]");
     EXPECT_EQ(outputShape(inception, 1), "[N, 1000]");
     EXPECT_EQ(ts::shapeStr(inception.values[inception.inputs[0]].shape), "[N, 3, 299, 299]");
+}
+
+TEST(Zoo, NvidiaAndEfficientNetClassifiersProduceClassLogits) {
+    for (const char* name : {"resnext101_32x4d", "se_resnext101_32x4d", "efficientnet_b0", "efficientnet_b4"}) {
+        SCOPED_TRACE(name);
+        EXPECT_EQ(outputShape(ts::loadModel(std::string("zoo:") + name)), "[N, 1000]");
+        EXPECT_EQ(outputShape(ts::loadModel(std::string("zoo:") + name + "?classes=10")), "[N, 10]");
+    }
+    ts::Graph b4 = ts::loadModel("zoo:efficientnet_b4");
+    EXPECT_EQ(ts::shapeStr(b4.values[b4.inputs[0]].shape), "[N, 3, 380, 380]");
+    // Counted as in kReferences with num_classes=10.
+    EXPECT_EQ(ts::loadModel("zoo:resnext101_32x4d?classes=10").parameterCount(), 42'149'194);
+    EXPECT_EQ(ts::loadModel("zoo:efficientnet_b0?classes=10").parameterCount(), 4'020'358);
+    EXPECT_EQ(ts::loadModel("zoo:efficientnet_b0?image=160").parameterCount(), 5'288'548);
+}
+
+TEST(Zoo, Ssd300PredictsEveryDefaultBox) {
+    // 38^2 * 4 + 19^2 * 6 + 10^2 * 6 + 5^2 * 6 + 3^2 * 4 + 1^2 * 4 = 8732 boxes at 300 x 300.
+    ts::Graph ssd = ts::loadModel("zoo:ssd300");
+    ASSERT_EQ(ssd.outputs.size(), 2u);
+    EXPECT_EQ(outputShape(ssd, 0), "[N, 4, 8732]");
+    EXPECT_EQ(outputShape(ssd, 1), "[N, 81, 8732]");
+    auto shapeOf = [&](const char* parameter) {
+        int v = ssd.findValue(parameter);
+        return v < 0 ? std::string("missing") : ts::shapeStr(ssd.values[size_t(v)].shape);
+    };
+    EXPECT_EQ(shapeOf("conf.0.weight"), "[324, 1024, 3, 3]");
+    EXPECT_EQ(shapeOf("loc.5.weight"), "[16, 256, 3, 3]");
+    EXPECT_EQ(shapeOf("additional_blocks.4.3.weight"), "[256, 128, 3, 3]");
+    // layer3's first block keeps the 38 x 38 map: its downsample is a stride-1 1x1 convolution.
+    EXPECT_EQ(shapeOf("feature_extractor.feature_extractor.6.0.downsample.0.weight"), "[1024, 512, 1, 1]");
+    EXPECT_EQ(shapeOf("feature_extractor.feature_extractor.7.0.conv1.weight"), "missing");  // no layer4
+    // 20 classes + background: counted as in kReferences with SSD300's label_num = 21.
+    ts::Graph voc = ts::loadModel("zoo:ssd300?classes=21");
+    EXPECT_EQ(voc.parameterCount(), 15'428'142);
+    EXPECT_EQ(outputShape(voc, 1), "[N, 21, 8732]");
+    // 257 x 257: maps 33, 17, 9, 5, 3, 1 -> 4356 + 1734 + 486 + 150 + 36 + 4 boxes.
+    EXPECT_EQ(outputShape(ts::loadModel("zoo:ssd300?image=257"), 0), "[N, 4, 6766]");
 }
 
 TEST(Zoo, ImageSizeChangesShapesNotParameters) {
@@ -144,6 +189,30 @@ TEST(Zoo, ModulePathsFollowTheReferenceImplementations) {
     EXPECT_TRUE(hasModule(dcgan, "discriminator.main.0"));
     EXPECT_EQ(ts::shapeStr(dcgan.values[dcgan.findValue("generator.main.0.weight")].shape), "[100, 512, 4, 4]");
 
+    // NVIDIA's ResNeXt keeps its stages in one Sequential "layers"; SE sits in each block's "squeeze".
+    ts::Graph seResNeXt = ts::loadModel("zoo:se_resnext101_32x4d");
+    for (const char* path : {"layers.0.0.conv1", "layers.2.22.conv3", "layers.3.0.downsample.0",
+                             "layers.3.2.squeeze.squeeze", "layers.3.2.squeeze.expand", "fc"})
+        EXPECT_TRUE(hasModule(seResNeXt, path)) << path;
+    EXPECT_EQ(ts::shapeStr(seResNeXt.values[seResNeXt.findValue("layers.3.2.conv2.weight")].shape),
+              "[1024, 32, 3, 3]");  // 32 groups of 32 channels
+    EXPECT_EQ(ts::shapeStr(seResNeXt.values[seResNeXt.findValue("layers.3.2.squeeze.squeeze.weight")].shape),
+              "[16, 2048, 1, 1]");
+    EXPECT_FALSE(hasModule(ts::loadModel("zoo:resnext101_32x4d"), "layers.0.0.squeeze.squeeze"));
+
+    ts::Graph efficientnet = ts::loadModel("zoo:efficientnet_b0");
+    for (const char* path : {"features.0.0", "features.1.0.block.1.fc1", "features.2.0.block.0.2",
+                             "features.6.3.block.3.1", "features.8.0", "classifier.1"})
+        EXPECT_TRUE(hasModule(efficientnet, path)) << path;
+    // SE squeezes to a quarter of the block's input channels (40 / 4), not of the expanded 240.
+    EXPECT_EQ(ts::shapeStr(efficientnet.values[efficientnet.findValue("features.4.0.block.2.fc1.weight")].shape),
+              "[10, 240, 1, 1]");
+    ts::Graph b4 = ts::loadModel("zoo:efficientnet_b4");
+    // B4: stages scaled by 1.8 in depth (ceil(4 * 1.8) = 8 blocks in stage 6), 1.4 in width (1792 last).
+    EXPECT_TRUE(hasModule(b4, "features.6.7.block.0.0"));
+    EXPECT_FALSE(hasModule(b4, "features.6.8.block.0.0"));
+    EXPECT_EQ(ts::shapeStr(b4.values[b4.findValue("classifier.1.weight")].shape), "[1000, 1792]");
+
     ts::Graph gnmt = ts::loadModel("zoo:gnmt");
     EXPECT_TRUE(hasModule(gnmt, "decoder.att_rnn.attn"));
     EXPECT_TRUE(hasModule(gnmt, "encoder.rnn_layers.0"));
@@ -185,6 +254,11 @@ TEST(Zoo, BadNamesAndOptionsAreClearModelErrors) {
     EXPECT_NE(errorOf("zoo:gpt2?seq=-5").find("option 'seq'"), std::string::npos);
     EXPECT_NE(errorOf("zoo:resnet50?batch=0").find("option 'batch'"), std::string::npos);
     EXPECT_EQ(ts::loadModel("zoo:resnet18?batch=32").defaults.batch, 32);
+    EXPECT_NE(errorOf("zoo:ssd300?image=256").find("zoo:ssd300: option 'image' must be between 257"),
+              std::string::npos);
+    EXPECT_NE(errorOf("zoo:efficientnet_b4?classes=0").find("zoo:efficientnet_b4: option 'classes'"),
+              std::string::npos);
+    EXPECT_NE(errorOf("zoo:se_resnext101_32x4d?seq=8").find("unknown option 'seq'"), std::string::npos);
     // Options the shape checks reject are reported with the model, not as a crash.
     std::string tooSmall = errorOf("zoo:inception_v3?image=76");
     EXPECT_EQ(tooSmall.rfind("zoo:inception_v3: ", 0), 0u) << tooSmall;

@@ -44,15 +44,24 @@ int sliceAxis(ModelBuilder& b, int x, int64_t axis, int64_t start, int64_t end, 
 int scaledDotProductAttention(ModelBuilder& b, int q, int k, int v, int64_t heads, int mask, double dropout,
                               const std::string& dropoutModule);
 
+// The input image [N, 3, image, image] of the vision models.
+int imageInput(ModelBuilder& b, int64_t image);  // zoo_vision.cpp
+// torchvision Bottleneck (v1.5: the stride sits on the 3x3 convolution), expansion 4, in the
+// current module: ResNet-50/101 and the SSD300 backbone.
+int torchvisionBottleneck(ModelBuilder& b, int x, int64_t planes, int64_t stride);  // zoo_vision.cpp
+
 // ---- families ----
-Graph buildResNet(const ZooArgs& a, int depth);  // zoo_vision.cpp
-Graph buildVgg16(const ZooArgs& a);              // zoo_vision.cpp
-Graph buildMobileNetV2(const ZooArgs& a);        // zoo_vision.cpp
-Graph buildInceptionV3(const ZooArgs& a);        // zoo_inception.cpp
-Graph buildBert(const ZooArgs& a, bool large);   // zoo_transformers.cpp
-Graph buildGpt2(const ZooArgs& a, bool large);   // zoo_transformers.cpp
-Graph buildTransformerBig(const ZooArgs& a);     // zoo_seq2seq.cpp
-Graph buildGnmt(const ZooArgs& a);               // zoo_seq2seq.cpp
-Graph buildDcgan(const ZooArgs& a);              // zoo_gan.cpp
+Graph buildResNet(const ZooArgs& a, int depth);                   // zoo_vision.cpp
+Graph buildVgg16(const ZooArgs& a);                               // zoo_vision.cpp
+Graph buildMobileNetV2(const ZooArgs& a);                         // zoo_vision.cpp
+Graph buildInceptionV3(const ZooArgs& a);                         // zoo_inception.cpp
+Graph buildResNeXt101(const ZooArgs& a, bool squeezeExcitation);  // zoo_convnets.cpp
+Graph buildEfficientNet(const ZooArgs& a, int variant);           // zoo_efficientnet.cpp, B0 or B4
+Graph buildSsd300(const ZooArgs& a);                              // zoo_detection.cpp
+Graph buildBert(const ZooArgs& a, bool large);                    // zoo_transformers.cpp
+Graph buildGpt2(const ZooArgs& a, bool large);                    // zoo_transformers.cpp
+Graph buildTransformerBig(const ZooArgs& a);                      // zoo_seq2seq.cpp
+Graph buildGnmt(const ZooArgs& a);                                // zoo_seq2seq.cpp
+Graph buildDcgan(const ZooArgs& a);                               // zoo_gan.cpp
 
 }  // namespace ts::zoo

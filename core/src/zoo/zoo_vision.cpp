@@ -6,11 +6,12 @@
 #include "zoo/zoo_common.h"
 
 namespace ts::zoo {
-namespace {
 
 int imageInput(ModelBuilder& b, int64_t image) {
     return b.input("image", {Dim::batch(), 3, image, image});
 }
+
+namespace {
 
 // torchvision BasicBlock (ResNet-18/34): two 3x3 convolutions, stride on the first.
 int basicBlock(ModelBuilder& b, int x, int64_t planes, int64_t stride) {
@@ -25,8 +26,9 @@ int basicBlock(ModelBuilder& b, int x, int64_t planes, int64_t stride) {
     return b.relu(b.add(y, identity), "relu");
 }
 
-// torchvision Bottleneck (v1.5: the stride sits on the 3x3 convolution), expansion 4.
-int bottleneck(ModelBuilder& b, int x, int64_t planes, int64_t stride) {
+}  // namespace
+
+int torchvisionBottleneck(ModelBuilder& b, int x, int64_t planes, int64_t stride) {
     int64_t inChannels = b.graph().values[x].shape[1].constant();
     int y = b.relu(b.batchNorm("bn1", b.conv2d("conv1", x, planes, 1, 1, 0, 1, false)), "relu");
     y = b.relu(b.batchNorm("bn2", b.conv2d("conv2", y, planes, 3, stride, 1, 1, false)), "relu");
@@ -38,8 +40,6 @@ int bottleneck(ModelBuilder& b, int x, int64_t planes, int64_t stride) {
     }
     return b.relu(b.add(y, identity), "relu");
 }
-
-}  // namespace
 
 Graph buildResNet(const ZooArgs& a, int depth) {
     const int64_t image = a.integer("image", 32, 4096);
@@ -69,7 +69,8 @@ Graph buildResNet(const ZooArgs& a, int depth) {
         for (int i = 0; i < blocks[stage]; ++i) {
             auto block = b.scope(std::to_string(i));
             int64_t stride = (i == 0 && stage > 0) ? 2 : 1;
-            x = useBottleneck ? bottleneck(b, x, planes[stage], stride) : basicBlock(b, x, planes[stage], stride);
+            x = useBottleneck ? torchvisionBottleneck(b, x, planes[stage], stride)
+                              : basicBlock(b, x, planes[stage], stride);
         }
     }
     x = b.flatten(b.adaptiveAvgPool2d(x, 1, 1, "avgpool"), 1);
