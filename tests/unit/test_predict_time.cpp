@@ -47,9 +47,11 @@ double forwardMs(const Graph& g, const GpuSpec& spec, TrainingPrecision p, doubl
 }
 
 Graph zooModel(const ZooEntry& e) {
+    // The smallest images these models accept; the others run at 64 pixels.
+    const std::map<std::string, std::string> smallestImage{{"vgg16", "224"}, {"inception_v3", "96"}, {"ssd300", "257"}};
     std::map<std::string, std::string> opts;
     for (const ZooParam& p : e.params) {
-        if (p.name == "image") opts["image"] = e.name == "vgg16" ? "224" : e.name == "inception_v3" ? "96" : "64";
+        if (p.name == "image") opts["image"] = smallestImage.count(e.name) ? smallestImage.at(e.name) : "64";
         if (p.name == "aux") opts["aux"] = "0";  // the auxiliary head needs 299-pixel images
         if (p.name == "seq") opts["seq"] = "16";
         if (p.name == "vocab") opts["vocab"] = "1000";
