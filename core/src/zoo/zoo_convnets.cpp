@@ -12,7 +12,6 @@
 // than the 49.0M of the paper's C/16 design.
 #include <string>
 
-#include "trainscope/core/errors.h"
 #include "zoo/zoo_common.h"
 
 namespace ts::zoo {

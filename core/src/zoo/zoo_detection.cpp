@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "trainscope/core/errors.h"
 #include "zoo/zoo_common.h"
 
 namespace ts::zoo {

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <string>
 
-#include "trainscope/core/errors.h"
 #include "zoo/zoo_common.h"
 
 namespace ts::zoo {
