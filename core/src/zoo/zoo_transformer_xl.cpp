@@ -14,12 +14,13 @@
 // states [mem, N, d] (no gradient), concatenated before the current segment as the reference does.
 //
 // The adaptive softmax is data-dependent: the head (shortlist and cluster logits) runs on every
-// token, each tail cluster only on the tokens whose targets fall in it. The static graph gives tail
-// cluster i the first round(share_i * seq) positions of every sequence (at least one), where
-// share_i is the cluster's share of tokens under Zipf's law (s = 1) over the vocabulary: 5.3%,
-// 12.3% and 2.2% of the tokens for the three tails. With div_val > 1 the reference embeds each
-// token in its own cluster only; here every cluster embeds and projects every token, and the sum
-// stands for the assembled embedding (the extra tail projections are about 0.2% of the FLOPs).
+// token, each tail cluster only on the tokens whose targets fall in it, which a static graph cannot
+// select. Instead every token runs a share_i slice of tail cluster i's words, share_i being the
+// cluster's share of tokens under Zipf's law (s = 1) over the vocabulary (5.3%, 12.3%, 2.2%): the
+// same FLOPs, logits and softmax sizes as share_i of the tokens running the whole cluster, and the
+// work follows the sequence length. With div_val > 1 the reference embeds each token in its own
+// cluster only; here every cluster embeds and projects every token, and the sum stands for the
+// assembled embedding (the extra tail projections are about 0.2% of the FLOPs).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -132,23 +133,27 @@ int computeLogit(ModelBuilder& b, int hidden, int weight, int bias, int proj) {
     return b.op1("Gemm", {hidden, weight, bias}, {{"transB", int64_t{1}}});
 }
 
-// crit on hidden [S, N, d] and target [S, N]: the head's per-token loss viewed as [S, N], then each
-// tail cluster's loss on its tokens (see the header comment).
-std::vector<int> adaptiveLogSoftmax(ModelBuilder& b, const TxlConfig& c, int hidden, int target, int64_t seq) {
+// crit on hidden [S, N, d] and target [S, N]: the per-token loss [S, N] that forward() returns, the
+// head's plus each tail cluster's (see the header comment).
+int adaptiveLogSoftmax(ModelBuilder& b, const TxlConfig& c, int hidden, int target) {
     const Graph& g = b.graph();
     auto s = b.scope("crit");
     int clusterWeight = b.parameter("", "cluster_weight", {kClusters - 1, c.model});
     int clusterBias = b.parameter("", "cluster_bias", {kClusters - 1});
     // Tied weights and projections; with div_val 1 one weight and one bias are sliced per cluster.
+    // The first `words` rows of cluster i's weight and bias:
     int sharedBias = c.divVal == 1 ? b.parameter("out_layers_biases", "0", {kTokens}) : -1;
-    auto weightOf = [&](int64_t i) {
+    auto weightOf = [&](int64_t i, int64_t words) {
         if (c.divVal == 1)
-            return sliceAxis(b, g.findValue("word_emb.emb_layers.0.weight"), 0, kClusterEnds[i], kClusterEnds[i + 1]);
-        return g.findValue("word_emb.emb_layers." + std::to_string(i) + ".weight");
+            return sliceAxis(b, g.findValue("word_emb.emb_layers.0.weight"), 0, kClusterEnds[i],
+                             kClusterEnds[i] + words);
+        int weight = g.findValue("word_emb.emb_layers." + std::to_string(i) + ".weight");
+        return words == clusterSize(i) ? weight : sliceAxis(b, weight, 0, 0, words);
     };
-    auto biasOf = [&](int64_t i) {
-        if (c.divVal == 1) return sliceAxis(b, sharedBias, 0, kClusterEnds[i], kClusterEnds[i + 1]);
-        return b.parameter("out_layers_biases", std::to_string(i), {clusterSize(i)});
+    auto biasOf = [&](int64_t i, int64_t words) {
+        if (c.divVal == 1) return sliceAxis(b, sharedBias, 0, kClusterEnds[i], kClusterEnds[i] + words);
+        int bias = b.parameter("out_layers_biases", std::to_string(i), {clusterSize(i)});
+        return words == clusterSize(i) ? bias : sliceAxis(b, bias, 0, 0, words);
     };
     auto projOf = [&](int64_t i) {
         if (c.divVal == 1) return -1;                                          // d_proj == d_embed
@@ -160,19 +165,19 @@ std::vector<int> adaptiveLogSoftmax(ModelBuilder& b, const TxlConfig& c, int hid
         return b.op1("NegativeLogLikelihoodLoss", {logprob, targets}, {{"reduction", std::string("none")}});
     };
 
-    int headWeight = b.concat({weightOf(0), clusterWeight}, 0);
-    int headBias = b.concat({biasOf(0), clusterBias}, 0);
     int flatHidden = b.reshape(hidden, {-1, c.model});  // pred_hid.view(-1, d)
-    int headLoss = nll(computeLogit(b, flatHidden, headWeight, headBias, projOf(0)), b.reshape(target, {-1}));
-    std::vector<int> losses{b.reshape(headLoss, {Dim::seq(), -1})};
+    int flatTarget = b.reshape(target, {-1});
+    int headWeight = b.concat({weightOf(0, clusterSize(0)), clusterWeight}, 0);
+    int headBias = b.concat({biasOf(0, clusterSize(0)), clusterBias}, 0);
+    int loss = nll(computeLogit(b, flatHidden, headWeight, headBias, projOf(0)), flatTarget);
     for (int64_t i = 1; i < kClusters; ++i) {
+        // A tail token's log-probability adds the tail's to the head's cluster column.
         const double share = zipfShare(kClusterEnds[i], kClusterEnds[i + 1]);
-        const int64_t positions = std::clamp<int64_t>(std::llround(share * double(seq)), 1, seq);
-        int rows = b.reshape(sliceAxis(b, hidden, 0, 0, positions), {-1, c.model});
-        int targets = b.reshape(sliceAxis(b, target, 0, 0, positions), {-1});
-        losses.push_back(nll(computeLogit(b, rows, weightOf(i), biasOf(i), projOf(i)), targets));
+        const int64_t words = std::max<int64_t>(1, std::llround(share * double(clusterSize(i))));
+        int tailLogit = computeLogit(b, flatHidden, weightOf(i, words), biasOf(i, words), projOf(i));
+        loss = b.add(loss, nll(tailLogit, flatTarget));
     }
-    return losses;
+    return b.reshape(loss, {Dim::seq(), -1});  // loss.view(tgt_len, -1)
 }
 
 }  // namespace
@@ -211,7 +216,7 @@ Graph buildTransformerXl(const ZooArgs& a, bool large) {
     }
     x = b.dropout("drop", x, c.dropout);
     // pred_hid = hidden[-tgt_len:] is the whole segment: data and target have the same length.
-    return b.finish(adaptiveLogSoftmax(b, c, x, target, seq));
+    return b.finish({adaptiveLogSoftmax(b, c, x, target)});
 }
 
 }  // namespace ts::zoo
