@@ -57,6 +57,9 @@ std::vector<ZooCase> zooCases() {
         {"efficientnet_b4", {"efficientnet_b4", {{"image", "32"}, {"classes", "10"}}, ""}},
         // The smallest image SSD300's last feature block accepts.
         {"ssd300", {"ssd300", {{"image", "257"}, {"classes", "5"}}, ""}},
+        {"transformer_xl_base", {"transformer_xl_base", {{"seq", "8"}, {"mem", "8"}}, ""}},
+        {"transformer_xl_large", {"transformer_xl_large", {{"seq", "8"}, {"mem", "8"}}, ""}},
+        {"ncf", {"ncf", {{"users", "1000"}, {"items", "500"}}, ""}},
     };
     std::vector<ZooCase> cases;
     for (const ts::ZooEntry& e : ts::zooModels()) {
@@ -144,6 +147,15 @@ TEST_P(ExecutorZoo, TrainingStepShapesAndGradients) {
 
 INSTANTIATE_TEST_SUITE_P(AllModels, ExecutorZoo, ::testing::ValuesIn(zooCases()),
                          [](const ::testing::TestParamInfo<ZooCase>& info) { return info.param.model; });
+
+// BERT's task heads, losses included, train as the plain encoder does.
+TEST(ExecutorZooOptions, BertTaskHeadsRunATrainingStep) {
+    OneThread oneThread;
+    for (const char* head : {"pretraining", "squad"}) {
+        ts::Graph g = ts::buildZooModel("bert_base", {{"seq", "8"}, {"head", head}});
+        checkTrainingStep(g, 2, g.defaults.seq, std::string("bert_base?head=") + head);
+    }
+}
 
 // Real architectures exported by PyTorch itself (tests/real_models/generate.py writes them; the test
 // skips when they are absent): the ONNX and TorchScript files run a training step as the zoo does.

@@ -20,6 +20,8 @@ public:
 
     // Integer option `key` (default from the entry) within [min, max]; throws ModelError otherwise.
     int64_t integer(const std::string& key, int64_t min, int64_t max) const;
+    // Option `key` (default from the entry), one of `allowed`; throws ModelError otherwise.
+    std::string choice(const std::string& key, const std::vector<std::string>& allowed) const;
     const std::string& model() const { return entry_.name; }
     std::string source() const { return "zoo:" + entry_.name; }
     [[noreturn]] void fail(const std::string& problem) const;
@@ -63,5 +65,9 @@ Graph buildGpt2(const ZooArgs& a, bool large);                    // zoo_transfo
 Graph buildTransformerBig(const ZooArgs& a);                      // zoo_seq2seq.cpp
 Graph buildGnmt(const ZooArgs& a);                                // zoo_seq2seq.cpp
 Graph buildDcgan(const ZooArgs& a);                               // zoo_gan.cpp
+
+// NVIDIA DeepLearningExamples language and recommendation models.
+Graph buildTransformerXl(const ZooArgs& a, bool large);  // zoo_transformer_xl.cpp
+Graph buildNcf(const ZooArgs& a);                        // zoo_ncf.cpp
 
 }  // namespace ts::zoo

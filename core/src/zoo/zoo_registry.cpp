@@ -17,6 +17,10 @@ ZooParam imageParam(const char* def) {
     return {"image", def, "input image height and width in pixels"};
 }
 const ZooParam kClasses{"classes", "1000", "number of output classes"};
+const ZooParam kBertHead{"head", "none",
+                         "none: BertModel; pretraining: BertForPreTraining (MLM + NSP heads and loss); squad: "
+                         "BertForQuestionAnswering (start/end logits and loss)"};
+const ZooParam kBertVocab{"vocab", "30522", "WordPiece vocabulary size (NVIDIA's BERT pads it to 30528)"};
 ZooParam seqParam(const char* def, const char* max) {
     return {"seq", def, std::string("sequence length shown by default (at most ") + max + ")"};
 }
@@ -72,11 +76,11 @@ const std::vector<Model>& models() {
          buildSsd300},
         {{"bert_base",
           "BERT-Base encoder with pooler (Hugging Face BertModel), 109.5M parameters",
-          {seqParam("128", "512"), kBatch}},
+          {seqParam("128", "512"), kBertHead, kBertVocab, kBatch}},
          [](const ZooArgs& a) { return buildBert(a, false); }},
         {{"bert_large",
           "BERT-Large encoder with pooler (Hugging Face BertModel), 335.1M parameters",
-          {seqParam("128", "512"), kBatch}},
+          {seqParam("128", "512"), kBertHead, kBertVocab, kBatch}},
          [](const ZooArgs& a) { return buildBert(a, true); }},
         {{"gpt2",
           "GPT-2 small language model (Hugging Face GPT2LMHeadModel), 124.4M parameters",
@@ -94,6 +98,21 @@ const std::vector<Model>& models() {
           "GNMT v2 LSTM translation model with attention (NVIDIA/MLPerf), 160.7M parameters",
           {seqParam("50", "1024"), {"vocab", "32320", "shared source/target vocabulary size"}, kBatch}},
          buildGnmt},
+        {{"transformer_xl_base",
+          "Transformer-XL base language model on WikiText-103 (NVIDIA DeepLearningExamples), 192.0M parameters",
+          {seqParam("192", "2048"), {"mem", "192", "memory length: cached hidden states per layer"}, kBatch}},
+         [](const ZooArgs& a) { return buildTransformerXl(a, false); }},
+        {{"transformer_xl_large",
+          "Transformer-XL large language model on WikiText-103 (NVIDIA DeepLearningExamples), 285.2M parameters",
+          {seqParam("384", "2048"), {"mem", "384", "memory length: cached hidden states per layer"}, kBatch}},
+         [](const ZooArgs& a) { return buildTransformerXl(a, true); }},
+        {{"ncf",
+          "NCF (NeuMF) recommender on MovieLens-20m (NVIDIA DeepLearningExamples), 31.8M parameters",
+          {{"users", "138493", "number of users"},
+           {"items", "26744", "number of items"},
+           {"factors", "64", "GMF embedding size (predictive factors)"},
+           kBatch}},
+         buildNcf},
         {{"dcgan",
           "DCGAN 64x64 generator and discriminator training step (PyTorch example), 6.3M parameters",
           {kBatch}},
@@ -143,6 +162,19 @@ int64_t ZooArgs::integer(const std::string& key, int64_t min, int64_t max) const
         fail("option '" + key + "' must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " +
              text);
     return value;
+}
+
+std::string ZooArgs::choice(const std::string& key, const std::vector<std::string>& allowed) const {
+    std::string text;
+    for (const ZooParam& p : entry_.params)
+        if (p.name == key) text = p.defaultValue;
+    if (auto it = params_.find(key); it != params_.end()) text = it->second;
+    std::string names;
+    for (const std::string& name : allowed) {
+        if (name == text) return text;
+        names += (names.empty() ? "" : ", ") + name;
+    }
+    fail("option '" + key + "' must be one of " + names + ", got '" + text + "'");
 }
 
 int forwardConstant(ModelBuilder& b, const std::string& name, Shape shape, DType dtype) {

@@ -1,5 +1,6 @@
-// Hugging Face transformer encoders/decoders: BertModel (with pooler) and GPT2LMHeadModel.
-// Module paths and parameter names follow their state_dicts ("encoder.layer.3.attention.self.query",
+// Hugging Face transformer encoders/decoders: BertModel (with pooler), BertForPreTraining,
+// BertForQuestionAnswering and GPT2LMHeadModel. Module paths and parameter names follow their
+// state_dicts ("encoder.layer.3.attention.self.query", "bert.encoder.layer.3..." under a task head,
 // "transformer.h.0.attn.c_attn"); dropout is present as in training mode.
 #include <string>
 
@@ -58,15 +59,14 @@ int bertLayer(ModelBuilder& b, const BertConfig& c, int x, int mask) {
     return b.layerNorm("LayerNorm", b.add(y, attended), c.eps);
 }
 
-}  // namespace
+struct BertOutputs {
+    int sequence;
+    int pooled;  // -1 without the pooler
+};
 
-Graph buildBert(const ZooArgs& a, bool large) {
-    BertConfig c = large ? BertConfig{1024, 24, 16, 4096} : BertConfig{768, 12, 12, 3072};
-    const int64_t seq = a.integer("seq", 1, c.maxPositions);
-    ModelBuilder b(a.model(), SymbolDefaults{1, seq});
-    int ids = b.input("input_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
-    int tokenTypes = b.input("token_type_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
-    int attentionMask = b.input("attention_mask", {Dim::batch(), Dim::seq()}, DType::Int64);
+// BertModel in the current module: extended attention mask, embeddings, encoder, optional pooler.
+BertOutputs bertModel(ModelBuilder& b, const BertConfig& c, int ids, int tokenTypes, int attentionMask,
+                      bool withPooler) {
     int mask = bertAdditiveMask(b, attentionMask);
     int x = bertEmbeddings(b, c, ids, tokenTypes);
     {
@@ -77,14 +77,91 @@ Graph buildBert(const ZooArgs& a, bool large) {
             x = bertLayer(b, c, x, mask);
         }
     }
-    int pooled;
+    if (!withPooler) return {x, -1};
+    // BertPooler: the first token's hidden state, dense, tanh.
+    auto pooler = b.scope("pooler");
+    int first = b.op1("Gather", {x, b.constantInts({0})}, {{"axis", int64_t{1}}});
+    return {x, b.tanh(b.linear("dense", first, c.hidden), "activation")};
+}
+
+// nn.CrossEntropyLoss() as Hugging Face's heads use it: mean over the targets, -100 ignored.
+int crossEntropy(ModelBuilder& b, int scores, int targets) {
+    return b.op1("SoftmaxCrossEntropyLoss", {scores, targets},
+                 {{"reduction", std::string("mean")}, {"ignore_index", int64_t{-100}}});
+}
+
+// BertForPreTraining: BertModel as "bert", BertPreTrainingHeads as "cls", and its loss (masked-LM
+// cross entropy over every position plus next-sentence prediction). Outputs: loss,
+// prediction_logits [N, S, vocab], seq_relationship_logits [N, 2].
+Graph bertForPreTraining(ModelBuilder& b, const BertConfig& c, int ids, int tokenTypes, int attentionMask) {
+    BertOutputs body;
     {
-        // BertPooler: the first token's hidden state, dense, tanh.
-        auto pooler = b.scope("pooler");
-        int first = b.op1("Gather", {x, b.constantInts({0})}, {{"axis", int64_t{1}}});
-        pooled = b.tanh(b.linear("dense", first, c.hidden), "activation");
+        auto bert = b.scope("bert");
+        body = bertModel(b, c, ids, tokenTypes, attentionMask, true);
     }
-    return b.finish({x, pooled});
+    const int wordEmbeddings = b.graph().findValue("bert.embeddings.word_embeddings.weight");
+    int predictionScores;
+    int seqRelationship;
+    {
+        auto cls = b.scope("cls");
+        {
+            auto predictions = b.scope("predictions");
+            int h;
+            {
+                auto transform = b.scope("transform");
+                h = b.gelu(b.linear("dense", body.sequence, c.hidden), "transform_act_fn");
+                h = b.layerNorm("LayerNorm", h, c.eps);
+            }
+            // The decoder is tied to the word embeddings (no weight of its own); its bias is
+            // cls.predictions.bias.
+            int bias = b.parameter("", "bias", {c.vocab});
+            int logits = b.matmul(h, b.transpose(wordEmbeddings, {1, 0}, "decoder"), "decoder");
+            predictionScores = b.add(logits, bias, "decoder");
+        }
+        seqRelationship = b.linear("seq_relationship", body.pooled, 2);
+    }
+    int labels = b.input("labels", {Dim::batch(), Dim::seq()}, DType::Int64);
+    int nextSentenceLabel = b.input("next_sentence_label", {Dim::batch()}, DType::Int64);
+    int maskedLmLoss = crossEntropy(b, b.reshape(predictionScores, {-1, c.vocab}), b.reshape(labels, {-1}));
+    int nextSentenceLoss = crossEntropy(b, seqRelationship, nextSentenceLabel);
+    return b.finish({b.add(maskedLmLoss, nextSentenceLoss), predictionScores, seqRelationship});
+}
+
+// BertForQuestionAnswering: BertModel without pooler as "bert", qa_outputs (H -> 2) on every token,
+// and the loss (mean of the start and end cross entropies over the sequence positions). Outputs:
+// loss, start_logits [N, S], end_logits [N, S].
+Graph bertForQuestionAnswering(ModelBuilder& b, const BertConfig& c, int ids, int tokenTypes, int attentionMask) {
+    BertOutputs body;
+    {
+        auto bert = b.scope("bert");
+        body = bertModel(b, c, ids, tokenTypes, attentionMask, false);
+    }
+    int logits = b.linear("qa_outputs", body.sequence, 2);
+    std::vector<int> startEnd = splitLastAxis(b, logits, 2, 1);
+    int lastAxis = b.constantInts({-1}, {Dim(1)});
+    int startLogits = b.op1("Squeeze", {startEnd[0], lastAxis});
+    int endLogits = b.op1("Squeeze", {startEnd[1], lastAxis});
+    int startPositions = b.input("start_positions", {Dim::batch()}, DType::Int64);
+    int endPositions = b.input("end_positions", {Dim::batch()}, DType::Int64);
+    int loss = b.add(crossEntropy(b, startLogits, startPositions), crossEntropy(b, endLogits, endPositions));
+    return b.finish({b.scale(loss, 0.5), startLogits, endLogits});
+}
+
+}  // namespace
+
+Graph buildBert(const ZooArgs& a, bool large) {
+    BertConfig c = large ? BertConfig{1024, 24, 16, 4096} : BertConfig{768, 12, 12, 3072};
+    c.vocab = a.integer("vocab", 2, 1'000'000);
+    const std::string head = a.choice("head", {"none", "pretraining", "squad"});
+    const int64_t seq = a.integer("seq", 1, c.maxPositions);
+    ModelBuilder b(a.model(), SymbolDefaults{1, seq});
+    int ids = b.input("input_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
+    int tokenTypes = b.input("token_type_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
+    int attentionMask = b.input("attention_mask", {Dim::batch(), Dim::seq()}, DType::Int64);
+    if (head == "pretraining") return bertForPreTraining(b, c, ids, tokenTypes, attentionMask);
+    if (head == "squad") return bertForQuestionAnswering(b, c, ids, tokenTypes, attentionMask);
+    BertOutputs out = bertModel(b, c, ids, tokenTypes, attentionMask, true);
+    return b.finish({out.sequence, out.pooled});
 }
 
 namespace {
