@@ -10,6 +10,7 @@
 #include "report_command.h"
 #include "validate_command.h"
 #include "validate_kernels_command.h"
+#include "validate_published_command.h"
 #include "trainscope/core/costs.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/model_loader.h"
@@ -163,6 +164,8 @@ int run(int argc, char** argv) {
     CLI::App* validateCmd = addValidateCommand(app, validate);
     ReportOptions report;
     CLI::App* reportCmd = addReportCommand(app, report);
+    ValidatePublishedOptions validatePublished;
+    CLI::App* validatePublishedCmd = addValidatePublishedCommand(app, validatePublished);
 
     try {
         app.parse(argc, argv);
@@ -181,6 +184,7 @@ int run(int argc, char** argv) {
         if (predictCmd->parsed()) return runPredict(predict);
         if (validateCmd->parsed()) return runValidate(validate);
         if (reportCmd->parsed()) return runReport(report);
+        if (validatePublishedCmd->parsed()) return runValidatePublished(validatePublished);
     } catch (const ModelError& e) {
         std::cerr << "trainscope-cli: " << e.what() << "\n";
         return kExitBadInput;

@@ -80,6 +80,7 @@ ordered_json predictionJson(const TrainingPrediction& p, bool layers) {
     j["optimizer_ms"] = intervalJson(p.optimizerMs);
     j["communication_ms"] = intervalJson(p.communicationMs);
     j["other_ms"] = intervalJson(p.otherMs);
+    j["host_bound_ms"] = intervalJson(p.hostBoundMs);
     j["scaling_efficiency"] = intervalJson(p.scalingEfficiency);
     const MemoryBreakdown& m = p.memory;
     j["memory_bytes"] = {{"weights", m.weights},
@@ -180,6 +181,7 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
     os << ", optimizer " << range(p.optimizerMs) << " ms";
     if (p.communicationMs.value > 0) os << ", exposed all-reduce " << range(p.communicationMs) << " ms";
     if (p.otherMs.value != 0) os << ", outside the layers " << range(p.otherMs) << " ms";
+    if (p.hostBoundMs.value > 0) os << ", waiting for the host " << range(p.hostBoundMs) << " ms";
     os << "\n";
     if (p.scenario.dataParallel.gpus > 1) os << "Scaling efficiency: " << range(p.scalingEfficiency) << "\n";
     os << "\nMemory (GiB): weights " << fixed(mb.weights / kGiB, 2);

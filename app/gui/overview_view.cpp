@@ -234,6 +234,8 @@ void OverviewView::refreshBars() {
         {tr("all-reduce"), p.communicationMs.value, tr("Gradient all-reduce not hidden under backward")},
         {tr("optimizer step"), p.optimizerMs.value, tr("The optimizer's update of every parameter")},
         {tr("other"), p.otherMs.value, tr("Measured iteration time outside the layers")},
+        {tr("waiting for the host"), p.hostBoundMs.value,
+         tr("The GPU idle while eager PyTorch dispatches operators faster kernels have already finished")},
     };
     int shade = 0;
     for (const auto& e : extra)

@@ -120,6 +120,7 @@ void TimelineView::refresh() {
     add(p.communicationMs.value, -1, Kind::Communication, kindName(Kind::Communication));
     add(p.optimizerMs.value, -1, Kind::Optimizer, kindName(Kind::Optimizer));
     add(p.otherMs.value, -1, Kind::Other, kindName(Kind::Other));
+    add(p.hostBoundMs.value, -1, Kind::Other, tr("waiting for the host"));
     totalMs_ = t;
     viewStartMs_ = std::clamp(viewStartMs_, 0.0, totalMs_ - viewMs());
 

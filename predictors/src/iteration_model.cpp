@@ -17,12 +17,14 @@ int LayerRegions::regionOf(int op) const {
 
 void LayerSums::reset(int regions) {
     forwardCheckpointed = forwardLast = forwardError = backwardError = calibratedMs = otherMs = otherError = 0;
+    hostForwardCheckpointed = hostForwardLast = 0;
     backwardByRegion.assign(size_t(regions), 0.0);
+    hostBackwardByRegion.assign(size_t(regions), 0.0);
 }
 
 AnalyticLayerTimes::AnalyticLayerTimes(const ModelAnalysis& m, OperationTimes times, const LayerRegions& regions)
     : m_(m), times_(std::move(times)), regions_(regions.regions()) {
-    using Key = std::array<double, 13>;
+    using Key = std::array<double, 14>;
     struct Use {
         uint32_t group, row;
         double weight, error, calibrated;
@@ -47,6 +49,7 @@ AnalyticLayerTimes::AnalyticLayerTimes(const ModelAnalysis& m, OperationTimes ti
                          r.memoryMs.c1,
                          r.memoryMs.c2,
                          r.fixedMs,
+                         r.waveMs,
                          r.castMs.c0,
                          r.castMs.c1,
                          r.castMs.c2,
@@ -60,13 +63,16 @@ AnalyticLayerTimes::AnalyticLayerTimes(const ModelAnalysis& m, OperationTimes ti
             b.m0.push_back(float(r.memoryMs.c0)), b.m1.push_back(float(r.memoryMs.c1));
             b.m2.push_back(float(r.memoryMs.c2));
             b.fixed.push_back(float(r.fixedMs));
+            b.wave.push_back(float(r.waveMs));
             b.k0.push_back(float(r.castMs.c0)), b.k1.push_back(float(r.castMs.c1)), b.k2.push_back(float(r.castMs.c2));
         }
         auto [ui, newUse] = uses[bi->second].try_emplace({group, ri->second}, Use{group, ri->second, 0, 0, 0});
         ui->second.weight += 1;
         ui->second.error += r.relError;
         ui->second.calibrated += r.calibrated ? 1 : 0;
+        hostByGroup_[group] += r.hostMs;
     };
+    hostByGroup_.assign(size_t(2 + regions_), 0.0);
     for (const TimeRow& r : times_.forward) add(r, r.op < regions.lastSegmentStart ? 0 : 1);
     for (const TimeRow& r : times_.backward) add(r, 2 + uint32_t(regions.regionOf(r.op)));
     for (size_t bi = 0; bi < blocks_.size(); ++bi) {
@@ -112,7 +118,8 @@ size_t AnalyticLayerTimes::distinctRows() const {
 
 namespace {
 
-// t = soft_p(floor, max(compute, memory) + fixed) + cast for every row of a block, written to `t`.
+// t = soft_p(floor, max(max(compute + wave / 2, wave), memory) + fixed) + cast for every row of a
+// block, written to `t`.
 // Branch-free per softness so that the compiler vectorises it (this file is built with
 // -fno-math-errno for that).
 template <int P>
@@ -120,15 +127,17 @@ template <int P>
                                             const float* __restrict c1, const float* __restrict c2,
                                             const float* __restrict m0, const float* __restrict m1,
                                             const float* __restrict m2, const float* __restrict fixed,
-                                            const float* __restrict k0, const float* __restrict k1,
-                                            const float* __restrict k2, size_t count, float n, float softness,
-                                            float* __restrict t) {
+                                            const float* __restrict wave, const float* __restrict k0,
+                                            const float* __restrict k1, const float* __restrict k2, size_t count,
+                                            float n, float softness, float* __restrict t) {
     const float n2 = n * n;
     for (size_t i = 0; i < count; ++i) {
         const float compute = c0[i] + n * c1[i] + n2 * c2[i];
         const float memory = m0[i] + n * m1[i] + n2 * m2[i];
+        // At least one wave, and half a wave of tail beyond the work at the full rate.
+        const float quantised = compute + 0.5f * wave[i] > wave[i] ? compute + 0.5f * wave[i] : wave[i];
         // Capped so that k^4 stays finite in single precision (1e9 ms is 11 days).
-        const float kernel = (compute > memory ? compute : memory) + fixed[i];
+        const float kernel = (quantised > memory ? quantised : memory) + fixed[i];
         const float k = kernel < 1e9f ? kernel : 1e9f;
         float soft;
         if constexpr (P == 4) {
@@ -151,16 +160,16 @@ template <int P>
 #endif
 #define TRAINSCOPE_ROW_ARGS                                                                                            \
     const float *fp, const float *c0, const float *c1, const float *c2, const float *m0, const float *m1,              \
-        const float *m2, const float *fixed, const float *k0, const float *k1, const float *k2, size_t count, float n, \
-        float softness, float *t
+        const float *m2, const float *fixed, const float *wave, const float *k0, const float *k1, const float *k2, \
+        size_t count, float n, float softness, float *t
 TRAINSCOPE_ROW_CLONES void rowTimes4(TRAINSCOPE_ROW_ARGS) {
-    rowTimes<4>(fp, c0, c1, c2, m0, m1, m2, fixed, k0, k1, k2, count, n, softness, t);
+    rowTimes<4>(fp, c0, c1, c2, m0, m1, m2, fixed, wave, k0, k1, k2, count, n, softness, t);
 }
 TRAINSCOPE_ROW_CLONES void rowTimes2(TRAINSCOPE_ROW_ARGS) {
-    rowTimes<2>(fp, c0, c1, c2, m0, m1, m2, fixed, k0, k1, k2, count, n, softness, t);
+    rowTimes<2>(fp, c0, c1, c2, m0, m1, m2, fixed, wave, k0, k1, k2, count, n, softness, t);
 }
 void rowTimesAny(TRAINSCOPE_ROW_ARGS) {
-    rowTimes<0>(fp, c0, c1, c2, m0, m1, m2, fixed, k0, k1, k2, count, n, softness, t);
+    rowTimes<0>(fp, c0, c1, c2, m0, m1, m2, fixed, wave, k0, k1, k2, count, n, softness, t);
 }
 
 // The weighted sums of each run of uses: time, time x error, calibrated time (3 per run in `out`).
@@ -195,13 +204,17 @@ TRAINSCOPE_ROW_CLONES void useSums(const float* __restrict t, const uint32_t* __
 
 void AnalyticLayerTimes::sums(double n, LayerSums& out) const {
     out.reset(regions_);
+    out.hostForwardCheckpointed = hostByGroup_[0];
+    out.hostForwardLast = hostByGroup_[1];
+    for (int r = 0; r < regions_; ++r) out.hostBackwardByRegion[size_t(r)] = hostByGroup_[size_t(2 + r)];
     for (const Block& b : blocks_) {
         const size_t count = b.floorPow.size();
         if (out.rowTimes.size() < count) out.rowTimes.resize(count);
         float* t = out.rowTimes.data();
         const auto rows = b.softness == 4 ? rowTimes4 : b.softness == 2 ? rowTimes2 : rowTimesAny;
         rows(b.floorPow.data(), b.c0.data(), b.c1.data(), b.c2.data(), b.m0.data(), b.m1.data(), b.m2.data(),
-             b.fixed.data(), b.k0.data(), b.k1.data(), b.k2.data(), count, float(n), float(b.softness), t);
+             b.fixed.data(), b.wave.data(), b.k0.data(), b.k1.data(), b.k2.data(), count, float(n), float(b.softness),
+             t);
         double forwardCk = 0, forwardLast = 0, forwardErr = 0, backwardErr = 0, calibrated = 0;
         std::vector<double>& runSums = out.scratch;
         runSums.resize(3 * b.runs.size());
@@ -226,6 +239,28 @@ void AnalyticLayerTimes::sums(double n, LayerSums& out) const {
     }
 }
 
+namespace {
+
+// When the last kernel of a sequence of stretches ends, for a host that issues stretch k in
+// host[k] and a GPU that runs it in gpu[k], starting together with an idle GPU and a deep launch
+// queue: the GPU starts a kernel once it is issued and the previous one is done, so the end is
+// max over k of (host time to issue stretches before k) + (stretch k, bound by the slower of the
+// two) + (GPU time of the stretches after k). Exact for one kernel per stretch; for longer ones
+// it assumes host and GPU work are spread evenly within a stretch.
+double streamEndMs(const double* host, const double* gpu, size_t count) {
+    double after = 0;
+    for (size_t k = 0; k < count; ++k) after += gpu[k];
+    double before = 0, end = 0;
+    for (size_t k = 0; k < count; ++k) {
+        after -= gpu[k];
+        end = std::max(end, before + std::max(host[k], gpu[k]) + after);
+        before += host[k];
+    }
+    return end;
+}
+
+}  // namespace
+
 IterationTimes evaluateIteration(const LayerTimeSource& source, const IterationSetup& setup, double n, LayerSums& s) {
     source.sums(n, s);
     IterationTimes it;
@@ -233,12 +268,41 @@ IterationTimes evaluateIteration(const LayerTimeSource& source, const IterationS
     double backward = 0;
     for (double b : s.backwardByRegion) backward += b;
     const double recompute = setup.checkpointing ? s.forwardCheckpointed : 0;
+    const double recomputeHost = setup.checkpointing ? s.hostForwardCheckpointed : 0;
     const double forwardE = forward > 0 ? s.forwardError / forward : 0;
     const double backwardE = backward > 0 ? s.backwardError / backward : 0;
 
+    // Stretches in execution order: the forward's two groups, backward region by region
+    // (recomputation happens inside backward, segment by segment: spread in proportion), the step.
+    const size_t regions = s.backwardByRegion.size();
+    double host[64], gpu[64];
+    std::vector<double> hostMore, gpuMore;
+    double* h = host;
+    double* g = gpu;
+    if (regions + 3 > 64) {
+        hostMore.resize(regions + 3), gpuMore.resize(regions + 3);
+        h = hostMore.data(), g = gpuMore.data();
+    }
+    size_t count = 0;
+    h[count] = s.hostForwardCheckpointed, g[count++] = s.forwardCheckpointed;
+    h[count] = s.hostForwardLast, g[count++] = s.forwardLast;
+    for (size_t r = 0; r < regions; ++r) {
+        const double share = backward > 0 ? s.backwardByRegion[r] / backward : 1.0 / double(regions);
+        h[count] = s.hostBackwardByRegion[r] + recomputeHost * share;
+        g[count++] = s.backwardByRegion[r] + recompute * share;
+    }
+    double stream;
+    if (setup.syncBeforeOptimizer) {
+        stream = streamEndMs(h, g, count) + std::max(setup.optimizerHostMs, setup.optimizerMs);
+    } else {
+        h[count] = setup.optimizerHostMs, g[count++] = setup.optimizerMs;
+        stream = streamEndMs(h, g, count);
+    }
+    const double gpuWork = forward + backward + recompute + setup.optimizerMs;
+    const double hostBound = std::max(0.0, stream - gpuWork);
+
     double exposed = 0;
     if (setup.gpus > 1 && !setup.bucketCommMs.empty()) {
-        // Recomputation happens inside backward, segment by segment: spread it in proportion.
         const double stretch = backward > 0 ? (backward + recompute) / backward : 1;
         std::vector<double>& ready = s.scratch;
         ready.resize(setup.bucketCommMs.size());
@@ -249,15 +313,16 @@ IterationTimes evaluateIteration(const LayerTimeSource& source, const IterationS
         }
         exposed = exposedCommunicationMs(ready, setup.bucketCommMs, backward + recompute);
     }
-    const double iteration = forward + backward + recompute + exposed + setup.optimizerMs + s.otherMs;
+    const double iteration = gpuWork + hostBound + exposed + s.otherMs;
     const double absError = s.forwardError + s.backwardError + recompute * forwardE +
                             setup.optimizerMs * errors::kOptimizerStep + exposed * errors::kCommunication +
-                            s.otherError;
+                            hostBound * errors::kHostDispatch + s.otherError;
     it.forwardMs = Interval::relative(forward, forwardE);
     it.backwardMs = Interval::relative(backward, backwardE);
     it.recomputeMs = Interval::relative(recompute, forwardE);
     it.optimizerMs = Interval::relative(setup.optimizerMs, errors::kOptimizerStep);
     it.communicationMs = Interval::relative(exposed, errors::kCommunication);
+    it.hostBoundMs = Interval::relative(hostBound, errors::kHostDispatch);
     it.otherMs = Interval::relative(s.otherMs, s.otherMs != 0 ? std::abs(s.otherError / s.otherMs) : 0);
     it.iterationMs = Interval::relative(iteration, iteration > 0 ? absError / iteration : 0);
     it.calibratedShare = iteration > 0 ? s.calibratedMs / iteration : 0;

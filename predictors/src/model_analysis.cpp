@@ -218,6 +218,16 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                 needing += op.inputs[k] >= 0 && grad[op.inputs[k]];
             a.backwardKernels = std::max(1, needing);
         }
+        if ((a.kind == OpKind::Gemm || a.kind == OpKind::Conv) && !op.outputs.empty()) {
+            // Every output element is one dot product of the reduction length: FLOPs = 2 x outputs x K.
+            const double outputs = numel[op.outputs[0]][1];
+            if (outputs > 0) a.gemmReduction = std::max(1.0, c2.forwardFlops / (2 * outputs));
+            const std::vector<int64_t> y = evalShape(g.values[op.outputs[0]].shape, 1, seq);
+            if (a.kind == OpKind::Conv && y.size() >= 2)
+                a.gemmColumns = double(y[1]) / double(std::max<int64_t>(1, op.attrInt("group", 1)));
+            else if (!y.empty())
+                a.gemmColumns = double(y.back());
+        }
         if (a.kind == OpKind::Recurrent && !op.inputs.empty() && op.inputs[0] >= 0) {
             const std::vector<int64_t> x = evalShape(g.values[op.inputs[0]].shape, 1, seq);
             const size_t axis = op.attrInt("layout", 0) == 0 ? 0 : 1;

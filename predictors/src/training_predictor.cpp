@@ -79,12 +79,21 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
         t->source =
             profile_->source(gpu, p, regions, sameGpu && sameGpu->gpu == &gpu ? sameGpu->source.get() : nullptr);
     else
-        t->source =
-            std::make_unique<AnalyticLayerTimes>(analysis_, prepareOperationTimes(analysis_, gpu, p, table_), regions);
+        t->source = std::make_unique<AnalyticLayerTimes>(
+            analysis_, prepareIterationTimes(analysis_, gpu, p, stream_, table_), regions);
 
     t->setup.gpus = gpus;
     t->setup.checkpointing = s.checkpointing;
-    t->setup.optimizerMs = optimizerStepMs(analysis_, gpu, s.optimizer, p, table_);
+    if (t->fromProfile) {
+        // The profile's measured iteration outside its layers already holds the host's share.
+        t->setup.optimizerMs = optimizerStepMs(analysis_, gpu, s.optimizer, p, table_);
+    } else {
+        const OptimizerStepTimes step = optimizerStepTimes(analysis_, gpu, s.optimizer, p, stream_, table_);
+        t->setup.optimizerMs = step.gpuMs;
+        t->setup.optimizerHostMs = step.hostMs;
+        // torch.amp's GradScaler reads its inf check on the host before stepping.
+        t->setup.syncBeforeOptimizer = p == TrainingPrecision::AmpFp16;
+    }
     for (const GradientBucket& b : buckets) t->setup.bucketCommMs.push_back(allReduceMs(b.bytes, gpus, *link));
     t->single = t->setup;
     t->single.gpus = 1;
@@ -135,6 +144,7 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
     r.optimizerMs = it.optimizerMs;
     r.communicationMs = it.communicationMs;
     r.otherMs = it.otherMs;
+    r.hostBoundMs = it.hostBoundMs;
     const double samples = 1000.0 * n * gpus;
     r.samplesPerS = {samples / it.iterationMs.value, samples / it.iterationMs.high, samples / it.iterationMs.low};
     r.scalingEfficiency = Interval::exact(1);

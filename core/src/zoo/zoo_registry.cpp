@@ -21,6 +21,9 @@ const ZooParam kBertHead{"head", "none",
                          "none: BertModel; pretraining: BertForPreTraining (MLM + NSP heads and loss); squad: "
                          "BertForQuestionAnswering (start/end logits and loss)"};
 const ZooParam kBertVocab{"vocab", "30522", "WordPiece vocabulary size (NVIDIA's BERT pads it to 30528)"};
+const ZooParam kBertMasked{"masked", "0",
+                           "head=pretraining: positions per sequence the masked-LM head predicts (NVIDIA gathers "
+                           "max_predictions_per_seq, 20 at seq 128, 80 at 512); 0: every position"};
 ZooParam seqParam(const char* def, const char* max) {
     return {"seq", def, std::string("sequence length shown by default (at most ") + max + ")"};
 }
@@ -76,11 +79,11 @@ const std::vector<Model>& models() {
          buildSsd300},
         {{"bert_base",
           "BERT-Base encoder with pooler (Hugging Face BertModel), 109.5M parameters",
-          {seqParam("128", "512"), kBertHead, kBertVocab, kBatch}},
+          {seqParam("128", "512"), kBertHead, kBertVocab, kBertMasked, kBatch}},
          [](const ZooArgs& a) { return buildBert(a, false); }},
         {{"bert_large",
           "BERT-Large encoder with pooler (Hugging Face BertModel), 335.1M parameters",
-          {seqParam("128", "512"), kBertHead, kBertVocab, kBatch}},
+          {seqParam("128", "512"), kBertHead, kBertVocab, kBertMasked, kBatch}},
          [](const ZooArgs& a) { return buildBert(a, true); }},
         {{"gpt2",
           "GPT-2 small language model (Hugging Face GPT2LMHeadModel), 124.4M parameters",

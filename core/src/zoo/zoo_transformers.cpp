@@ -91,14 +91,18 @@ int crossEntropy(ModelBuilder& b, int scores, int targets) {
 }
 
 // BertForPreTraining: BertModel as "bert", BertPreTrainingHeads as "cls", and its loss (masked-LM
-// cross entropy over every position plus next-sentence prediction). Outputs: loss,
-// prediction_logits [N, S, vocab], seq_relationship_logits [N, 2].
-Graph bertForPreTraining(ModelBuilder& b, const BertConfig& c, int ids, int tokenTypes, int attentionMask) {
+// cross entropy plus next-sentence prediction). Outputs: loss, prediction_logits [N, S, vocab] (or
+// [N, masked, vocab]), seq_relationship_logits [N, 2]. With `masked` > 0 the masked-LM head runs
+// only on that many positions per sequence, as NVIDIA's pre-training gathers the masked tokens
+// (max_predictions_per_seq) before it; 0: every position, as Hugging Face's model does.
+Graph bertForPreTraining(ModelBuilder& b, const BertConfig& c, int ids, int tokenTypes, int attentionMask,
+                         int64_t masked) {
     BertOutputs body;
     {
         auto bert = b.scope("bert");
         body = bertModel(b, c, ids, tokenTypes, attentionMask, true);
     }
+    if (masked > 0) body.sequence = sliceAxis(b, body.sequence, 1, 0, masked, "cls.predictions");
     const int wordEmbeddings = b.graph().findValue("bert.embeddings.word_embeddings.weight");
     int predictionScores;
     int seqRelationship;
@@ -120,7 +124,7 @@ Graph bertForPreTraining(ModelBuilder& b, const BertConfig& c, int ids, int toke
         }
         seqRelationship = b.linear("seq_relationship", body.pooled, 2);
     }
-    int labels = b.input("labels", {Dim::batch(), Dim::seq()}, DType::Int64);
+    int labels = b.input("labels", {Dim::batch(), masked > 0 ? Dim(masked) : Dim::seq()}, DType::Int64);
     int nextSentenceLabel = b.input("next_sentence_label", {Dim::batch()}, DType::Int64);
     int maskedLmLoss = crossEntropy(b, b.reshape(predictionScores, {-1, c.vocab}), b.reshape(labels, {-1}));
     int nextSentenceLoss = crossEntropy(b, seqRelationship, nextSentenceLabel);
@@ -154,11 +158,13 @@ Graph buildBert(const ZooArgs& a, bool large) {
     c.vocab = a.integer("vocab", 2, 1'000'000);
     const std::string head = a.choice("head", {"none", "pretraining", "squad"});
     const int64_t seq = a.integer("seq", 1, c.maxPositions);
+    const int64_t masked = a.integer("masked", 0, seq);
+    if (masked > 0 && head != "pretraining") a.fail("option 'masked' applies to head=pretraining only");
     ModelBuilder b(a.model(), SymbolDefaults{1, seq});
     int ids = b.input("input_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
     int tokenTypes = b.input("token_type_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
     int attentionMask = b.input("attention_mask", {Dim::batch(), Dim::seq()}, DType::Int64);
-    if (head == "pretraining") return bertForPreTraining(b, c, ids, tokenTypes, attentionMask);
+    if (head == "pretraining") return bertForPreTraining(b, c, ids, tokenTypes, attentionMask, masked);
     if (head == "squad") return bertForQuestionAnswering(b, c, ids, tokenTypes, attentionMask);
     BertOutputs out = bertModel(b, c, ids, tokenTypes, attentionMask, true);
     return b.finish({out.sequence, out.pooled});

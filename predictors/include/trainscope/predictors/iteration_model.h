@@ -1,6 +1,8 @@
 #pragma once
 // One training iteration from its layers' times: forward, backward (with checkpointing's
-// recomputation), the optimizer step and the all-reduce not hidden under backward. The layer
+// recomputation), the optimizer step and the all-reduce not hidden under backward. PyTorch
+// queues kernels asynchronously: the GPU runs a stretch's kernels as soon as the host has issued
+// them, so an iteration is bound, stretch by stretch, by the GPU's work or the host's dispatch. The layer
 // times come from a LayerTimeSource (analytic rows, or a fitted profile), which sums them per
 // group so that a batch size costs one pass over the rows.
 #include <cstdint>
@@ -35,6 +37,11 @@ struct LayerSums {
     double forwardCheckpointed = 0;
     double forwardLast = 0;
     std::vector<double> backwardByRegion;
+    // The host's time to dispatch the same groups (iteration rows; 0 where the times already
+    // include it, as a profile's measured layers do).
+    double hostForwardCheckpointed = 0;
+    double hostForwardLast = 0;
+    std::vector<double> hostBackwardByRegion;
     double forwardError = 0;  // sum of time x relative error
     double backwardError = 0;
     double calibratedMs = 0;  // time in rows of a calibrated (or measured) class
@@ -80,7 +87,7 @@ private:
         double softness = 4;
         // Single precision: four rows per SSE vector (eight with AVX2), and the model is good to
         // 10%, not to 1e-7.
-        std::vector<float> floorPow, c0, c1, c2, m0, m1, m2, fixed, k0, k1, k2;
+        std::vector<float> floorPow, c0, c1, c2, m0, m1, m2, fixed, wave, k0, k1, k2;
         // Where each distinct row is used, sorted by group: row, and weights for its time, its
         // error (count x relative error) and its calibrated time (count, or 0).
         std::vector<uint32_t> useRow;
@@ -90,6 +97,7 @@ private:
     const ModelAnalysis& m_;
     OperationTimes times_;
     std::vector<Block> blocks_;
+    std::vector<double> hostByGroup_;  // host dispatch per group: constant in the batch size
     int regions_ = 1;
 };
 
@@ -97,11 +105,16 @@ struct IterationSetup {
     int gpus = 1;
     bool checkpointing = false;
     double optimizerMs = 0;
+    double optimizerHostMs = 0;
+    // The host waits for the GPU before the optimizer step (autocast's grad scaler reads its inf
+    // check with .item()), so the step's dispatch cannot overlap backward.
+    bool syncBeforeOptimizer = false;
     std::vector<double> bucketCommMs;  // all-reduce of each bucket (empty on one GPU)
 };
 
 struct IterationTimes {
     Interval forwardMs, backwardMs, recomputeMs, optimizerMs, communicationMs, otherMs, iterationMs;
+    Interval hostBoundMs;  // the GPU idle, waiting for the host to dispatch (small batches)
     double calibratedShare = 0;
 };
 

@@ -65,6 +65,11 @@ struct AnalyzedOp {
     BatchPoly backwardFlops;
     int backwardKernels = 1;  // GEMM/conv: data and weight gradient are two kernels
     double steps = 0;         // recurrent: time steps (one launch each)
+    // GEMM and convolution (as an implicit GEMM): the reduction length of one output element and
+    // the output columns of one group (channels / groups; a GEMM's last output dimension). They
+    // set the size of one wave of output tiles; 0 for other kinds.
+    double gemmReduction = 0;
+    double gemmColumns = 0;
     int64_t parameters = 0;   // owned (first user)
     double parameterBytes = 0;
     double castWeightElements = 0;  // owned parameters autocast casts (this op is in its lower list)

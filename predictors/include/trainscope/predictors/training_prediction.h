@@ -59,6 +59,7 @@ struct TrainingPrediction {
     Interval optimizerMs;
     Interval communicationMs;       // all-reduce time not hidden under backward (0 on one GPU)
     Interval otherMs;               // profile only: measured iteration time outside the layers
+    Interval hostBoundMs;           // the GPU idle, waiting for the host's dispatch (small batches)
     Interval scalingEfficiency;     // iteration on one GPU / iteration on N (1 on one GPU)
     std::vector<LayerTime> layers;  // graph order; operations that do no work are absent
 

@@ -49,6 +49,9 @@ public:
 
     const ModelAnalysis& analysis() const { return analysis_; }
     const KernelScalingTable& table() const { return table_; }
+    // The whole-iteration model's constants (default: StreamModel::shipped()); for fitting them.
+    void setStreamModel(const StreamModel& model) { stream_ = model; }
+    const StreamModel& streamModel() const { return stream_; }
 
     // One GPU, one scenario. An unsupported precision or interconnect comes back with
     // supported = false and the reason. Throws ModelError for an invalid scenario (batch < 1...).
@@ -68,6 +71,7 @@ private:
 
     ModelAnalysis analysis_;
     const KernelScalingTable& table_;
+    StreamModel stream_ = StreamModel::shipped();
     std::unique_ptr<ProfileFit> profile_;
 };
 

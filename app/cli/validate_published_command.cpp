@@ -1,0 +1,84 @@
+#include "validate_published_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "trainscope/core/atomic_file.h"
+#include "trainscope/core/errors.h"
+#include "trainscope/core/gpu_database.h"
+#include "trainscope/predictors/published_validation.h"
+
+namespace ts::cli {
+
+CLI::App* addValidatePublishedCommand(CLI::App& app, ValidatePublishedOptions& o) {
+    CLI::App* cmd = app.add_subcommand(
+        "validate-published",
+        "Predict every row of published training-throughput tables (NVIDIA DeepLearningExamples, PyTorch) that a "
+        "TrainScope model stands for: each row's error, summaries by model, GPU, precision and GPU count, and the "
+        "errors of ratios between rows of one model; rows that cannot be mapped are listed with why.");
+    cmd->add_option("PATH", o.paths,
+                    "CSV files or directories of them (default: ../shared/data/training-throughput beside the "
+                    "source tree)")
+        ->check(CLI::ExistingPath);
+    cmd->add_flag("--json", o.json, "print JSON (overall, by_model, by_gpu, by_precision, by_gpu_count, ratios, "
+                                    "ratios_by_kind, rows, unmapped)");
+    cmd->add_option("--predictions", o.predictions, "also write every compared row to this CSV file");
+    cmd->add_flag("--fit", o.fit,
+                  "also fit the whole-iteration constants that only whole runs tell (convolution and memory "
+                  "efficiency) on these rows, and print their leave-one-model-out and leave-one-GPU-out errors");
+    cmd->add_option("--mapping", o.mapping,
+                    "how rows become scenarios (default: the built-in resources/published-runs.json)")
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--gpu-db", o.gpuDbFiles, "extra GPU file(s) applied after the built-in database")
+        ->check(CLI::ExistingFile);
+    return cmd;
+}
+
+int runValidatePublished(const ValidatePublishedOptions& o) {
+    std::vector<std::string> paths = o.paths;
+    if (paths.empty()) paths.push_back(TRAINSCOPE_PUBLISHED_DIR);
+    const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
+    const std::vector<predictors::PublishedRow> rows = predictors::readPublishedRows(paths);
+    if (rows.empty()) throw ModelError(paths.front(), "no rows of published throughput");
+    nlohmann::json mapping;
+    std::string origin = "resources/published-runs.json";
+    if (o.mapping.empty()) {
+        mapping = predictors::builtinPublishedMapping();
+    } else {
+        origin = o.mapping;
+        std::ifstream in(o.mapping);
+        std::stringstream text;
+        text << in.rdbuf();
+        try {
+            mapping = nlohmann::json::parse(text.str());
+        } catch (const nlohmann::json::exception& e) {
+            throw ModelError(o.mapping, std::string("not JSON: ") + e.what());
+        }
+    }
+    const predictors::PublishedMapping mapped = predictors::mapPublishedRows(rows, mapping, db, origin);
+    auto progress = [](const std::string& model) { std::cerr << "analysing " << model << "\n"; };
+    const predictors::PublishedPredictor predictor(mapped, db, o.json ? std::function<void(const std::string&)>() : progress);
+    const predictors::PublishedReport report =
+        predictors::summarisePublished(predictor.predict(predictors::StreamModel::shipped()), mapped.unmapped);
+    std::optional<predictors::PublishedFitResult> fit;
+    if (o.fit) fit = predictors::fitPublished(predictor, db);
+    if (!o.predictions.empty()) {
+        writeFileAtomically(o.predictions,
+                            [&](std::ostream& out) { predictors::writePublishedPredictions(out, report); });
+        std::cerr << "wrote " << o.predictions << " (" << report.predictions.size() << " rows)\n";
+    }
+    if (o.json) {
+        nlohmann::ordered_json j = predictors::publishedReportJson(report);
+        if (fit) j["fit"] = predictors::publishedFitJson(*fit);
+        std::cout << j.dump(1) << "\n";
+    } else {
+        predictors::printPublishedReport(std::cout, report);
+        if (fit) predictors::printPublishedFit(std::cout, *fit);
+    }
+    return 0;
+}
+
+}  // namespace ts::cli
