@@ -29,6 +29,10 @@ CLI::App* addValidatePublishedCommand(CLI::App& app, ValidatePublishedOptions& o
     cmd->add_flag("--fit", o.fit,
                   "also fit the whole-iteration constants that only whole runs tell (convolution and memory "
                   "efficiency) on these rows, and print their leave-one-model-out and leave-one-GPU-out errors");
+    cmd->add_option("--write-errors", o.writeErrors,
+                    "with --fit: write the whole-iteration interval table (resources/iteration-errors.json) "
+                    "from the leave-one-model-out errors")
+        ->needs("--fit");
     cmd->add_option("--mapping", o.mapping,
                     "how rows become scenarios (default: the built-in resources/published-runs.json)")
         ->check(CLI::ExistingFile);
@@ -65,6 +69,15 @@ int runValidatePublished(const ValidatePublishedOptions& o) {
         predictors::summarisePublished(predictor.predict(predictors::StreamModel::shipped()), mapped.unmapped);
     std::optional<predictors::PublishedFitResult> fit;
     if (o.fit) fit = predictors::fitPublished(predictor, db);
+    if (fit && !o.writeErrors.empty()) {
+        const std::string text =
+            predictors::iterationErrorTable(*fit, std::string("trainscope-cli ") + TRAINSCOPE_VERSION +
+                                                      " validate-published --fit --write-errors " + o.writeErrors)
+                .dump(2) +
+            "\n";
+        writeFileAtomically(o.writeErrors, text);
+        std::cerr << "wrote " << o.writeErrors << "\n";
+    }
     if (!o.predictions.empty()) {
         writeFileAtomically(o.predictions,
                             [&](std::ostream& out) { predictors::writePublishedPredictions(out, report); });

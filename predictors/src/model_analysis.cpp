@@ -271,7 +271,10 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                 const double writeScale = out32 > 0 ? ck.bytesWritten / out32 : 0;
                 y[0][k] = inP * readScale;
                 y[1][k] = outP * writeScale;
-                y[2][k] = inActP * readScale;
+                // An op that reads only part of its inputs (Gather reads the selected rows of a table)
+                // still reads its activation inputs (the indices) whole; a share of a table's read
+                // would make this a ratio of batch-linear terms, not a polynomial.
+                y[2][k] = inActP * std::min(1.0, readScale);
                 for (size_t s = 0; s < ck.saved.size(); ++s) {
                     const SavedTensor& st = ck.saved[s];
                     double bytes = st.bytes;

@@ -2,6 +2,11 @@
 
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
+
+namespace ts::predictors {
+extern const char* const kBuiltinIterationErrorsJson;
+}
 
 namespace ts::predictors::errors {
 namespace {
@@ -28,6 +33,13 @@ double modelOnlyClassError(const std::string& opClass) {
 double crossClassError(const std::string& opClass) {
     return lookup(kCross, opClass, 0.192);
 }
+double wholeIterationError(const std::string& precision) {
+    static const nlohmann::json table = nlohmann::json::parse(kBuiltinIterationErrorsJson);
+    const nlohmann::json by = table.value("by_precision", nlohmann::json::object());
+    if (by.contains(precision)) return by.at(precision).get<double>();
+    return table.value("all", 0.0);
+}
+
 double combine(double a, double b) {
     return std::sqrt(a * a + b * b);
 }

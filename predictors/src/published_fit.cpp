@@ -1,5 +1,6 @@
 // Grid fit of the whole-iteration constants on published training throughput, with leave-one-
 // model-out and leave-one-GPU-out validation (docs/prediction.md, "Fitting on whole runs").
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -79,6 +80,17 @@ PublishedFitResult fitPublished(const PublishedPredictor& predictor, const GpuDa
         }
     };
     heldOutErrors([](const PublishedPrediction& p) { return "model: " + p.run->family; }, lomo);
+    {  // the same held-out predictions, by precision, for the intervals
+        const std::vector<PublishedPrediction>& rows = grid.front().predictions;
+        for (size_t i = 0; i < rows.size(); ++i) {
+            if (loss(rows[i]) < 0) continue;
+            const auto [conv, memory] = r.heldOut.at("model: " + rows[i].run->family);
+            for (const GridPoint& g : grid)
+                if (g.conv == conv && g.memory == memory && loss(g.predictions[i]) >= 0)
+                    r.leaveOneModelOutByPrecision[trainingPrecisionName(rows[i].run->scenario.precision)].push_back(
+                        g.predictions[i].error());
+        }
+    }
     heldOutErrors([&](const PublishedPrediction& p) { return "gpu: " + db.get(p.run->gpuId).architecture; }, logo);
     r.leaveOneModelOut = summarise(lomo);
     r.leaveOneGpuOut = summarise(logo);
@@ -103,6 +115,37 @@ nlohmann::ordered_json publishedFitJson(const PublishedFitResult& f) {
             {"leave_one_model_out", summaryJson(f.leaveOneModelOut)},
             {"leave_one_gpu_out", summaryJson(f.leaveOneGpuOut)},
             {"held_out", held}};
+}
+
+nlohmann::ordered_json iterationErrorTable(const PublishedFitResult& f, const std::string& generator) {
+    constexpr double kCoverage = 0.8;
+    auto relative = [&](std::vector<double> errors) {
+        std::vector<double> logs;
+        for (double e : errors) logs.push_back(std::abs(std::log1p(e)));
+        std::sort(logs.begin(), logs.end());
+        const double q = logs[std::min(logs.size() - 1, size_t(std::ceil(kCoverage * double(logs.size())) - 1))];
+        return std::expm1(q);
+    };
+    nlohmann::ordered_json by = nlohmann::ordered_json::object();
+    nlohmann::ordered_json counts = nlohmann::ordered_json::object();
+    std::vector<double> all;
+    for (const auto& [precision, errors] : f.leaveOneModelOutByPrecision) {
+        by[precision] = relative(errors);
+        counts[precision] = errors.size();
+        all.insert(all.end(), errors.begin(), errors.end());
+    }
+    return {{"format", "trainscope-iteration-errors"},
+            {"version", 1},
+            {"generator", generator},
+            {"method",
+             "Per precision: the relative error e such that [v / (1 + e), v (1 + e)] holds 80% of the "
+             "leave-one-model-out predictions of NVIDIA's published PyTorch training throughput (each model "
+             "family predicted with the whole-iteration constants fitted without it). Precisions without "
+             "published rows take the value over all rows."},
+            {"coverage", kCoverage},
+            {"by_precision", by},
+            {"all", all.empty() ? 0.0 : relative(all)},
+            {"rows", counts}};
 }
 
 void printPublishedFit(std::ostream& out, const PublishedFitResult& f) {

@@ -30,6 +30,14 @@ struct TrainingPredictor::Target {
 
 namespace {
 
+// An analytic iteration's interval: at least as wide as the whole-iteration errors measured on
+// published training runs at this precision (the per-layer constants alone understate it).
+Interval withMeasuredSpread(const Interval& it, TrainingPrecision p) {
+    const double e = errors::wholeIterationError(trainingPrecisionName(p));
+    if (it.value <= 0 || it.high >= it.value * (1 + e)) return it;
+    return Interval::relative(it.value, e);
+}
+
 void checkScenario(const TrainingScenario& s) {
     if (s.batch < 1) throw ModelError("--batch", "the batch size must be at least 1");
     if (s.dataParallel.gpus < 1 || s.dataParallel.gpus > 65536)
@@ -136,7 +144,8 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
     const double n = double(s.batch);
     const int gpus = s.dataParallel.gpus;
     LayerSums sums;
-    const IterationTimes it = evaluateIteration(*t->source, t->setup, n, sums);
+    IterationTimes it = evaluateIteration(*t->source, t->setup, n, sums);
+    if (!t->fromProfile) it.iterationMs = withMeasuredSpread(it.iterationMs, s.precision);
     r.iterationMs = it.iterationMs;
     r.forwardMs = it.forwardMs;
     r.backwardMs = it.backwardMs;
@@ -259,6 +268,7 @@ std::vector<GpuSweep> SweepPlan::evaluate(const std::vector<int64_t>& batches) c
                 SweepPoint p;
                 p.batch = batches[bi];
                 p.iterationMs = evaluateIteration(*t.source, t.setup, n, sums).iterationMs;
+                if (!t.fromProfile) p.iterationMs = withMeasuredSpread(p.iterationMs, t.precision);
                 p.samplesPerS = {samples / p.iterationMs.value, samples / p.iterationMs.high,
                                  samples / p.iterationMs.low};
                 const double* a = &allocator[(size_t(memoryIndex_[ti]) * batches.size() + bi) * 3];

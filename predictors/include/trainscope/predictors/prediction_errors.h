@@ -32,6 +32,12 @@ inline constexpr double kProfileExtrapolationPerDoubling = 0.05;  // beyond them
 inline constexpr double kProfilePrecision = 0.10;                 // a measured layer moved to another precision
 inline constexpr double kProfileOther = 0.25;                     // the measured iteration outside the layers, moved
 
+// Measured: the whole iteration predicted without a profile, at a precision (fp32, tf32, amp-fp16,
+// ...): the relative error whose interval held 80% of the published training-throughput rows
+// predicted leave-one-model-out (resources/iteration-errors.json, written by validate-published
+// --fit --write-errors). 0 where the table has nothing.
+double wholeIterationError(const std::string& precision);
+
 // A measured median's spread: two coefficients of variation.
 inline double measuredSpread(double cv) {
     return 2 * cv;

@@ -154,10 +154,16 @@ struct PublishedFitResult {
     ErrorSummary leaveOneModelOut, leaveOneGpuOut;    // each row predicted without its group
     std::map<std::string, std::pair<double, double>> heldOut;  // group -> constants fitted without it
     StreamModel fitted;                                        // the base model with the fitted constants
+    // Leave-one-model-out errors (predicted / published - 1) by TrainingPrecision name: what the
+    // whole-iteration intervals are made of (iterationErrorTable).
+    std::map<std::string, std::vector<double>> leaveOneModelOutByPrecision;
 };
 PublishedFitResult fitPublished(const PublishedPredictor& predictor, const GpuDatabase& db,
                                 const StreamModel& base = StreamModel::shipped());
 nlohmann::ordered_json publishedFitJson(const PublishedFitResult& f);
+// resources/iteration-errors.json: per precision, the relative error e whose interval
+// [v / (1 + e), v (1 + e)] holds 80% of the leave-one-model-out predictions.
+nlohmann::ordered_json iterationErrorTable(const PublishedFitResult& f, const std::string& generator);
 void printPublishedFit(std::ostream& out, const PublishedFitResult& f);
 
 }  // namespace ts::predictors

@@ -1,0 +1,178 @@
+// validate-published: rows of published training throughput become scenarios through the
+// mapping (per-row micro-batches, accumulation, batches in tokens, units), rows that cannot are
+// listed with why, ratios pair rows that differ in one thing only, the summaries are the
+// arithmetic they claim, and on the shared tables the intervals cover most published rows.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "trainscope/core/errors.h"
+#include "trainscope/predictors/published_validation.h"
+
+using namespace ts;
+using namespace ts::predictors;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kHeader =
+    "model,sequence_or_image,gpu_system,gpu,gpu_count,precision,batch_per_gpu,throughput,unit,table_title,"
+    "readme_path,commit\n";
+
+fs::path writeTable(const std::string& name, const std::string& rows) {
+    const fs::path dir = fs::temp_directory_path() / "trainscope-published-test";
+    fs::create_directories(dir);
+    const fs::path file = dir / name;
+    std::ofstream(file) << kHeader << rows;
+    return file;
+}
+
+// A mapping of two families: one with per-row batches (row 0) and accumulation, one whose units
+// count source and target tokens and whose batch comes from the table.
+const nlohmann::json kMapping = nlohmann::json::parse(R"({
+  "gpus": {"A100 80GB SXM4": "a100-sxm4-80gb", "V100 16GB SXM2": "v100-sxm2-16gb", "Imaginary 9000": "imaginary"},
+  "precisions": {"FP32": "fp32", "TF32": "tf32", "AMP": "amp-fp16"},
+  "families": [
+    {"model": "Net", "zoo": "zoo:resnet18?image=64", "optimizer": "sgd-momentum", "units": {"img/s": 1},
+     "rows": {"0": {"batch": 32, "accumulation": 4}, "3": {"skip": "suspect row"}}},
+    {"model": "Translator", "zoo": "zoo:gnmt?vocab=1000", "seq": 10, "optimizer": "adam",
+     "units": {"tokens/s": "2seq"}},
+    {"model": "Unmodelled", "skip": "no model of it yet"}
+  ]})");
+
+}  // namespace
+
+TEST(PublishedValidation, RowsBecomeScenariosOrSayWhyNot) {
+    const fs::path file = writeTable("a.csv",
+                                     "Net,224,DGX,A100 80GB SXM4,1,TF32,,938,img/s,t,r,c\n"        // row 0
+                                     "Translator,,DGX,V100 16GB SXM2,8,AMP,128,76438,tokens/s,t,r,c\n"  // row 1
+                                     "Net,224,DGX,Imaginary 9000,1,AMP,,5,img/s,t,r,c\n"              // row 2
+                                     "Net,224,DGX,A100 80GB SXM4,1,AMP,,5,img/s,t,r,c\n"              // row 3
+                                     "Unmodelled,,DGX,A100 80GB SXM4,1,AMP,8,5,img/s,t,r,c\n"         // row 4
+                                     "Stranger,,DGX,A100 80GB SXM4,1,AMP,8,5,img/s,t,r,c\n"           // row 5
+                                     "Net,224,DGX,A100 80GB SXM4,1,TF32,,5,fps,t,r,c\n");            // row 6
+    const std::vector<PublishedRow> rows = readPublishedRows({file.string()});
+    ASSERT_EQ(rows.size(), 7u);
+    EXPECT_EQ(rows[1].index, 1);
+    EXPECT_EQ(rows[1].line, 3);  // the header is line 1
+    const PublishedMapping m = mapPublishedRows(rows, kMapping, GpuDatabase::builtin());
+    ASSERT_EQ(m.runs.size(), 2u);
+    const PublishedRun& net = m.runs[0];
+    EXPECT_EQ(net.modelSpec, "zoo:resnet18?image=64");
+    EXPECT_EQ(net.gpuId, "a100-sxm4-80gb");
+    EXPECT_EQ(net.scenario.batch, 32);
+    EXPECT_EQ(net.accumulation, 4);
+    EXPECT_EQ(net.scenario.precision, TrainingPrecision::Tf32);
+    EXPECT_EQ(net.scenario.optimizer, Optimizer::SgdMomentum);
+    const PublishedRun& translator = m.runs[1];
+    EXPECT_EQ(translator.scenario.batch, 128);  // from the table
+    EXPECT_EQ(translator.scenario.dataParallel.gpus, 8);
+    EXPECT_DOUBLE_EQ(translator.unitsPerSample, 20);  // source and target tokens of 10 each
+    ASSERT_EQ(m.unmapped.size(), 5u);
+    auto why = [&](int index) {
+        for (const UnmappedRow& u : m.unmapped)
+            if (u.row->index == index) return u.why;
+        return std::string();
+    };
+    EXPECT_NE(why(2).find("not in the GPU database"), std::string::npos) << why(2);
+    EXPECT_EQ(why(3), "suspect row");
+    EXPECT_EQ(why(4), "no model of it yet");
+    EXPECT_NE(why(5).find("no TrainScope model"), std::string::npos) << why(5);
+    EXPECT_NE(why(6).find("unit 'fps'"), std::string::npos) << why(6);
+}
+
+TEST(PublishedValidation, BadTablesAreRefusedNamingTheFile) {
+    const fs::path noColumn = fs::temp_directory_path() / "trainscope-published-test" / "bad.csv";
+    fs::create_directories(noColumn.parent_path());
+    std::ofstream(noColumn) << "model,gpu\nNet,A100\n";
+    try {
+        readPublishedRows({noColumn.string()});
+        FAIL() << "accepted a table without the schema's columns";
+    } catch (const ModelError& e) {
+        EXPECT_NE(std::string(e.what()).find("bad.csv"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("no column"), std::string::npos) << e.what();
+    }
+    const fs::path badNumber = writeTable("bad-number.csv", "Net,224,DGX,A100 80GB SXM4,1,TF32,,-3,img/s,t,r,c\n");
+    EXPECT_THROW(readPublishedRows({badNumber.string()}), ModelError);
+    EXPECT_THROW(mapPublishedRows(readPublishedRows({writeTable("ok.csv", "Net,,D,A100 80GB SXM4,1,TF32,,1,img/s,t,r,c\n")
+                                                         .string()}),
+                                  nlohmann::json::parse(R"({"gpus": {}})"), GpuDatabase::builtin()),
+                 ModelError);
+}
+
+// Gradient accumulation: the step and the all-reduce once per `accumulation` micro-batches, so the
+// same row predicts faster with accumulation, by no more than the step's share of an iteration.
+TEST(PublishedValidation, AccumulationAmortisesTheStep) {
+    const fs::path file = writeTable("acc.csv", "Net,224,DGX,A100 80GB SXM4,1,TF32,,938,img/s,t,r,c\n");
+    const std::vector<PublishedRow> rows = readPublishedRows({file.string()});
+    PublishedMapping m = mapPublishedRows(rows, kMapping, GpuDatabase::builtin());
+    ASSERT_EQ(m.runs.size(), 1u);
+    const PublishedReport four = validatePublished(m, GpuDatabase::builtin());
+    m.runs[0].accumulation = 1;
+    const PublishedReport one = validatePublished(m, GpuDatabase::builtin());
+    ASSERT_TRUE(four.predictions[0].failure.empty()) << four.predictions[0].failure;
+    EXPECT_GT(four.predictions[0].predicted, one.predictions[0].predicted);
+    EXPECT_LT(four.predictions[0].predicted, one.predictions[0].predicted * 1.5);
+}
+
+TEST(PublishedValidation, SummariesAreTheirArithmetic) {
+    const ErrorSummary s = summarise({0.10, -0.20, 0.05, 0.30});
+    EXPECT_EQ(s.n, 4);
+    EXPECT_NEAR(s.meanAbsPct, 16.25, 1e-9);
+    EXPECT_NEAR(s.medianAbsPct, 15, 1e-9);
+    EXPECT_NEAR(s.meanSignedPct, 6.25, 1e-9);
+    EXPECT_NEAR(s.within10Pct, 0.5, 1e-9);
+}
+
+// Ratios pair rows of one model that differ in exactly one of GPU, precision class, batch and GPU
+// count, each unordered pair once; rows differing in two things are not compared.
+TEST(PublishedValidation, RatiosPairRowsDifferingInOneThing) {
+    std::vector<PublishedRow> rows(6);
+    std::vector<PublishedRun> runs(6);
+    auto set = [&](int i, const std::string& gpu, const std::string& precision, int64_t batch, int count) {
+        rows[i].gpu = gpu, rows[i].precision = precision, rows[i].gpuCount = count, rows[i].unit = "img/s";
+        rows[i].tableTitle = gpu;
+        runs[i].row = &rows[i], runs[i].family = "Net", runs[i].modelSpec = "zoo:x", runs[i].gpuId = gpu;
+        runs[i].scenario.batch = batch;
+    };
+    set(0, "A100", "TF32", 256, 1);
+    set(1, "V100", "FP32", 256, 1);  // gpu: with 0 and 3 (both full precision; GPUs differ in batch too)
+    set(2, "A100", "AMP", 256, 1);   // precision: with 0 and 3 (one GPU, one GPU count)
+    set(3, "A100", "TF32", 128, 1);  // batch: with 0 (same precision and GPU count)
+    set(4, "A100", "TF32", 256, 8);  // gpus: with 0 (same precision and batch)
+    set(5, "V100", "AMP", 128, 8);   // differs from every other row in two things or more
+    std::vector<PublishedPrediction> predictions(6);
+    for (int i = 0; i < 6; ++i) predictions[i] = {&runs[i], 100.0 + i, 100.0 + 2 * i};
+    std::map<std::string, int> kinds;
+    for (const PublishedRatio& r : publishedRatios(predictions)) {
+        ++kinds[r.kind];
+        const int a = int(r.a - predictions.data()), b = int(r.b - predictions.data());
+        EXPECT_NE(a, 5);
+        EXPECT_NE(b, 5);
+        EXPECT_NEAR(r.measured(), (100.0 + 2 * a) / (100.0 + 2 * b), 1e-12);
+    }
+    EXPECT_EQ(kinds["gpu"], 2);
+    EXPECT_EQ(kinds["precision"], 2);
+    EXPECT_EQ(kinds["batch"], 1);
+    EXPECT_EQ(kinds["gpus"], 1);
+    EXPECT_EQ(kinds.size(), 4u);
+}
+
+// On the shared tables (beside the repository; skipped without them): every row of the ResNet-50
+// table is predicted, and the predicted intervals hold at least 80% of the published figures.
+TEST(PublishedValidation, SharedTablesAreMappedAndCovered) {
+    const fs::path dir = fs::path(TRAINSCOPE_SOURCE_DIR) / ".." / "shared" / "data" / "training-throughput";
+    if (!fs::exists(dir)) GTEST_SKIP() << dir << " is not there";
+    const std::vector<PublishedRow> rows = readPublishedRows({dir.string()});
+    const PublishedMapping m = mapPublishedRows(rows, builtinPublishedMapping(), GpuDatabase::builtin());
+    int resnet = 0;
+    for (const PublishedRun& r : m.runs) resnet += r.row->file == "resnet50v1.5.csv";
+    EXPECT_EQ(resnet, 12);
+    const PublishedReport report = validatePublished(m, GpuDatabase::builtin());
+    for (const PublishedPrediction& p : report.predictions)
+        EXPECT_TRUE(p.failure.empty()) << p.run->row->file << ":" << p.run->row->line << " " << p.failure;
+    EXPECT_GT(report.overall.n, 200);
+    EXPECT_GE(report.intervalCoverage, 0.80);
+}
