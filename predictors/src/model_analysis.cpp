@@ -223,8 +223,11 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
             const double outputs = numel[op.outputs[0]][1];
             if (outputs > 0) a.gemmReduction = std::max(1.0, c2.forwardFlops / (2 * outputs));
             const std::vector<int64_t> y = evalShape(g.values[op.outputs[0]].shape, 1, seq);
-            if (a.kind == OpKind::Conv && y.size() >= 2)
-                a.gemmColumns = double(y[1]) / double(std::max<int64_t>(1, op.attrInt("group", 1)));
+            if (a.kind == OpKind::Conv && y.size() >= 2) {
+                const int64_t groups = std::max<int64_t>(1, op.attrInt("group", 1));
+                a.gemmColumns = double(y[1]) / double(groups);
+                a.groupedConv = groups > 1;
+            }
             else if (!y.empty())
                 a.gemmColumns = double(y.back());
         }

@@ -12,7 +12,7 @@ namespace ts::predictors {
 namespace {
 
 struct GridPoint {
-    double conv = 1, memory = 1;
+    double conv = 1, memory = 1, grouped = 1;
     std::vector<PublishedPrediction> predictions;
 };
 
@@ -44,20 +44,24 @@ const GridPoint& best(const std::vector<GridPoint>& grid, Use use) {
 
 PublishedFitResult fitPublished(const PublishedPredictor& predictor, const GpuDatabase& db, const StreamModel& base) {
     std::vector<GridPoint> grid;
-    for (int c = 3; c <= 10; ++c)
-        for (int m = 4; m <= 10; ++m) {
-            StreamModel s = base;
-            s.convEfficiency = c / 10.0;
-            s.memoryEfficiency = m / 10.0;
-            grid.push_back({s.convEfficiency, s.memoryEfficiency, predictor.predict(s)});
-        }
+    for (int c = 5; c <= 10; ++c)
+        for (int m = 5; m <= 10; ++m)
+            for (double g : {0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0}) {
+                StreamModel s = base;
+                s.convEfficiency = c / 10.0;
+                s.memoryEfficiency = m / 10.0;
+                s.groupedConvEfficiency = g;
+                grid.push_back({s.convEfficiency, s.memoryEfficiency, g, predictor.predict(s)});
+            }
     PublishedFitResult r;
     const GridPoint& all = best(grid, [](const PublishedPrediction&) { return true; });
     r.convEfficiency = all.conv;
     r.memoryEfficiency = all.memory;
+    r.groupedConvEfficiency = all.grouped;
     r.fitted = base;
     r.fitted.convEfficiency = all.conv;
     r.fitted.memoryEfficiency = all.memory;
+    r.fitted.groupedConvEfficiency = all.grouped;
     std::vector<double> inSample, lomo, logo;
     for (const PublishedPrediction& p : all.predictions)
         if (loss(p) >= 0) inSample.push_back(p.error());
@@ -73,7 +77,7 @@ PublishedFitResult fitPublished(const PublishedPredictor& predictor, const GpuDa
             auto [it, added] = chosen.try_emplace(group, nullptr);
             if (added) {
                 it->second = &best(grid, [&](const PublishedPrediction& p) { return groupOf(p) != group; });
-                r.heldOut[group] = {it->second->conv, it->second->memory};
+                r.heldOut[group] = {it->second->conv, it->second->memory, it->second->grouped};
             }
             const PublishedPrediction& p = it->second->predictions[i];
             if (loss(p) >= 0) errors.push_back(p.error());
@@ -84,9 +88,9 @@ PublishedFitResult fitPublished(const PublishedPredictor& predictor, const GpuDa
         const std::vector<PublishedPrediction>& rows = grid.front().predictions;
         for (size_t i = 0; i < rows.size(); ++i) {
             if (loss(rows[i]) < 0) continue;
-            const auto [conv, memory] = r.heldOut.at("model: " + rows[i].run->family);
+            const auto [conv, memory, grouped] = r.heldOut.at("model: " + rows[i].run->family);
             for (const GridPoint& g : grid)
-                if (g.conv == conv && g.memory == memory && loss(g.predictions[i]) >= 0)
+                if (g.conv == conv && g.memory == memory && g.grouped == grouped && loss(g.predictions[i]) >= 0)
                     r.leaveOneModelOutByPrecision[trainingPrecisionName(rows[i].run->scenario.precision)].push_back(
                         g.predictions[i].error());
         }
@@ -108,9 +112,13 @@ nlohmann::ordered_json summaryJson(const ErrorSummary& s) {
 
 nlohmann::ordered_json publishedFitJson(const PublishedFitResult& f) {
     nlohmann::ordered_json held = nlohmann::ordered_json::object();
-    for (const auto& [group, c] : f.heldOut) held[group] = {{"conv_efficiency", c.first}, {"memory_efficiency", c.second}};
+    for (const auto& [group, c] : f.heldOut)
+        held[group] = {{"conv_efficiency", std::get<0>(c)},
+                       {"memory_efficiency", std::get<1>(c)},
+                       {"grouped_conv_efficiency", std::get<2>(c)}};
     return {{"conv_efficiency", f.convEfficiency},
             {"memory_efficiency", f.memoryEfficiency},
+            {"grouped_conv_efficiency", f.groupedConvEfficiency},
             {"in_sample", summaryJson(f.inSample)},
             {"leave_one_model_out", summaryJson(f.leaveOneModelOut)},
             {"leave_one_gpu_out", summaryJson(f.leaveOneGpuOut)},
@@ -150,9 +158,11 @@ nlohmann::ordered_json iterationErrorTable(const PublishedFitResult& f, const st
 
 void printPublishedFit(std::ostream& out, const PublishedFitResult& f) {
     char buf[200];
-    out << "\nFit of the constants only whole runs tell (grid: convolution 0.3-1.0, memory 0.4-1.0)\n";
-    std::snprintf(buf, sizeof buf, "  fitted on every row: conv_efficiency %.1f, memory_efficiency %.1f\n",
-                  f.convEfficiency, f.memoryEfficiency);
+    out << "\nFit of the constants only whole runs tell (grid: convolution 0.5-1.0, memory 0.5-1.0, grouped "
+           "convolution 0.03-1.0)\n";
+    std::snprintf(buf, sizeof buf,
+                  "  fitted on every row: conv_efficiency %.1f, memory_efficiency %.1f, grouped_conv_efficiency %.2f\n",
+                  f.convEfficiency, f.memoryEfficiency, f.groupedConvEfficiency);
     out << buf;
     out << "                                   n      mean    median    signed\n";
     for (const auto& [name, s] : {std::pair<const char*, const ErrorSummary&>{"in sample", f.inSample},
@@ -164,7 +174,8 @@ void printPublishedFit(std::ostream& out, const PublishedFitResult& f) {
     }
     out << "  constants fitted without each group:\n";
     for (const auto& [group, c] : f.heldOut) {
-        std::snprintf(buf, sizeof buf, "    %-50.50s conv %.1f, memory %.1f\n", group.c_str(), c.first, c.second);
+        std::snprintf(buf, sizeof buf, "    %-50.50s conv %.1f, memory %.1f, grouped %.2f\n", group.c_str(),
+                      std::get<0>(c), std::get<1>(c), std::get<2>(c));
         out << buf;
     }
 }

@@ -70,6 +70,7 @@ struct AnalyzedOp {
     // set the size of one wave of output tiles; 0 for other kinds.
     double gemmReduction = 0;
     double gemmColumns = 0;
+    bool groupedConv = false;  // a convolution of more than one group (grouped, depthwise)
     int64_t parameters = 0;   // owned (first user)
     double parameterBytes = 0;
     double castWeightElements = 0;  // owned parameters autocast casts (this op is in its lower list)

@@ -79,6 +79,7 @@ struct StreamModel {
     double defaultTensorCoreEfficiency16 = 0, defaultTensorCoreEfficiencyTf32 = 0;
     double convEfficiency = 0;    // a convolution's achieved rate relative to a GEMM's
     double memoryEfficiency = 0;  // bandwidth-bound kernels in an iteration against large isolated ones
+    double groupedConvEfficiency = 1;  // grouped and depthwise convolutions' rate and bandwidth against dense ones
     double hostForwardUs = 0;         // host time to dispatch one operator's forward (eager PyTorch)
     double hostBackwardUs = 0;        // host time of one autograd node in backward
     double hostCastUs = 0;            // one autocast cast (a separate operator)

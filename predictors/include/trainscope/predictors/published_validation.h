@@ -11,6 +11,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "trainscope/core/gpu_database.h"
@@ -149,10 +150,10 @@ namespace ts::predictors {
 // constants fitted without it (leave one model out), and each GPU architecture likewise (leave one
 // GPU out: Volta from Ampere's rows and the reverse).
 struct PublishedFitResult {
-    double convEfficiency = 0, memoryEfficiency = 0;  // fitted on every row
+    double convEfficiency = 0, memoryEfficiency = 0, groupedConvEfficiency = 0;  // fitted on every row
     ErrorSummary inSample;                            // every row at the fitted constants
     ErrorSummary leaveOneModelOut, leaveOneGpuOut;    // each row predicted without its group
-    std::map<std::string, std::pair<double, double>> heldOut;  // group -> constants fitted without it
+    std::map<std::string, std::tuple<double, double, double>> heldOut;  // group -> constants fitted without it
     StreamModel fitted;                                        // the base model with the fitted constants
     // Leave-one-model-out errors (predicted / published - 1) by TrainingPrecision name: what the
     // whole-iteration intervals are made of (iterationErrorTable).
