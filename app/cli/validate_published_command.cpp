@@ -21,8 +21,7 @@ CLI::App* addValidatePublishedCommand(CLI::App& app, ValidatePublishedOptions& o
         "errors of ratios between rows of one model; rows that cannot be mapped are listed with why.");
     cmd->add_option("PATH", o.paths,
                     "CSV files or directories of them (default: ../shared/data/training-throughput beside the "
-                    "source tree)")
-        ->check(CLI::ExistingPath);
+                    "source tree)");  // a missing path is bad input (exit 2), not a usage error
     cmd->add_flag("--json", o.json, "print JSON (overall, by_model, by_gpu, by_precision, by_gpu_count, ratios, "
                                     "ratios_by_kind, rows, unmapped)");
     cmd->add_option("--predictions", o.predictions, "also write every compared row to this CSV file");
