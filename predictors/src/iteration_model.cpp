@@ -325,7 +325,9 @@ IterationTimes evaluateIteration(const LayerTimeSource& source, const IterationS
     it.hostBoundMs = Interval::relative(hostBound, errors::kHostDispatch);
     it.otherMs = Interval::relative(s.otherMs, s.otherMs != 0 ? std::abs(s.otherError / s.otherMs) : 0);
     it.iterationMs = Interval::relative(iteration, iteration > 0 ? absError / iteration : 0);
-    it.calibratedShare = iteration > 0 ? s.calibratedMs / iteration : 0;
+    // Of the time spent on work: waiting for the host is no operator class's.
+    const double worked = iteration - hostBound;
+    it.calibratedShare = worked > 0 ? s.calibratedMs / worked : 0;
     return it;
 }
 

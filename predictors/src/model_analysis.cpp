@@ -231,6 +231,14 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
             else if (!y.empty())
                 a.gemmColumns = double(y.back());
         }
+        if (a.kind == OpKind::Recurrent && op.hasAttr("hidden_size")) {
+            // Each time step multiplies the hidden state by the recurrent weights: a GEMM of
+            // reduction H and 4 (LSTM) or 3 (GRU) x H gate columns.
+            const double h = double(op.attrInt("hidden_size", 0));
+            a.gemmReduction = h;
+            a.gemmColumns = (op.type == "LSTM" ? 4 : op.type == "GRU" ? 3 : 1) * h;
+            a.bidirectional = op.attrString("direction", "forward") == "bidirectional";
+        }
         if (a.kind == OpKind::Recurrent && !op.inputs.empty() && op.inputs[0] >= 0) {
             const std::vector<int64_t> x = evalShape(g.values[op.inputs[0]].shape, 1, seq);
             const size_t axis = op.attrInt("layout", 0) == 0 ? 0 : 1;

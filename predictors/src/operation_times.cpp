@@ -18,6 +18,11 @@ double backwardKernelsOf(const AnalyzedOp& op) {
     return op.kind == OpKind::Recurrent ? 2 : op.backwardKernels;
 }
 
+// Directions of a recurrent layer: a bidirectional one runs both, one after the other per layer.
+double directionsOf(const AnalyzedOp& op) {
+    return op.bidirectional ? 2 : 1;
+}
+
 bool gemmLike(OpKind k) {
     return k == OpKind::Gemm || k == OpKind::Conv || k == OpKind::Recurrent;
 }
@@ -198,14 +203,14 @@ const StreamModel& StreamModel::shipped() {
         s.defaultTensorCoreEfficiencyTf32 = 0.68;
         // Fitted on NVIDIA's published training throughput (validate-published --fit: 263 rows of
         // 13 model families on V100 and A100; grid search, loss mean |ln(predicted / published)|):
-        // convolutions run at a GEMM's rate (1.0), bandwidth-bound kernels in an iteration reach 0.9
-        // of the bandwidth large isolated ones do, and grouped and depthwise convolutions (cuDNN's
-        // kernels for them: ResNeXt, EfficientNet) 0.15 of a dense convolution's rate and bandwidth.
-        // Leave-one-model-out mean error 26.7% (32.8% with all three at 1, unfitted); the constants
-        // chosen with each model or GPU architecture left out stay within 0.6-1.0, 0.8-1.0, 0.1-0.2.
+        // convolutions run at a GEMM's rate (1.0), bandwidth-bound kernels in an iteration reach the
+        // bandwidth large isolated ones do (1.0), and grouped and depthwise convolutions (cuDNN's
+        // kernels for them: ResNeXt, EfficientNet) 0.10 of a dense convolution's rate and bandwidth.
+        // Leave-one-model-out mean error 25.3% (32.8% unfitted, all three at 1); the constants chosen
+        // with each model family or GPU architecture left out stay within 0.6-1.0, 0.8-1.0, 0.1-0.2.
         s.convEfficiency = 1.0;
-        s.memoryEfficiency = 0.9;
-        s.groupedConvEfficiency = 0.15;
+        s.memoryEfficiency = 1.0;
+        s.groupedConvEfficiency = 0.10;
         // Measured on the development CPU (torch 2.15 eager, tiny CPU tensors: dispatch and autograd
         // bookkeeping only) 9-24 us per forward operator; a CUDA launch adds a few microseconds.
         // Assumed for a GPU server's CPU: 15 us forward, 15 us per autograd node, 8 us per cast.
@@ -297,6 +302,8 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
                     tileColumns(op.gemmColumns, tensorCores ? model.tensorTileColumns : model.simtTileColumns);
                 padding = cols * std::ceil(op.gemmColumns / cols) / op.gemmColumns;
                 waveMs = 2 * rows * cols * op.gemmReduction * sms * msPerFlop;
+                // A recurrent layer's time steps run one after another, each at least one wave.
+                if (op.kind == OpKind::Recurrent) waveMs *= std::max(1.0, op.steps * directionsOf(op));
             }
         }
         if (op.groupedConv) msPerFlop /= model.groupedConvEfficiency, msPerByte /= model.groupedConvEfficiency;

@@ -191,11 +191,9 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
     } else {
         r.source = it.calibratedShare >= 0.5 ? PredictionSource::ShippedCalibration : PredictionSource::Analytic;
         r.sourceDetail =
-            "kernel-scaling calibration (resources/kernel-scaling.json: public FP32 forward latencies of "
-            "P100, P4, V100, T4, A100) for the operator classes it has, roofline with sustained rates "
-            "for the others; backward from the forward class models";
-        if (s.precision != TrainingPrecision::Fp32)
-            r.sourceDetail += "; " + precision + " scaled analytically (tensor-core peak ratio, element sizes)";
+            "whole-iteration model: GPU work (achieved bandwidths and FP32 rates of the kernel-scaling table, "
+            "tensor-core rates fitted on measured cuBLAS GEMMs, GEMMs in waves of tiles) overlapped with the "
+            "host's dispatch; efficiencies fitted on NVIDIA's published training runs (docs/prediction.md)";
         if (profile_ && !profile_->onGpu())
             r.notes.push_back("the profile was measured on a CPU: GPU predictions are analytic");
     }

@@ -70,7 +70,8 @@ struct AnalyzedOp {
     // set the size of one wave of output tiles; 0 for other kinds.
     double gemmReduction = 0;
     double gemmColumns = 0;
-    bool groupedConv = false;  // a convolution of more than one group (grouped, depthwise)
+    bool groupedConv = false;    // a convolution of more than one group (grouped, depthwise)
+    bool bidirectional = false;  // a recurrent layer run in both directions
     int64_t parameters = 0;   // owned (first user)
     double parameterBytes = 0;
     double castWeightElements = 0;  // owned parameters autocast casts (this op is in its lower list)
