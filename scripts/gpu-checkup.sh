@@ -197,6 +197,17 @@ source_sum() {
         xargs -0 sha1sum | sha1sum | cut -c1-16)
 }
 
+# The software the build and the measurements ran with, for the record.
+record_environment() {
+    local py=$1
+    {
+        echo "python: $py"; "$py" -c 'import sys, torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "at", torch.__file__)'
+        cmake --version | head -1; ninja --version; ${CXX:-c++} --version | head -1
+        command -v nvcc >/dev/null && nvcc --version | tail -2
+        uname -a
+    } >"$state/build/environment.txt" 2>&1 || true
+}
+
 stage_build() {
     mkdir -p "$state/build"
     local log=$state/build/build.log t0=${EPOCHREALTIME/./} sum py torch_cmake prefix how rc=0
@@ -205,6 +216,8 @@ stage_build() {
     # Inside the test suite the build folder is the suite's own: rebuilding it there would change the
     # binaries other tests are running. The dry run checks the build is present and uses it.
     if [ "$dry_run" = 1 ] && [ -x "$cli" ] && [ -x "$build_dir/bin/trainscope_tests" ]; then
+        echo "dry run: $build_dir used as it is; $("$cli" --version)" >"$log"
+        record_environment "$(python_for_torch)"
         say "build: ok, dry run: the build in $build_dir is used as it is (not rebuilt inside a test)"
         build_ok=1
         return 0
@@ -219,12 +232,7 @@ stage_build() {
     command -v nvcc >/dev/null || [ ! -x /usr/local/cuda/bin/nvcc ] || export PATH=$PATH:/usr/local/cuda/bin
     py=$(python_for_torch)
     how="built"
-    {
-        echo "python: $py"; "$py" -c 'import sys, torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "at", torch.__file__)'
-        cmake --version | head -1; ninja --version; ${CXX:-c++} --version | head -1
-        command -v nvcc >/dev/null && nvcc --version | tail -2
-        uname -a
-    } >"$state/build/environment.txt" 2>&1 || true
+    record_environment "$py"
     # build.ninja is written last: a configure cut short is done again.
     if [ ! -f "$build_dir/build.ninja" ]; then
         how="configured and built"

@@ -105,6 +105,12 @@ BatchPlotView::BatchPlotView(ExplorerState& state, QWidget* parent) : QWidget(pa
     batchLabel_->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
     batchLabel_->setColor(palette().color(QPalette::Text));
 
+    // The recommended batch: dashed, with its label at the foot of the plot.
+    recommendedLine_ = new QCPItemStraightLine(plot_);
+    recommendedLabel_ = new QCPItemText(plot_);
+    recommendedLabel_->position->setType(QCPItemPosition::ptPlotCoords);
+    recommendedLabel_->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+
     connect(plot_, &QCustomPlot::mousePress, this, &BatchPlotView::mousePress);
     connect(plot_, &QCustomPlot::mouseMove, this, &BatchPlotView::mouseMove);
     connect(plot_, &QCustomPlot::mouseRelease, this, &BatchPlotView::mouseRelease);
@@ -177,11 +183,28 @@ void BatchPlotView::refresh() {
     batchLine_->point2->setCoords(current, 1);
     batchLabel_->position->setCoords(current, tMax * 1.05);
     batchLabel_->setText(tr(" batch %1").arg(state_.settings().batch));
+    const int64_t recommended = state_.hasModel() ? state_.recommendedBatch() : 0;
+    const QColor good = palette().color(QPalette::Link);
+    recommendedLine_->setPen(QPen(good, 1.5, Qt::DashLine));
+    recommendedLabel_->setColor(good);
+    recommendedLine_->setVisible(recommended > 0);
+    recommendedLabel_->setVisible(recommended > 0);
+    if (recommended > 0) {
+        recommendedLine_->point1->setCoords(double(recommended), 0);
+        recommendedLine_->point2->setCoords(double(recommended), 1);
+        recommendedLabel_->position->setCoords(double(recommended), tMax * 0.02);
+        // The smallest batch within 3% of the best throughput that fits.
+        recommendedLabel_->setText(tr(" recommended %1").arg(recommended));
+    }
     plot_->replot(dragging_ ? QCustomPlot::rpQueuedReplot : QCustomPlot::rpRefreshHint);
 }
 
 double BatchPlotView::batchLinePixel() const {
     return plot_->xAxis->coordToPixel(double(state_.settings().batch));
+}
+
+double BatchPlotView::recommendedShown() const {
+    return recommendedLine_->visible() ? recommendedLine_->point1->coords().x() : 0;
 }
 
 int BatchPlotView::measuredPoints() const {

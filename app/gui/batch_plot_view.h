@@ -1,7 +1,8 @@
 #pragma once
 // Throughput and peak memory against the per-GPU batch size on the target GPU, each with its
 // interval as a band, measured points where a loaded profile ran on that GPU at that precision, the
-// GPU's capacity and the current batch size as a vertical line the user drags to set the batch.
+// GPU's capacity, the current batch size as a vertical line the user drags to set the batch, and the
+// recommended batch (the smallest within 3% of the best throughput that fits) as a dashed one.
 #include <QWidget>
 
 class QCustomPlot;
@@ -23,6 +24,8 @@ public:
     // Where the current-batch line is drawn, in plot widget pixels (tests drag it).
     double batchLinePixel() const;
     int measuredPoints() const;  // measured points shown (throughput)
+    // The batch the dashed recommended line marks; 0 when it is hidden (nothing fits).
+    double recommendedShown() const;
 
 private:
     void mousePress(QMouseEvent* event);
@@ -35,6 +38,8 @@ private:
     QCustomPlot* plot_ = nullptr;
     QCPItemStraightLine* batchLine_ = nullptr;
     QCPItemText* batchLabel_ = nullptr;
+    QCPItemStraightLine* recommendedLine_ = nullptr;
+    QCPItemText* recommendedLabel_ = nullptr;
     bool dragging_ = false;
 };
 

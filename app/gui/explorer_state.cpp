@@ -1,5 +1,7 @@
 #include "explorer_state.h"
 
+#include "trainscope/predictors/hardware_choice.h"
+
 #include <QLocale>
 #include <algorithm>
 #include <cmath>
@@ -23,10 +25,14 @@ GpuDatabase loadDatabase() {
 }
 
 // Batch sizes for the plot: every size up to 16, then about 12 points per doubling, up to `last`.
+// A 6% grid and the report's candidate batch sizes (1, 2, 3, 4, 6, 8, 12, ...), so that the
+// recommendation is one the report would make.
 std::vector<int64_t> plotBatches(int64_t last) {
-    std::vector<int64_t> batches;
+    std::vector<int64_t> batches = predictors::candidateBatches(last);
     for (double b = 1; b <= double(last); b = std::max(b + 1, b * 1.06)) batches.push_back(int64_t(b));
-    if (batches.back() != last) batches.push_back(last);
+    batches.push_back(last);
+    std::sort(batches.begin(), batches.end());
+    batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
     return batches;
 }
 
@@ -191,6 +197,7 @@ void ExplorerState::recompute() {
         allGpus_.clear();
         sweep_ = GpuSweep{};
         sweep_.supported = false;
+        recommended_ = 0;
     }
 }
 
@@ -250,6 +257,7 @@ void ExplorerState::updateSweep() {
     const GpuSpec* target = targetGpu();
     if (!target || !plan_) {
         sweep_ = GpuSweep{};
+        recommended_ = 0;
         return;
     }
     const int64_t batch = settings_.batch;
@@ -261,6 +269,7 @@ void ExplorerState::updateSweep() {
         SweepPlan(*predictor_, {target}, {settings_.precision}, scenario()).evaluate(batches);
     sweep_ = sweeps.empty() ? GpuSweep{} : std::move(sweeps.front());
     plottedUpTo_ = last;
+    recommended_ = sweep_.supported ? predictors::recommendBatch(sweep_, 0.03, predictors::candidateBatches(last)).batch : 0;
 }
 
 QString formatInterval(const Interval& v, int decimals, const QString& unit) {

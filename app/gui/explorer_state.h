@@ -80,6 +80,9 @@ public:
     const predictors::TrainingPrediction& current() const { return current_; }               // target GPU, per layer
     const std::vector<predictors::TrainingPrediction>& allGpus() const { return allGpus_; }  // db order
     const predictors::GpuSweep& batchSweep() const { return sweep_; }  // target GPU over batch sizes
+    // The smallest of the report's candidate batch sizes within 3% of the best throughput that fits
+    // the target (predictors' recommendBatch over the sweep, as the report chooses); 0: none fits.
+    int64_t recommendedBatch() const { return recommended_; }
     const ModelCosts& costs() const { return costs_; }
 
     static constexpr int64_t kMaxBatch = 4096;
@@ -109,6 +112,7 @@ private:
     predictors::GpuSweep sweep_;
     std::unique_ptr<predictors::SweepPlan> plan_;  // every GPU at the current settings but the batch
     int64_t plottedUpTo_ = 0;                      // the sweep's last batch size
+    int64_t recommended_ = 0;
     ModelCosts costs_;
     predictors::TrainingGoal goal_;
     int selectedOp_ = -1;

@@ -72,22 +72,34 @@ struct PrecisionChoice {
 PrecisionChoice chooseBatch(const GpuSweep& sweep, const std::vector<int64_t>& considered, double nearBestShare) {
     PrecisionChoice c;
     c.precision = sweep.precision;
+    const RecommendedBatch r = recommendBatch(sweep, nearBestShare, considered);
+    c.batch = r.batch;
+    c.samplesPerS = r.samplesPerS;
+    return c;
+}
+
+}  // namespace
+
+RecommendedBatch recommendBatch(const GpuSweep& sweep, double nearBestShare, const std::vector<int64_t>& considered) {
+    RecommendedBatch r;
     auto fitting = [&](const SweepPoint& p) {
         return p.fits && double(p.batch) <= sweep.maxBatch.low &&
-               std::binary_search(considered.begin(), considered.end(), p.batch);
+               (considered.empty() || std::binary_search(considered.begin(), considered.end(), p.batch));
     };
     double best = 0;
     for (const SweepPoint& p : sweep.points)
         if (fitting(p)) best = std::max(best, p.samplesPerS.value);
-    if (best <= 0) return c;
+    if (best <= 0) return r;
     for (const SweepPoint& p : sweep.points)  // ascending batch: the first within reach is the smallest
         if (fitting(p) && p.samplesPerS.value >= (1 - nearBestShare) * best) {
-            c.batch = p.batch;
-            c.samplesPerS = p.samplesPerS.value;
+            r.batch = p.batch;
+            r.samplesPerS = p.samplesPerS.value;
             break;
         }
-    return c;
+    return r;
 }
+
+namespace {
 
 TrainingScenario at(const TrainingScenario& base, TrainingPrecision p, int64_t batch) {
     TrainingScenario s = base;

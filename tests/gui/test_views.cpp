@@ -28,6 +28,7 @@
 #include "screenshot.h"
 #include "timeline_view.h"
 #include "view_refresher.h"
+#include "trainscope/predictors/hardware_choice.h"
 
 using namespace ts::gui;
 using ts::predictors::TrainingGoal;
@@ -216,6 +217,50 @@ private Q_SLOTS:
                  qPrintable(QString("%1 vs %2").arg(state.settings().batch).arg(target)));
         QVERIFY(state.settings().batch > 16);
         QCOMPARE(window.batchSpin()->value(), int(state.settings().batch));  // the controls follow
+    }
+
+    // The dashed line marks the recommended batch: a batch of the sweep that fits, within 3% of the
+    // best fitting throughput, and no smaller batch is; it follows the GPU and hides when nothing fits.
+    void recommendedBatchIsMarked() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        state.setTargetGpu("a100-sxm4-80gb");
+        state.setBatch(8);
+        showOffscreen(window, View::BatchPlot);
+        auto* view = qobject_cast<BatchPlotView*>(window.viewWidget(View::BatchPlot));
+        const int64_t recommended = state.recommendedBatch();
+        QVERIFY(recommended > 0);
+        QCOMPARE(view->recommendedShown(), double(recommended));
+        const ts::predictors::GpuSweep& sweep = state.batchSweep();
+        double best = 0, atRecommended = 0;
+        for (const ts::predictors::SweepPoint& p : sweep.points) {
+            if (!p.fits || double(p.batch) > sweep.maxBatch.low) continue;
+            best = std::max(best, p.samplesPerS.value);
+            if (p.batch == recommended) atRecommended = p.samplesPerS.value;
+        }
+        QVERIFY(atRecommended >= 0.97 * best);
+        const std::vector<int64_t> candidates = ts::predictors::candidateBatches(ExplorerState::kMaxBatch);
+        QVERIFY(std::binary_search(candidates.begin(), candidates.end(), recommended));  // as the report picks
+        for (const ts::predictors::SweepPoint& p : sweep.points)
+            if (p.batch < recommended && p.fits && std::binary_search(candidates.begin(), candidates.end(), p.batch))
+                QVERIFY(p.samplesPerS.value < 0.97 * best);
+        // A host-bound small batch is never the recommendation: ResNet-18 on an A100 is not at its
+        // plateau at batch 1.
+        QVERIFY(recommended > 1);
+        // Nothing fits when the weights and Adam's state alone exceed the GPU (GPT-2 large: 774M
+        // parameters x 16 B on an 8 GB P4): the line hides.
+        QVERIFY2(state.openModel("zoo:gpt2_large?seq=128"), qPrintable(state.error()));
+        ExplorerSettings adam = state.settings();
+        adam.optimizer = ts::predictors::Optimizer::Adam;
+        adam.gpuId = "p4";
+        adam.batch = 1;
+        state.applySettings(adam);
+        QVERIFY(state.current().supported);
+        QCOMPARE(state.current().maxBatch.value, 0.0);
+        QCOMPARE(state.recommendedBatch(), int64_t(0));
+        showOffscreen(window, View::BatchPlot);
+        QCOMPARE(view->recommendedShown(), 0.0);
     }
 
     void draggingTheOverviewBarsSetsTheBatch() {

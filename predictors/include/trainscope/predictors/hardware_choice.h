@@ -26,6 +26,17 @@ struct HardwareChoiceOptions {
     double nearBestShare = 0.03;
 };
 
+// The recommended batch of one (GPU, precision) sweep: the smallest batch whose throughput is
+// within `nearBestShare` of the best among the batches that fit (with the memory's upper bound:
+// at most the low end of the largest-batch range), so never one the model says does not help;
+// only batches in `considered` count (all the sweep's when empty). 0 when none fits.
+struct RecommendedBatch {
+    int64_t batch = 0;
+    double samplesPerS = 0;
+};
+RecommendedBatch recommendBatch(const GpuSweep& sweep, double nearBestShare = 0.03,
+                                const std::vector<int64_t>& considered = {});
+
 // The batch sizes the automatic choice considers: 1, 2, 3, 4, 6, 8, 12, 16, ... (powers of two and
 // 1.5 times them) up to `limit`, at most kMaxCandidateBatch.
 inline constexpr int64_t kMaxCandidateBatch = int64_t(1) << 16;
