@@ -10,7 +10,7 @@
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/profile_file.h"
-#include "trainscope/predictors/training_predictor.h"
+#include "trainscope/predictors/iteration/training_predictor.h"
 
 namespace ts::cli {
 namespace {

@@ -4,8 +4,8 @@
 #include <ostream>
 #include <vector>
 
-#include "trainscope/predictors/model_analysis.h"
-#include "trainscope/predictors/training_prediction.h"
+#include "trainscope/predictors/iteration/model_analysis.h"
+#include "trainscope/predictors/iteration/training_prediction.h"
 
 namespace ts::cli {
 

@@ -9,7 +9,7 @@
 #include "scenario_options.h"
 #include "trainscope/core/atomic_file.h"
 #include "trainscope/core/errors.h"
-#include "trainscope/predictors/hardware_choice.h"
+#include "trainscope/predictors/choice/hardware_choice.h"
 
 #ifdef TRAINSCOPE_HAVE_REPORT
 #include <QApplication>

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "trainscope/predictors/training_scenario.h"
+#include "trainscope/predictors/iteration/training_scenario.h"
 
 namespace CLI {
 class App;

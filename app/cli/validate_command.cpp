@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainscope/core/gpu_database.h"
-#include "trainscope/predictors/profile_validation.h"
+#include "trainscope/predictors/profile/profile_validation.h"
 
 #ifndef TRAINSCOPE_PROFILES_DIR
 #define TRAINSCOPE_PROFILES_DIR "tests/data/profiles"

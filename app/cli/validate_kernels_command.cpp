@@ -10,9 +10,9 @@
 #include "trainscope/core/atomic_file.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
-#include "trainscope/predictors/kernel_measurements.h"
-#include "trainscope/predictors/kernel_scaling_table.h"
-#include "trainscope/predictors/kernel_validation.h"
+#include "trainscope/predictors/scaling/kernel_measurements.h"
+#include "trainscope/predictors/scaling/kernel_scaling_table.h"
+#include "trainscope/predictors/scaling/kernel_validation.h"
 
 namespace ts::cli {
 namespace {

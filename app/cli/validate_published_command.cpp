@@ -9,7 +9,7 @@
 #include "trainscope/core/atomic_file.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
-#include "trainscope/predictors/published_validation.h"
+#include "trainscope/predictors/published/published_validation.h"
 
 namespace ts::cli {
 

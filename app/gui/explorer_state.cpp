@@ -1,6 +1,6 @@
 #include "explorer_state.h"
 
-#include "trainscope/predictors/hardware_choice.h"
+#include "trainscope/predictors/choice/hardware_choice.h"
 
 #include <QLocale>
 #include <algorithm>

@@ -14,8 +14,8 @@
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/graph.h"
 #include "trainscope/core/profile.h"
-#include "trainscope/predictors/training_cost.h"
-#include "trainscope/predictors/training_predictor.h"
+#include "trainscope/predictors/choice/training_cost.h"
+#include "trainscope/predictors/iteration/training_predictor.h"
 
 namespace ts::gui {
 

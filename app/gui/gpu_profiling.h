@@ -14,7 +14,7 @@
 #include "trainscope/core/gpu_device.h"
 #include "trainscope/core/graph.h"
 #include "trainscope/core/profile.h"
-#include "trainscope/predictors/training_scenario.h"
+#include "trainscope/predictors/iteration/training_scenario.h"
 
 namespace ts::gui {
 

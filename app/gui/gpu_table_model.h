@@ -6,7 +6,7 @@
 // proxy uses (figures that do not apply sort last).
 #include <QAbstractTableModel>
 
-#include "trainscope/predictors/training_cost.h"
+#include "trainscope/predictors/choice/training_cost.h"
 
 namespace ts::gui {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "explorer_state.h"
-#include "trainscope/predictors/operation_times.h"
+#include "trainscope/predictors/iteration/operation_times.h"
 
 namespace ts::gui {
 

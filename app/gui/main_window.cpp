@@ -43,7 +43,7 @@
 #include "timeline_view.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/profile_file.h"
-#include "trainscope/predictors/measured_device.h"
+#include "trainscope/predictors/profile/measured_device.h"
 
 namespace ts::gui {
 

@@ -9,7 +9,7 @@
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/graph.h"
 #include "trainscope/core/profile.h"
-#include "trainscope/predictors/training_predictor.h"
+#include "trainscope/predictors/iteration/training_predictor.h"
 
 namespace ts::gui {
 

@@ -7,7 +7,7 @@
 
 #include "report_writer.h"
 #include "trainscope/core/gpu_database.h"
-#include "trainscope/predictors/hardware_choice.h"
+#include "trainscope/predictors/choice/hardware_choice.h"
 
 class QWidget;
 

@@ -5,7 +5,7 @@
 #include <QImage>
 #include <QString>
 
-#include "trainscope/predictors/hardware_choice.h"
+#include "trainscope/predictors/choice/hardware_choice.h"
 
 namespace ts::report {
 

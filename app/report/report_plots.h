@@ -4,7 +4,7 @@
 // time to train on every priced GPU with a recommendation.
 #include <QImage>
 
-#include "trainscope/predictors/hardware_choice.h"
+#include "trainscope/predictors/choice/hardware_choice.h"
 
 namespace ts::report {
 

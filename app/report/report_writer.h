@@ -6,7 +6,7 @@
 #include <QString>
 #include <optional>
 
-#include "trainscope/predictors/hardware_choice.h"
+#include "trainscope/predictors/choice/hardware_choice.h"
 
 namespace ts::report {
 

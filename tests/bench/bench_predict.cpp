@@ -12,8 +12,8 @@
 #include "trainscope/core/builder.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
-#include "trainscope/predictors/operation_times.h"
-#include "trainscope/predictors/training_predictor.h"
+#include "trainscope/predictors/iteration/operation_times.h"
+#include "trainscope/predictors/iteration/training_predictor.h"
 
 using namespace ts;
 using namespace ts::predictors;

@@ -2,7 +2,7 @@
 // with devices matched against the built-in GPU database.
 #include "fuzz_common.h"
 #include "trainscope/core/errors.h"
-#include "trainscope/predictors/kernel_measurements.h"
+#include "trainscope/predictors/scaling/kernel_measurements.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string& path = ts::fuzz::writeTempFile(data, size, ".csv");

@@ -28,7 +28,7 @@
 #include "screenshot.h"
 #include "timeline_view.h"
 #include "view_refresher.h"
-#include "trainscope/predictors/hardware_choice.h"
+#include "trainscope/predictors/choice/hardware_choice.h"
 
 using namespace ts::gui;
 using ts::predictors::TrainingGoal;

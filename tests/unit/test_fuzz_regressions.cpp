@@ -12,7 +12,7 @@
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
-#include "trainscope/predictors/kernel_measurements.h"
+#include "trainscope/predictors/scaling/kernel_measurements.h"
 
 namespace ts {
 namespace {

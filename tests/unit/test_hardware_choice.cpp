@@ -9,7 +9,7 @@
 
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
-#include "trainscope/predictors/hardware_choice.h"
+#include "trainscope/predictors/choice/hardware_choice.h"
 
 using namespace ts;
 using namespace ts::predictors;

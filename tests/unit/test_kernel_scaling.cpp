@@ -8,11 +8,11 @@
 
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
-#include "trainscope/predictors/kernel_fit.h"
-#include "trainscope/predictors/kernel_measurements.h"
-#include "trainscope/predictors/kernel_scaling.h"
-#include "trainscope/predictors/kernel_scaling_table.h"
-#include "trainscope/predictors/kernel_validation.h"
+#include "trainscope/predictors/scaling/kernel_fit.h"
+#include "trainscope/predictors/scaling/kernel_measurements.h"
+#include "trainscope/predictors/scaling/kernel_scaling.h"
+#include "trainscope/predictors/scaling/kernel_scaling_table.h"
+#include "trainscope/predictors/scaling/kernel_validation.h"
 
 using namespace ts;
 using namespace ts::predictors;

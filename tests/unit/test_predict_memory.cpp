@@ -7,8 +7,8 @@
 
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
-#include "trainscope/predictors/memory_model.h"
-#include "trainscope/predictors/training_predictor.h"
+#include "trainscope/predictors/memory/memory_model.h"
+#include "trainscope/predictors/iteration/training_predictor.h"
 
 using namespace ts;
 using namespace ts::predictors;

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "trainscope/core/errors.h"
-#include "trainscope/predictors/published_validation.h"
+#include "trainscope/predictors/published/published_validation.h"
 
 using namespace ts;
 using namespace ts::predictors;

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "trainscope/core/gpu_database.h"
-#include "trainscope/predictors/training_cost.h"
+#include "trainscope/predictors/choice/training_cost.h"
 
 using namespace ts;
 using namespace ts::predictors;

@@ -8,8 +8,8 @@
 
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
-#include "trainscope/predictors/measured_device.h"
-#include "trainscope/predictors/profile_validation.h"
+#include "trainscope/predictors/profile/measured_device.h"
+#include "trainscope/predictors/profile/profile_validation.h"
 
 using namespace ts;
 using namespace ts::predictors;

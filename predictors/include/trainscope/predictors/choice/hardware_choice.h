@@ -1,0 +1,88 @@
+#pragma once
+// The hardware choice: which GPU to rent or buy for a model, at what per-GPU batch size and
+// precision, for what time and cost. Per GPU it recommends a precision and batch size (the rule in
+// docs/report.md), predicts that choice, costs it with trainingCost, and ranks the GPUs: priced ones
+// by the cost of the training goal, then unpriced ones by time, then those where nothing fits, with
+// the reason. The HTML/PDF report (app/report), the CLI's `report` and its CSV/JSON share this.
+//
+//   HardwareChoice c = chooseHardware(predictor, gpus, base, goal, options);
+//   for (const HardwareChoiceRow& row : c.rows) ...  // ranked, best first
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainscope/core/gpu_database.h"
+#include "trainscope/predictors/choice/training_cost.h"
+#include "trainscope/predictors/iteration/training_predictor.h"
+
+namespace ts::predictors {
+
+struct HardwareChoiceOptions {
+    std::string modelLabel;  // what the user named (zoo:resnet50, a file); the analysis's name when empty
+    int64_t batch = 0;       // per-GPU batch size; 0: chosen per GPU from candidateBatches()
+    // Precisions to consider; empty: every precision (each GPU then uses those it supports).
+    std::vector<TrainingPrecision> precisions;
+    // A smaller batch is preferred when its throughput is within this share of the best one.
+    double nearBestShare = 0.03;
+};
+
+// The recommended batch of one (GPU, precision) sweep: the smallest batch whose throughput is
+// within `nearBestShare` of the best among the batches that fit (with the memory's upper bound:
+// at most the low end of the largest-batch range), so never one the model says does not help;
+// only batches in `considered` count (all the sweep's when empty). 0 when none fits.
+struct RecommendedBatch {
+    int64_t batch = 0;
+    double samplesPerS = 0;
+};
+RecommendedBatch recommendBatch(const GpuSweep& sweep, double nearBestShare = 0.03,
+                                const std::vector<int64_t>& considered = {});
+
+// The batch sizes the automatic choice considers: 1, 2, 3, 4, 6, 8, 12, 16, ... (powers of two and
+// 1.5 times them) up to `limit`, at most kMaxCandidateBatch.
+inline constexpr int64_t kMaxCandidateBatch = int64_t(1) << 16;
+std::vector<int64_t> candidateBatches(int64_t limit = kMaxCandidateBatch);
+
+struct HardwareChoiceRow {
+    int rank = 0;  // 1 = best
+    std::string gpuId;
+    std::string gpuName;
+    bool recommended = false;  // a precision and batch fit this GPU
+    std::string reason;        // why nothing is recommended, when !recommended
+    // The recommendation (when !recommended: the closest miss, batch 1 or the fixed batch at the
+    // precision that needs the least memory, so that its memory can be shown; unset when no
+    // considered precision is supported).
+    TrainingPrecision precision = TrainingPrecision::Fp32;
+    int64_t batch = 0;
+    TrainingPrediction prediction;  // predict() at that precision and batch (no per-layer times)
+    TrainingCost cost;              // trainingCost(prediction, gpu, goal)
+    // Throughput and memory over candidateBatches() (and the fixed batch) at `precision`, for plots.
+    std::vector<SweepPoint> curve;
+    std::vector<std::string> notes;  // numerics of the precision, the prediction's own notes
+};
+
+struct HardwareChoice {
+    std::string modelLabel;
+    std::string modelName;  // ModelAnalysis::modelName
+    double parameters = 0;
+    TrainingScenario base;  // optimizer, data parallelism, checkpointing (batch and precision per row)
+    TrainingGoal goal;
+    HardwareChoiceOptions options;
+    std::vector<HardwareChoiceRow> rows;   // ranked
+    std::vector<std::string> assumptions;  // sentences: the rules, the goal, prices, intervals, sources
+};
+
+// Throws what the predictor throws for an invalid base scenario (ModelError naming the option).
+HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vector<const GpuSpec*>& gpus,
+                              const TrainingScenario& base, const TrainingGoal& goal,
+                              const HardwareChoiceOptions& options = {});
+
+// The ranking as CSV (RFC 4180: a header line, one record per GPU, CRLF line ends, fields with a
+// comma, quote or line break quoted) and as JSON (format "trainscope-hardware-choice", version
+// kHardwareChoiceFormatVersion). docs/report.md lists the fields; both carry the same rows.
+inline constexpr int kHardwareChoiceFormatVersion = 1;
+std::string hardwareChoiceCsv(const HardwareChoice& choice);
+std::string hardwareChoiceJson(const HardwareChoice& choice);
+// The CSV's column names, in order.
+const std::vector<std::string>& hardwareChoiceCsvColumns();
+
+}  // namespace ts::predictors

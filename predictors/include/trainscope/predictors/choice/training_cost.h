@@ -1,0 +1,34 @@
+#pragma once
+// What a training run costs on a GPU: the price per GPU-hour (the cheapest the database knows),
+// dollars per million samples, and the time and money to train a given number of samples. Shared
+// by the explorer's GPUs view, the hardware-choice report and the CLI, so they agree to the cent.
+#include <string>
+
+#include "trainscope/core/gpu_database.h"
+#include "trainscope/predictors/iteration/training_prediction.h"
+
+namespace ts::predictors {
+
+// How much training is asked for: samples = epochs x dataset samples.
+struct TrainingGoal {
+    double epochs = 1;
+    double datasetSamples = 1.281167e6;  // ImageNet-1k's training set, a common yardstick
+    double samples() const { return epochs * datasetSamples; }
+};
+
+struct TrainingCost {
+    bool priced = false;       // the GPU has a known price
+    double usdPerGpuHour = 0;  // the cheapest on-demand price of one GPU
+    std::string priceSource;   // "provider instance (date)", empty when !priced
+    // All intervals follow samplesPerS's: the fastest end of the throughput is the cheapest.
+    Interval hoursToTrain;          // wall-clock hours for the goal (all GPUs together)
+    Interval usdPerMillionSamples;  // 0 when !priced
+    Interval usdToTrain;            // 0 when !priced
+};
+
+// The cost of `p` (a supported prediction with samplesPerS over all its GPUs) on `gpu`, for `goal`.
+// An unsupported prediction or one with no throughput gives hoursToTrain etc. of 0 and priced as
+// the database says; callers show "–" for a prediction that does not fit or is not supported.
+TrainingCost trainingCost(const TrainingPrediction& p, const GpuSpec& gpu, const TrainingGoal& goal);
+
+}  // namespace ts::predictors

@@ -1,0 +1,44 @@
+#pragma once
+// Data parallelism as PyTorch DDP runs it: gradients grouped in buckets in reverse layer order
+// (a 1 MiB first bucket, then 25 MiB), each bucket ring-all-reduced as soon as its gradients are
+// ready, one bucket after another on one communication stream, overlapped with the rest of
+// backward. What does not fit under backward is exposed.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainscope/core/gpu_database.h"
+#include "trainscope/predictors/iteration/model_analysis.h"
+#include "trainscope/predictors/iteration/training_scenario.h"
+
+namespace ts::predictors {
+
+// What one GPU's link achieves in NCCL's ring all-reduce.
+struct LinkModel {
+    double busBandwidthGBs = 0;  // per direction, achieved
+    double stepLatencyUs = 0;    // per ring step
+    std::string basis;           // how it was derived, for the user
+};
+
+// The link of `gpu` for `dp`; nullopt with `reason` set when the GPU has no such link or the
+// database lacks the figure. NVLink: half the database's bidirectional figure, x 0.8; PCIe:
+// generation x lanes, x 0.8; InfiniBand: dp.infinibandGbps / 8, x 0.8, and no more than the GPU's
+// PCIe link (GPUDirect RDMA crosses it). The 0.8 (NCCL's achieved fraction of a link) and the
+// latencies (NVLink 5 us, PCIe and InfiniBand 10 us per step) are assumptions.
+std::optional<LinkModel> linkFor(const GpuSpec& gpu, const DataParallel& dp, std::string& reason);
+
+struct GradientBucket {
+    int firstOp = 0;  // lowest operation index whose gradients it holds: ready after its backward
+    double bytes = 0;
+};
+// DDP's buckets: parameters in reverse graph order, closed once they reach the cap.
+std::vector<GradientBucket> gradientBuckets(const ModelAnalysis& m, const DataParallel& dp);
+
+// Ring all-reduce of `bytes` over `gpus`: 2 (N-1)/N bytes / bandwidth + 2 (N-1) step latencies.
+double allReduceMs(double bytes, int gpus, const LinkModel& link);
+
+// Exposed communication: bucket j becomes ready at readyMs[j] (from the start of backward, in
+// bucket order), all-reduces take commMs[j] one after another; backward ends at backwardMs.
+double exposedCommunicationMs(const std::vector<double>& readyMs, const std::vector<double>& commMs, double backwardMs);
+
+}  // namespace ts::predictors

@@ -1,0 +1,121 @@
+#pragma once
+// Everything about a model that training predictions need and that does not depend on the GPU:
+// per-operation FLOPs and bytes as closed forms of the batch size (costs evaluated at three batch
+// sizes once), the element size of every tensor under each precision (autocast's rules), the
+// tensors autograd keeps, parameters, checkpoint segments. Built once per model and sequence
+// length; every prediction afterwards is arithmetic on these numbers.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainscope/core/graph.h"
+#include "trainscope/predictors/scaling/kernel_scaling_table.h"
+#include "trainscope/predictors/iteration/training_scenario.h"
+
+namespace ts::predictors {
+
+// c0 + c1 n + c2 n^2 of the batch size n: exact for costs whose dimensions are at most quadratic
+// in N (every operator of a usual model is linear in N at a fixed sequence length).
+struct BatchPoly {
+    double c0 = 0, c1 = 0, c2 = 0;
+    double at(double n) const { return c0 + n * (c1 + n * c2); }
+    BatchPoly& operator+=(const BatchPoly& o);
+    BatchPoly operator+(const BatchPoly& o) const;
+    BatchPoly operator*(double k) const;
+    bool isZero() const { return c0 == 0 && c1 == 0 && c2 == 0; }
+    // The quadratic through (1, y1), (2, y2), (3, y3).
+    static BatchPoly through(double y1, double y2, double y3);
+};
+
+enum class OpKind : uint8_t {
+    None,       // moves and computes nothing (views, shape arithmetic): no time
+    Memory,     // bandwidth-bound
+    Gemm,       // matrix multiply on tensor cores when the precision allows
+    Conv,       // convolution (implicit GEMM)
+    Recurrent,  // LSTM/GRU/RNN: GEMMs per time step
+};
+
+// How autocast treats an operator (PyTorch's CUDA autocast op lists).
+enum class AutocastRule : uint8_t { Follow, Lower, Fp32 };
+AutocastRule autocastRuleOf(const std::string& onnxType);
+
+// The kernel-scaling class an operator is timed as ("linear", "bmm", "conv", "ln", "softmax", "add",
+// "mul", "gelu", "relu", "tanh"), or "" when none describes it.
+std::string scalingClassOf(const Graph& g, const Operation& op);
+
+// Bytes of one operation under one precision.
+struct OpBytes {
+    BatchPoly read;             // forward DRAM traffic: inputs as the kernel reads them
+    BatchPoly write;            // outputs at their element size
+    BatchPoly readActivations;  // the part of `read` that is not parameters, buffers or constants
+    BatchPoly castForward;      // autocast's cast kernels feeding this op (read + write)
+    BatchPoly castBackward;     // their backward: gradients cast back
+    BatchPoly saved;            // what this op keeps for backward (before de-duplication)
+};
+
+struct AnalyzedOp {
+    int op = -1;
+    std::string name;
+    std::string type;
+    OpKind kind = OpKind::None;
+    std::string opClass;    // scaling class; "" when the table has no class for it
+    bool backward = false;  // an input needs a gradient: the op has a backward pass
+    BatchPoly forwardFlops;
+    BatchPoly backwardFlops;
+    int backwardKernels = 1;  // GEMM/conv: data and weight gradient are two kernels
+    double steps = 0;         // recurrent: time steps (one launch each)
+    // GEMM and convolution (as an implicit GEMM): the reduction length of one output element and
+    // the output columns of one group (channels / groups; a GEMM's last output dimension). They
+    // set the size of one wave of output tiles; 0 for other kinds.
+    double gemmReduction = 0;
+    double gemmColumns = 0;
+    bool groupedConv = false;    // a convolution of more than one group (grouped, depthwise)
+    bool bidirectional = false;  // a recurrent layer run in both directions
+    int64_t parameters = 0;   // owned (first user)
+    double parameterBytes = 0;
+    double castWeightElements = 0;  // owned parameters autocast casts (this op is in its lower list)
+    std::array<OpBytes, kTrainingPrecisionCount> bytes;
+    bool hasWork() const { return kind != OpKind::None; }
+};
+
+// A tensor autograd keeps, counted once however many operations keep it.
+struct SavedActivation {
+    BatchPoly bytes;
+    int freedAfter = -1;  // index of the earliest op keeping it: freed after that op's backward
+    int segment = 0;      // checkpoint segment of that op
+};
+
+struct PrecisionMemory {
+    std::vector<SavedActivation> saved;
+    BatchPoly savedTotal;
+    BatchPoly checkpointBoundaries;       // tensors kept across segment boundaries
+    std::vector<BatchPoly> segmentSaved;  // per checkpoint segment
+    double castWeightBytes = 0;
+};
+
+class ModelAnalysis {
+public:
+    // Throws ModelError naming the model when its costs cannot be computed or are not polynomial
+    // of degree <= 2 in the batch size.
+    ModelAnalysis(const Graph& g, int64_t seq = 0, const KernelScalingTable& table = KernelScalingTable::builtin());
+
+    std::string modelName;
+    std::string modelSource;
+    int64_t seq = 0;              // the sequence length the costs were evaluated at (1 without one)
+    bool sequenceModel = false;   // the model has a sequence dimension
+    std::vector<AnalyzedOp> ops;  // one per graph operation, graph order
+    std::array<PrecisionMemory, kTrainingPrecisionCount> memory;
+    int64_t parameters = 0;
+    double parameterBytes = 0;
+    double bufferBytes = 0;
+    int64_t parameterTensors = 0;
+    BatchPoly inputBytes;
+    std::vector<int> segmentStart;  // first op index of each checkpoint segment (sqrt of working ops)
+    int workingOps = 0;
+
+    const OpBytes& bytes(const AnalyzedOp& op, TrainingPrecision p) const { return op.bytes[int(p)]; }
+    const PrecisionMemory& memoryFor(TrainingPrecision p) const { return memory[int(p)]; }
+};
+
+}  // namespace ts::predictors

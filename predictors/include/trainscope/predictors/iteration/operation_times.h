@@ -1,0 +1,116 @@
+#pragma once
+// Time of every operation's forward and backward pass on one GPU at one precision, without any
+// measurement of the model: the kernel-scaling table's model-only form for the classes it has
+// (soft(host floor, architecture factor x (roofline + fixed kernel time))), a roofline with the
+// same sustained rates for the others, the compute part moved to the precision's tensor-core peak
+// and the memory part to its element sizes, plus autocast's cast kernels. Each row is a closed
+// form of the batch size, prepared once per (model, GPU, precision) and evaluated in nanoseconds.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainscope/core/gpu_database.h"
+#include "trainscope/predictors/scaling/kernel_scaling_table.h"
+#include "trainscope/predictors/iteration/model_analysis.h"
+#include "trainscope/predictors/iteration/training_scenario.h"
+
+namespace ts::predictors {
+
+// One pass (forward or backward) of one operation, in milliseconds:
+//   kernel(n) = max(max(compute(n) + wave / 2, wave), memory(n)) + fixed
+//   t(n)      = soft_p(floor, kernel(n)) + cast(n)
+// Two families of rows share this form. Isolated-operator rows (prepareOperationTimes: the
+// kernel-scaling table's model-only prediction, what a profile's isolated layer measurements are
+// compared with) have a host floor and no wave term. Iteration rows (prepareIterationTimes: GPU
+// time in a training iteration, where the host's dispatch overlaps the GPU's work and is counted
+// apart, in hostMs) have no floor and quantise GEMM/convolution work into waves of output tiles.
+struct TimeRow {
+    int op = -1;
+    bool calibrated = false;  // its class is in the scaling table (false: plain roofline)
+    double floorMs = 0;
+    double softness = 4;
+    BatchPoly computeMs;            // FLOPs / sustained rate at the precision (x architecture factor)
+    BatchPoly memoryMs;             // bytes / achieved bandwidth (x architecture factor)
+    double fixedMs = 0;             // per-kernel time that no GPU figure scales (x architecture factor)
+    double waveMs = 0;              // one wave of output tiles per kernel, summed over the pass's kernels
+    double hostMs = 0;              // iteration rows: the host's time to dispatch this pass
+    BatchPoly castMs;               // autocast's cast kernels: bandwidth-bound, issued without a host floor
+    double relError = 0;            // expected relative error of this row (prediction_errors.h)
+    double architectureFactor = 1;  // already in computeMs, memoryMs and fixedMs
+    double alpha = 1;               // the class's share of an origin's efficiency that transfers (cross path)
+    double maxRatio = 10;           // the origin's efficiency ratio is clipped to [1 / maxRatio, maxRatio]
+
+    double kernelMs(double n) const;  // without the host floor and casts
+    double at(double n) const;
+};
+
+struct OperationTimes {
+    std::string gpuId;
+    TrainingPrecision precision = TrainingPrecision::Fp32;
+    std::vector<TimeRow> forward;            // operations with work, graph order
+    std::vector<TimeRow> backward;           // operations with a backward pass, graph order
+    double calibratedShare(double n) const;  // share of the time in calibrated rows at batch n
+};
+
+// Why `gpu` cannot train at `p` (bf16 before Ampere, anything but fp32 without tensor cores, fp8
+// before Ada/Hopper, a figure the database lacks); nullopt when it can.
+std::optional<std::string> unsupportedReason(const GpuSpec& gpu, TrainingPrecision p);
+
+// Tensor-core peak over the FP32 peak for GEMM-like work at `p` (1 for fp32); fp8 applies to
+// linear layers only (Transformer Engine), other GEMMs run at bf16.
+double precisionRateRatio(const GpuSpec& gpu, TrainingPrecision p, bool linearLayer);
+
+// DRAM bytes an op's backward kernels move, as the backward rows count them: a GEMM-like op reads
+// and writes about its forward traffic once per gradient kernel (data and weight gradient); the
+// others write their input's gradient and read their output's gradient and what they saved.
+BatchPoly backwardBytes(const AnalyzedOp& op, const OpBytes& b);
+
+// Throws ModelError naming the GPU when it is unsupported at `p` (call unsupportedReason first).
+OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu, TrainingPrecision p,
+                                     const KernelScalingTable& table = KernelScalingTable::builtin());
+
+// The whole-iteration model's constants. Each is labelled where it is defined (operation_times.cpp)
+// as measured, fitted (on what, validated how) or assumed; docs/prediction.md has the table.
+struct StreamModel {
+    // Achieved fraction of the dense tensor-core peak by large GEMMs, by architecture ("Hopper"),
+    // for 16-bit (and fp8) and TF32 operands; an architecture without an entry gets the default.
+    std::map<std::string, double> tensorCoreEfficiency16, tensorCoreEfficiencyTf32;
+    double defaultTensorCoreEfficiency16 = 0, defaultTensorCoreEfficiencyTf32 = 0;
+    double convEfficiency = 0;    // a convolution's achieved rate relative to a GEMM's
+    double memoryEfficiency = 0;  // bandwidth-bound kernels in an iteration against large isolated ones
+    double groupedConvEfficiency = 1;  // grouped and depthwise convolutions' rate and bandwidth against dense ones
+    double hostForwardUs = 0;         // host time to dispatch one operator's forward (eager PyTorch)
+    double hostBackwardUs = 0;        // host time of one autograd node in backward
+    double hostCastUs = 0;            // one autocast cast (a separate operator)
+    double kernelOverheadUs = 0;      // GPU time per kernel beyond its work: launch gap, ramp, tail
+    double tensorTileRows = 128;      // output tile of tensor-core GEMM kernels (rows x up to 64 columns)
+    double tensorTileColumns = 64;
+    double simtTileRows = 128;        // output tile of FP32 (CUDA-core) GEMM kernels
+    double simtTileColumns = 64;
+    double hostOptimizerPassUs = 0;   // host time of one foreach optimizer pass (Python + launches)
+    double tensorCoreEfficiency(const GpuSpec& gpu, TrainingPrecision p) const;
+    static const StreamModel& shipped();
+};
+
+// Iteration rows of every operation on `gpu` at `p` (see TimeRow). Throws ModelError like
+// prepareOperationTimes.
+OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu, TrainingPrecision p,
+                                     const StreamModel& model = StreamModel::shipped(),
+                                     const KernelScalingTable& table = KernelScalingTable::builtin());
+
+// One optimizer step in a training iteration: GPU time of its foreach kernels and the host's time
+// to issue them, in ms.
+struct OptimizerStepTimes {
+    double gpuMs = 0;
+    double hostMs = 0;
+};
+OptimizerStepTimes optimizerStepTimes(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, TrainingPrecision p,
+                                      const StreamModel& model = StreamModel::shipped(),
+                                      const KernelScalingTable& table = KernelScalingTable::builtin());
+
+// One optimizer step (PyTorch's default foreach kernels), bandwidth-bound, in ms.
+double optimizerStepMs(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, TrainingPrecision p,
+                       const KernelScalingTable& table = KernelScalingTable::builtin());
+
+}  // namespace ts::predictors

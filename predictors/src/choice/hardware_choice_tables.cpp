@@ -1,0 +1,161 @@
+// The hardware choice's ranking as CSV and JSON: the same rows and figures, for spreadsheets and
+// scripts. docs/report.md documents every field.
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "trainscope/predictors/choice/hardware_choice.h"
+
+namespace ts::predictors {
+namespace {
+
+using nlohmann::ordered_json;
+
+// The shortest text that reads back as the same double.
+std::string number(double v) {
+    char buf[64];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    return ec == std::errc() ? std::string(buf, end) : std::string();
+}
+
+std::string csvField(const std::string& s) {
+    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char ch : s) {
+        if (ch == '"') out += '"';
+        out += ch;
+    }
+    return out + "\"";
+}
+
+ordered_json interval(const Interval& i) {
+    return {{"value", i.value}, {"low", i.low}, {"high", i.high}};
+}
+
+// What a row can show: figures at the recommendation; for a GPU where nothing fits only the memory
+// of the closest miss (its throughput and cost would be of a run that cannot happen).
+struct RowFigures {
+    bool memory = false;   // peak memory, capacity and the largest batch
+    bool running = false;  // throughput, iteration time, hours, cost
+};
+
+RowFigures figuresOf(const HardwareChoiceRow& r) {
+    return {r.prediction.supported && r.batch > 0, r.recommended};
+}
+
+}  // namespace
+
+const std::vector<std::string>& hardwareChoiceCsvColumns() {
+    static const std::vector<std::string> columns = [] {
+        std::vector<std::string> c = {"rank", "gpu", "name", "recommended", "precision", "batch"};
+        auto interval = [&c](const std::string& stem) {
+            for (const char* end : {"", "_low", "_high"}) c.push_back(stem + end);
+        };
+        interval("samples_per_s");
+        interval("iteration_ms");
+        interval("peak_memory_bytes");
+        c.push_back("capacity_bytes");
+        interval("max_batch");
+        interval("hours_to_train");
+        c.insert(c.end(), {"priced", "usd_per_gpu_hour"});
+        interval("usd_to_train");
+        interval("usd_per_million_samples");
+        c.insert(c.end(), {"price_source", "source", "reason"});
+        return c;
+    }();
+    return columns;
+}
+
+std::string hardwareChoiceCsv(const HardwareChoice& choice) {
+    std::string out;
+    auto record = [&](const std::vector<std::string>& fields) {
+        for (size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + csvField(fields[i]);
+        out += "\r\n";
+    };
+    record(hardwareChoiceCsvColumns());
+    for (const HardwareChoiceRow& r : choice.rows) {
+        const RowFigures show = figuresOf(r);
+        const TrainingPrediction& p = r.prediction;
+        const TrainingCost& c = r.cost;
+        auto three = [](bool shown, const Interval& i) {
+            return shown ? std::vector<std::string>{number(i.value), number(i.low), number(i.high)}
+                         : std::vector<std::string>(3);
+        };
+        std::vector<std::string> f = {std::to_string(r.rank),
+                                      r.gpuId,
+                                      r.gpuName,
+                                      r.recommended ? "true" : "false",
+                                      show.memory ? trainingPrecisionName(r.precision) : "",
+                                      show.memory ? std::to_string(r.batch) : ""};
+        for (const Interval* i : {&p.samplesPerS, &p.iterationMs})
+            for (std::string& s : three(show.running, *i)) f.push_back(std::move(s));
+        for (std::string& s : three(show.memory, p.peakMemoryBytes)) f.push_back(std::move(s));
+        f.push_back(show.memory ? number(p.capacityBytes) : "");
+        // The CSV orders the largest batch value, low, high like every other interval.
+        for (std::string& s : three(show.memory, p.maxBatch)) f.push_back(std::move(s));
+        for (std::string& s : three(show.running, c.hoursToTrain)) f.push_back(std::move(s));
+        const bool cost = show.running && c.priced;
+        f.push_back(c.priced ? "true" : "false");
+        f.push_back(c.priced ? number(c.usdPerGpuHour) : "");
+        for (const Interval* i : {&c.usdToTrain, &c.usdPerMillionSamples})
+            for (std::string& s : three(cost, *i)) f.push_back(std::move(s));
+        f.push_back(c.priced ? c.priceSource : "");
+        f.push_back(show.running ? predictionSourceName(p.source) : "");
+        f.push_back(r.reason);
+        record(f);
+    }
+    return out;
+}
+
+std::string hardwareChoiceJson(const HardwareChoice& choice) {
+    ordered_json j;
+    j["format"] = "trainscope-hardware-choice";
+    j["format_version"] = kHardwareChoiceFormatVersion;
+    j["model"] = {{"label", choice.modelLabel}, {"name", choice.modelName}, {"parameters", choice.parameters}};
+    const TrainingScenario& s = choice.base;
+    ordered_json precisions = ordered_json::array();
+    for (TrainingPrecision p : choice.options.precisions) precisions.push_back(trainingPrecisionName(p));
+    j["scenario"] = {{"batch", choice.options.batch > 0 ? ordered_json(choice.options.batch) : ordered_json("auto")},
+                     {"precisions", choice.options.precisions.empty() ? ordered_json("all") : precisions},
+                     {"optimizer", optimizerName(s.optimizer)},
+                     {"gpus", s.dataParallel.gpus},
+                     {"interconnect", interconnectName(s.dataParallel.interconnect)},
+                     {"checkpointing", s.checkpointing}};
+    j["goal"] = {{"epochs", choice.goal.epochs},
+                 {"dataset_samples", choice.goal.datasetSamples},
+                 {"samples", choice.goal.samples()}};
+    j["assumptions"] = choice.assumptions;
+    ordered_json rows = ordered_json::array();
+    for (const HardwareChoiceRow& r : choice.rows) {
+        const RowFigures show = figuresOf(r);
+        const TrainingPrediction& p = r.prediction;
+        const TrainingCost& c = r.cost;
+        auto maybe = [](bool shown, const ordered_json& v) { return shown ? v : ordered_json(nullptr); };
+        ordered_json row;
+        row["rank"] = r.rank;
+        row["gpu"] = r.gpuId;
+        row["name"] = r.gpuName;
+        row["recommended"] = r.recommended;
+        row["reason"] = maybe(!r.recommended, r.reason);
+        row["precision"] = maybe(show.memory, trainingPrecisionName(r.precision));
+        row["batch"] = maybe(show.memory, r.batch);
+        row["samples_per_s"] = maybe(show.running, interval(p.samplesPerS));
+        row["iteration_ms"] = maybe(show.running, interval(p.iterationMs));
+        row["peak_memory_bytes"] = maybe(show.memory, interval(p.peakMemoryBytes));
+        row["capacity_bytes"] = maybe(show.memory, p.capacityBytes);
+        row["max_batch"] = maybe(show.memory, interval(p.maxBatch));
+        row["hours_to_train"] = maybe(show.running, interval(c.hoursToTrain));
+        row["priced"] = c.priced;
+        row["usd_per_gpu_hour"] = maybe(c.priced, c.usdPerGpuHour);
+        row["price_source"] = maybe(c.priced, c.priceSource);
+        row["usd_to_train"] = maybe(show.running && c.priced, interval(c.usdToTrain));
+        row["usd_per_million_samples"] = maybe(show.running && c.priced, interval(c.usdPerMillionSamples));
+        row["source"] = maybe(show.running, predictionSourceName(p.source));
+        row["source_detail"] = maybe(show.running, p.sourceDetail);
+        row["notes"] = r.notes;
+        rows.push_back(std::move(row));
+    }
+    j["ranking"] = std::move(rows);
+    return j.dump(2) + "\n";
+}
+
+}  // namespace ts::predictors

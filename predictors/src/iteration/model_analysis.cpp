@@ -1,0 +1,379 @@
+#include "trainscope/predictors/iteration/model_analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "trainscope/core/costs.h"
+#include "trainscope/core/errors.h"
+#include "trainscope/core/ops.h"
+
+namespace ts::predictors {
+
+BatchPoly& BatchPoly::operator+=(const BatchPoly& o) {
+    c0 += o.c0;
+    c1 += o.c1;
+    c2 += o.c2;
+    return *this;
+}
+BatchPoly BatchPoly::operator+(const BatchPoly& o) const {
+    BatchPoly r = *this;
+    return r += o;
+}
+BatchPoly BatchPoly::operator*(double k) const {
+    return {c0 * k, c1 * k, c2 * k};
+}
+
+BatchPoly BatchPoly::through(double y1, double y2, double y3) {
+    BatchPoly p;
+    p.c2 = (y3 - 2 * y2 + y1) / 2;
+    p.c1 = (y2 - y1) - 3 * p.c2;
+    p.c0 = y1 - p.c1 - p.c2;
+    return p;
+}
+
+AutocastRule autocastRuleOf(const std::string& t) {
+    // torch.amp's CUDA lists: ops that run in lower precision, and ops that autocast to float32.
+    static const std::set<std::string> lower = {"Conv",   "ConvTranspose", "Gemm", "MatMul",
+                                                "Einsum", "LSTM",          "GRU",  "RNN"};
+    static const std::set<std::string> fp32 = {"Softmax",
+                                               "LogSoftmax",
+                                               "LayerNormalization",
+                                               "GroupNormalization",
+                                               "Pow",
+                                               "Exp",
+                                               "Log",
+                                               "ReduceSum",
+                                               "ReduceL2",
+                                               "ReduceLogSumExp",
+                                               "CumSum",
+                                               "SoftmaxCrossEntropyLoss",
+                                               "NegativeLogLikelihoodLoss",
+                                               "Reciprocal",
+                                               "Softplus"};
+    if (lower.count(t)) return AutocastRule::Lower;
+    if (fp32.count(t)) return AutocastRule::Fp32;
+    return AutocastRule::Follow;
+}
+
+std::string scalingClassOf(const Graph& g, const Operation& op) {
+    const std::string& t = op.type;
+    if (t == "Gemm") return "linear";
+    if (t == "MatMul") {
+        for (int in : op.inputs)
+            if (in >= 0 && g.values[in].kind == ValueKind::Parameter) return "linear";
+        return "bmm";
+    }
+    if (t == "Einsum") return "bmm";
+    if (t == "Conv" || t == "ConvTranspose") return "conv";
+    if (t == "LayerNormalization") return "ln";
+    if (t == "Softmax" || t == "LogSoftmax") return "softmax";
+    if (t == "Add" || t == "Sub" || t == "Sum") return "add";
+    if (t == "Mul" || t == "Div") return "mul";
+    if (t == "Gelu") return "gelu";
+    if (t == "Relu") return "relu";
+    if (t == "Tanh") return "tanh";
+    return "";
+}
+
+namespace {
+
+constexpr int kSampleBatches[3] = {1, 2, 3};
+constexpr int kCheckBatch = 7;
+
+bool isAmp(TrainingPrecision p) {
+    return p == TrainingPrecision::AmpFp16 || p == TrainingPrecision::AmpBf16 || p == TrainingPrecision::Fp8;
+}
+
+bool isFloat32(const Value& v) {
+    return v.dtype == DType::Float32;
+}
+
+bool isData(const Value& v) {
+    return v.kind == ValueKind::Activation || v.kind == ValueKind::Input;
+}
+
+// Element size of every value under precision p (autocast's output dtypes).
+std::vector<int> elementSizes(const Graph& g, TrainingPrecision p) {
+    std::vector<int> es(g.values.size());
+    for (size_t v = 0; v < g.values.size(); ++v) es[v] = dtypeSize(g.values[v].dtype);
+    if (!isAmp(p)) return es;
+    for (const Operation& op : g.ops) {
+        const AutocastRule rule = autocastRuleOf(op.type);
+        int follow = 0;
+        for (int in : op.inputs)
+            if (in >= 0 && isData(g.values[in]) && isFloating(g.values[in].dtype)) follow = std::max(follow, es[in]);
+        for (int out : op.outputs) {
+            if (!isFloat32(g.values[out]) || op.type == "Cast" || op.type == "CastLike") continue;
+            if (rule == AutocastRule::Lower)
+                es[out] = 2;
+            else if (rule == AutocastRule::Fp32)
+                es[out] = 4;
+            else if (follow > 0)
+                es[out] = follow;
+        }
+    }
+    return es;
+}
+
+// How the kernel of `op` reads input `v` under p: autocast's cast copy, or the tensor itself.
+int readSize(const Graph& g, const Operation& op, const std::string& opClass, int v, TrainingPrecision p,
+             const std::vector<int>& es) {
+    if (!isAmp(p) || !isFloat32(g.values[v])) return es[v];
+    switch (autocastRuleOf(op.type)) {
+        case AutocastRule::Lower:
+            return p == TrainingPrecision::Fp8 && opClass == "linear" ? 1 : 2;
+        case AutocastRule::Fp32:
+            return 4;
+        default:
+            return es[v];
+    }
+}
+
+struct Sample {
+    double read = 0, write = 0, readActivations = 0, castForward = 0, castBackward = 0, saved = 0;
+    double castWeightElements = 0;
+};
+
+BatchPoly fit(const double (&y)[3]) {
+    return BatchPoly::through(y[0], y[1], y[2]);
+}
+
+bool close(double a, double b) {
+    return std::abs(a - b) <= 1e-6 * std::max({1.0, std::abs(a), std::abs(b)});
+}
+
+}  // namespace
+
+ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingTable& table)
+    : modelName(g.name), modelSource(g.source.empty() ? g.name : g.source) {
+    ModelCosts costs[3];
+    ModelCosts check;
+    try {
+        for (int k = 0; k < 3; ++k) costs[k] = computeCosts(g, kSampleBatches[k], seqIn);
+        check = computeCosts(g, kCheckBatch, seqIn);
+    } catch (const ShapeError& e) {
+        throw ModelError(modelSource, e.what());
+    }
+    seq = costs[0].seq;
+    sequenceModel = g.defaults.seq > 0 || seqIn > 0;
+    const std::vector<bool> grad = requiresGrad(g);
+    const std::vector<int> owner = g.parameterOwners();
+    std::set<std::string> tableClasses;
+    for (const ClassScaling& c : table.classes) tableClasses.insert(c.opClass);
+
+    // Element counts of every value at the sample batch sizes.
+    std::vector<std::array<double, 3>> numel(g.values.size());
+    for (size_t v = 0; v < g.values.size(); ++v) {
+        const Dim n = ts::numel(g.values[v].shape);
+        for (int k = 0; k < 3; ++k) numel[v][k] = double(n.eval(kSampleBatches[k], seq));
+    }
+    std::array<std::vector<int>, kTrainingPrecisionCount> es;
+    for (TrainingPrecision p : kAllTrainingPrecisions) es[int(p)] = elementSizes(g, p);
+
+    ops.resize(g.ops.size());
+    // Saved tensors, de-duplicated per precision by (value, element size).
+    std::array<std::map<std::pair<int, int>, size_t>, kTrainingPrecisionCount> savedIndex;
+    std::array<std::vector<std::array<double, 3>>, kTrainingPrecisionCount> savedSamples;
+    int extraKey = 0;
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+        const Operation& op = g.ops[i];
+        AnalyzedOp& a = ops[i];
+        a.op = int(i);
+        a.name = op.name;
+        a.type = op.type;
+        const OpCost& c2 = costs[1].layers[i].cost;
+        for (const ModelCosts& c : costs)
+            if (c.layers[i].cost.saved.size() != c2.saved.size())
+                throw ModelError(modelSource, op.name + ": the tensors it saves change with the batch size");
+        a.forwardFlops = BatchPoly::through(costs[0].layers[i].cost.forwardFlops, c2.forwardFlops,
+                                            costs[2].layers[i].cost.forwardFlops);
+        a.backwardFlops = BatchPoly::through(costs[0].layers[i].cost.backwardFlops, c2.backwardFlops,
+                                             costs[2].layers[i].cost.backwardFlops);
+        const OpCost& c7 = check.layers[i].cost;
+        const BatchPoly rd =
+            BatchPoly::through(costs[0].layers[i].cost.bytesRead, c2.bytesRead, costs[2].layers[i].cost.bytesRead);
+        if (!close(a.forwardFlops.at(kCheckBatch), c7.forwardFlops) || !close(rd.at(kCheckBatch), c7.bytesRead))
+            throw ModelError(modelSource, op.name +
+                                              ": its costs grow faster than the square of the batch size, "
+                                              "which the predictor does not model");
+        const std::string cls = scalingClassOf(g, op);
+        a.opClass = tableClasses.count(cls) ? cls : "";
+        const bool work = c2.forwardFlops > 0 || c2.bytesRead > 0 || c2.bytesWritten > 0;
+        if (op.type == "Gemm" || op.type == "MatMul" || op.type == "Einsum")
+            a.kind = OpKind::Gemm;
+        else if (op.type == "Conv" || op.type == "ConvTranspose")
+            a.kind = OpKind::Conv;
+        else if (op.type == "LSTM" || op.type == "GRU" || op.type == "RNN")
+            a.kind = OpKind::Recurrent;
+        else
+            a.kind = work ? OpKind::Memory : OpKind::None;
+        if (!work) a.kind = OpKind::None;
+        for (int in : op.inputs) a.backward |= in >= 0 && grad[in];
+        a.backward &= a.hasWork();
+        if (a.kind == OpKind::Gemm || a.kind == OpKind::Conv) {
+            int needing = 0;
+            for (size_t k = 0; k < std::min<size_t>(2, op.inputs.size()); ++k)
+                needing += op.inputs[k] >= 0 && grad[op.inputs[k]];
+            a.backwardKernels = std::max(1, needing);
+        }
+        if ((a.kind == OpKind::Gemm || a.kind == OpKind::Conv) && !op.outputs.empty()) {
+            // Every output element is one dot product of the reduction length: FLOPs = 2 x outputs x K.
+            const double outputs = numel[op.outputs[0]][1];
+            if (outputs > 0) a.gemmReduction = std::max(1.0, c2.forwardFlops / (2 * outputs));
+            const std::vector<int64_t> y = evalShape(g.values[op.outputs[0]].shape, 1, seq);
+            if (a.kind == OpKind::Conv && y.size() >= 2) {
+                const int64_t groups = std::max<int64_t>(1, op.attrInt("group", 1));
+                a.gemmColumns = double(y[1]) / double(groups);
+                a.groupedConv = groups > 1;
+            }
+            else if (!y.empty())
+                a.gemmColumns = double(y.back());
+        }
+        if (a.kind == OpKind::Recurrent && op.hasAttr("hidden_size")) {
+            // Each time step multiplies the hidden state by the recurrent weights: a GEMM of
+            // reduction H and 4 (LSTM) or 3 (GRU) x H gate columns.
+            const double h = double(op.attrInt("hidden_size", 0));
+            a.gemmReduction = h;
+            a.gemmColumns = (op.type == "LSTM" ? 4 : op.type == "GRU" ? 3 : 1) * h;
+            a.bidirectional = op.attrString("direction", "forward") == "bidirectional";
+        }
+        if (a.kind == OpKind::Recurrent && !op.inputs.empty() && op.inputs[0] >= 0) {
+            const std::vector<int64_t> x = evalShape(g.values[op.inputs[0]].shape, 1, seq);
+            const size_t axis = op.attrInt("layout", 0) == 0 ? 0 : 1;
+            a.steps = x.size() > axis ? double(x[axis]) : 1;
+        }
+        a.parameters = costs[0].layers[i].parameters;
+        for (int in : op.inputs)
+            if (in >= 0 && owner[in] == int(i)) {
+                a.parameterBytes += numel[in][0] * dtypeSize(g.values[in].dtype);
+                ++parameterTensors;
+            }
+        parameters += a.parameters;
+        parameterBytes += a.parameterBytes;
+
+        for (TrainingPrecision p : kAllTrainingPrecisions) {
+            const int pi = int(p);
+            const std::vector<int>& e = es[pi];
+            double y[7][3] = {};  // read, write, readActivations, castForward, castBackward, saved, castWeights
+            for (int k = 0; k < 3; ++k) {
+                const OpCost& ck = costs[k].layers[i].cost;
+                double in32 = 0, inP = 0, inActP = 0, out32 = 0, outP = 0;
+                for (int in : op.inputs) {
+                    if (in < 0) continue;
+                    const Value& v = g.values[in];
+                    const int r = readSize(g, op, a.opClass.empty() ? cls : a.opClass, in, p, e);
+                    in32 += numel[in][k] * dtypeSize(v.dtype);
+                    inP += numel[in][k] * r;
+                    if (isData(v)) inActP += numel[in][k] * r;
+                    if (r == e[in] || !isFloating(v.dtype)) continue;
+                    const bool parameter = v.kind == ValueKind::Parameter;
+                    if (parameter && owner[in] != int(i)) continue;  // autocast caches a weight's cast
+                    y[3][k] += numel[in][k] * (r + e[in]);
+                    if (grad[in]) y[4][k] += numel[in][k] * (r + e[in]);
+                    if (parameter && autocastRuleOf(op.type) == AutocastRule::Lower) y[6][k] += numel[in][k];
+                }
+                for (int out : op.outputs) {
+                    out32 += numel[out][k] * dtypeSize(g.values[out].dtype);
+                    outP += numel[out][k] * e[out];
+                }
+                const double readScale = in32 > 0 ? ck.bytesRead / in32 : 0;
+                const double writeScale = out32 > 0 ? ck.bytesWritten / out32 : 0;
+                y[0][k] = inP * readScale;
+                y[1][k] = outP * writeScale;
+                // An op that reads only part of its inputs (Gather reads the selected rows of a table)
+                // still reads its activation inputs (the indices) whole; a share of a table's read
+                // would make this a ratio of batch-linear terms, not a polynomial.
+                y[2][k] = inActP * std::min(1.0, readScale);
+                for (size_t s = 0; s < ck.saved.size(); ++s) {
+                    const SavedTensor& st = ck.saved[s];
+                    double bytes = st.bytes;
+                    int key = st.value;
+                    int size = 0;
+                    if (st.value >= 0) {
+                        const Value& v = g.values[st.value];
+                        const bool input = std::find(op.inputs.begin(), op.inputs.end(), st.value) != op.inputs.end();
+                        size = input ? readSize(g, op, cls, st.value, p, e) : e[st.value];
+                        if (isFloat32(v)) bytes = st.bytes * size / 4.0;
+                        // The batch itself, kept by reference: already counted as inputs.
+                        if (v.kind == ValueKind::Input && size == dtypeSize(v.dtype)) continue;
+                    } else {
+                        key = -1 - int(s) - extraKey;
+                    }
+                    y[5][k] += bytes;
+                    auto [it, inserted] = savedIndex[pi].try_emplace({key, size}, savedSamples[pi].size());
+                    if (inserted) {
+                        savedSamples[pi].push_back({0, 0, 0});
+                        SavedActivation sa;
+                        sa.freedAfter = int(i);
+                        memory[pi].saved.push_back(sa);
+                    }
+                    savedSamples[pi][it->second][k] = bytes;
+                }
+            }
+            OpBytes& b = a.bytes[pi];
+            b.read = fit(y[0]);
+            b.write = fit(y[1]);
+            b.readActivations = fit(y[2]);
+            b.castForward = fit(y[3]);
+            b.castBackward = fit(y[4]);
+            b.saved = fit(y[5]);
+            a.castWeightElements = y[6][0];
+            memory[pi].castWeightBytes += y[6][0] * (p == TrainingPrecision::Fp8 && a.opClass == "linear" ? 1 : 2);
+        }
+        extraKey += int(c2.saved.size());
+    }
+    for (int pi = 0; pi < kTrainingPrecisionCount; ++pi)
+        for (size_t s = 0; s < memory[pi].saved.size(); ++s) {
+            const auto& y = savedSamples[pi][s];
+            memory[pi].saved[s].bytes = BatchPoly::through(y[0], y[1], y[2]);
+            memory[pi].savedTotal += memory[pi].saved[s].bytes;
+        }
+
+    std::set<int> buffers;
+    for (const Operation& op : g.ops)
+        for (int in : op.inputs)
+            if (in >= 0 && g.values[in].kind == ValueKind::Buffer) buffers.insert(in);
+    for (int v : buffers) bufferBytes += numel[v][0] * dtypeSize(g.values[v].dtype);
+    for (int in : g.inputs) {
+        double y[3];
+        for (int k = 0; k < 3; ++k) y[k] = numel[in][k] * dtypeSize(g.values[in].dtype);
+        inputBytes += fit(y);
+    }
+
+    // Checkpoint segments: sqrt(L) runs of equally many working operations.
+    std::vector<int> working;
+    for (const AnalyzedOp& a : ops)
+        if (a.hasWork()) working.push_back(a.op);
+    workingOps = int(working.size());
+    const int segments = std::max(1, int(std::lround(std::sqrt(double(working.size())))));
+    for (int s = 0; s < segments && !working.empty(); ++s)
+        segmentStart.push_back(s == 0 ? 0 : working[s * working.size() / segments]);
+    if (segmentStart.empty()) segmentStart.push_back(0);
+    auto segmentOf = [&](int op) {
+        return int(std::upper_bound(segmentStart.begin(), segmentStart.end(), op) - segmentStart.begin()) - 1;
+    };
+    std::vector<int> lastUse(g.values.size(), -1);
+    for (size_t i = 0; i < g.ops.size(); ++i)
+        for (int in : g.ops[i].inputs)
+            if (in >= 0) lastUse[in] = int(i);
+    for (int pi = 0; pi < kTrainingPrecisionCount; ++pi) {
+        PrecisionMemory& m = memory[pi];
+        m.segmentSaved.assign(segmentStart.size(), BatchPoly{});
+        for (SavedActivation& sa : m.saved) {
+            sa.segment = segmentOf(sa.freedAfter);
+            m.segmentSaved[sa.segment] += sa.bytes;
+        }
+        for (size_t v = 0; v < g.values.size(); ++v) {
+            const Value& val = g.values[v];
+            if (val.kind != ValueKind::Activation || val.producer < 0 || lastUse[v] < 0) continue;
+            if (segmentOf(val.producer) == segmentOf(lastUse[v])) continue;
+            double y[3];
+            for (int k = 0; k < 3; ++k) y[k] = numel[v][k] * es[pi][v];
+            m.checkpointBoundaries += fit(y);
+        }
+    }
+}
+
+}  // namespace ts::predictors

@@ -1,0 +1,363 @@
+#include "trainscope/predictors/iteration/operation_times.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "trainscope/core/errors.h"
+#include "trainscope/predictors/scaling/kernel_scaling.h"
+#include "trainscope/predictors/iteration/prediction_errors.h"
+
+namespace ts::predictors {
+namespace {
+
+// Launch of one recurrent time step (cuDNN runs a kernel or more per step): an estimate.
+constexpr double kRecurrentStepUs = 5;
+
+// A recurrent layer's backward runs two kernels per step (data and weight gradient) like a GEMM's.
+double backwardKernelsOf(const AnalyzedOp& op) {
+    return op.kind == OpKind::Recurrent ? 2 : op.backwardKernels;
+}
+
+// Directions of a recurrent layer: a bidirectional one runs both, one after the other per layer.
+double directionsOf(const AnalyzedOp& op) {
+    return op.bidirectional ? 2 : 1;
+}
+
+bool gemmLike(OpKind k) {
+    return k == OpKind::Gemm || k == OpKind::Conv || k == OpKind::Recurrent;
+}
+
+bool autocast(TrainingPrecision p) {
+    return p != TrainingPrecision::Fp32 && p != TrainingPrecision::Tf32;
+}
+
+double peak(const GpuSpec& gpu, ComputePrecision p) {
+    const Figure f = gpu.peakTflops(p);
+    return f.known() ? *f : 0;
+}
+
+std::optional<std::string> missing(const GpuSpec& gpu, ComputePrecision p, const std::string& what) {
+    const Figure f = gpu.peakTflops(p);
+    if (f.known() && *f > 0) return std::nullopt;
+    const std::string why = !f.note.empty() ? f.note : !f.unknown.empty() ? f.unknown : "not in the database";
+    return gpu.name + " has no " + what + " (" + why + ")";
+}
+
+// DRAM bytes per parameter and passes of torch.optim's default foreach implementations (fp32
+// state): sgd: p -= lr g (12 B); momentum: buf *= m; buf += g; p -= lr buf (32 B, 3 passes);
+// adam: m.lerp_(g); v *= b2; v.addcmul_(g, g); d = v.sqrt(); d /= c2; d += eps; p.addcdiv_(m, d)
+// (72 B, 7 passes); adamw adds p *= 1 - lr wd (80 B, 8). Autocast adds the grad scaler's unscale
+// and inf check (8 B, 1 pass).
+struct OptimizerTraffic {
+    double bytesPerParameter = 12;
+    double passes = 1;
+};
+OptimizerTraffic optimizerTraffic(Optimizer o, TrainingPrecision p) {
+    OptimizerTraffic t;
+    if (o == Optimizer::SgdMomentum) t = {32, 3};
+    if (o == Optimizer::Adam) t = {72, 7};
+    if (o == Optimizer::AdamW) t = {80, 8};
+    if (autocast(p)) t.bytesPerParameter += 8, t.passes += 1;
+    return t;
+}
+
+}  // namespace
+
+double TimeRow::kernelMs(double n) const {
+    return std::max(std::max(computeMs.at(n) + waveMs / 2, waveMs), memoryMs.at(n)) + fixedMs;
+}
+
+double TimeRow::at(double n) const {
+    return softMax(floorMs, kernelMs(n), softness) + castMs.at(n);
+}
+
+double OperationTimes::calibratedShare(double n) const {
+    double all = 0, calibrated = 0;
+    for (const std::vector<TimeRow>* rows : {&forward, &backward})
+        for (const TimeRow& r : *rows) {
+            const double t = r.at(n);
+            all += t;
+            if (r.calibrated) calibrated += t;
+        }
+    return all > 0 ? calibrated / all : 0;
+}
+
+std::optional<std::string> unsupportedReason(const GpuSpec& gpu, TrainingPrecision p) {
+    if (!gpu.memoryBandwidthGBs.known() || *gpu.memoryBandwidthGBs <= 0)
+        return gpu.name + ": its memory bandwidth is unknown, so no time can be predicted";
+    if (!gpu.fp32Tflops.known() || *gpu.fp32Tflops <= 0)
+        return gpu.name + ": its FP32 peak is unknown, so no time can be predicted";
+    if (p == TrainingPrecision::Fp32) return std::nullopt;
+    if (!gpu.limits.tensorCores) {
+        std::string why = gpu.name + " has no tensor cores";
+        if (p == TrainingPrecision::AmpFp16 && peak(gpu, ComputePrecision::Fp16) > 0)
+            why += " (its FP16 runs packed on CUDA cores, which this predictor does not model)";
+        return why;
+    }
+    switch (p) {
+        case TrainingPrecision::Tf32:
+            return missing(gpu, ComputePrecision::Tf32, "TF32 tensor math");
+        case TrainingPrecision::AmpFp16:
+            return missing(gpu, ComputePrecision::Fp16, "FP16 tensor math");
+        case TrainingPrecision::AmpBf16:
+            return missing(gpu, ComputePrecision::Bf16, "BF16 tensor math");
+        case TrainingPrecision::Fp8:
+            if (auto why = missing(gpu, ComputePrecision::Fp8, "FP8 tensor math")) return why;
+            return missing(gpu, ComputePrecision::Bf16, "BF16 tensor math for the layers FP8 leaves out");
+        default:
+            return std::nullopt;
+    }
+}
+
+double precisionRateRatio(const GpuSpec& gpu, TrainingPrecision p, bool linearLayer) {
+    const double fp32 = peak(gpu, ComputePrecision::Fp32);
+    if (fp32 <= 0) return 1;
+    switch (p) {
+        case TrainingPrecision::Fp32:
+            return 1;
+        case TrainingPrecision::Tf32:
+            return peak(gpu, ComputePrecision::Tf32) / fp32;
+        case TrainingPrecision::AmpFp16:
+            return peak(gpu, ComputePrecision::Fp16) / fp32;
+        case TrainingPrecision::AmpBf16:
+            return peak(gpu, ComputePrecision::Bf16) / fp32;
+        case TrainingPrecision::Fp8:
+            return peak(gpu, linearLayer ? ComputePrecision::Fp8 : ComputePrecision::Bf16) / fp32;
+    }
+    return 1;
+}
+
+OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu, TrainingPrecision p,
+                                     const KernelScalingTable& table) {
+    if (auto why = unsupportedReason(gpu, p)) throw ModelError(gpu.id, *why);
+    OperationTimes out;
+    out.gpuId = gpu.id;
+    out.precision = p;
+    const ClassScaling& add = table.forClass("add");
+    const ClassScaling& linear = table.forClass("linear");
+    const GpuOpStats addStats = table.statsFor(add, gpu);
+    const double bw = *gpu.memoryBandwidthGBs * 1e9;
+    const double castMsPerByte = 1e3 / (bw * addStats.memEff);
+    for (const AnalyzedOp& op : m.ops) {
+        if (!op.hasWork()) continue;
+        const bool calibrated = !op.opClass.empty();
+        const bool gemm = gemmLike(op.kind);
+        const ClassScaling& c = calibrated ? table.forClass(op.opClass) : gemm ? linear : add;
+        const ScalingParams& sp = c.params;
+        const GpuOpStats st = table.statsFor(c, gpu);
+        const double arch = architectureFactor(gpu, sp);
+        const OpBytes& b = m.bytes(op, p);
+        double e = calibrated ? errors::modelOnlyClassError(op.opClass) : errors::kUncalibratedRoofline;
+        if (gemm && p != TrainingPrecision::Fp32)
+            e = errors::combine(e, errors::kTensorCorePrecision);
+        else if (!gemm && autocast(p))
+            e = errors::combine(e, errors::kNarrowerElements);
+
+        TimeRow f;
+        f.op = op.op;
+        f.calibrated = calibrated;
+        f.floorMs = st.floorMs;
+        f.softness = sp.softness;
+        f.relError = e;
+        f.architectureFactor = arch;
+        f.alpha = sp.alpha;
+        f.maxRatio = sp.maxRatio;
+        const double steps = op.kind == OpKind::Recurrent ? op.steps * kRecurrentStepUs * 1e-3 : 0;
+        double msPerFlop = 0, msPerByte = 0;
+        if (gemm) {
+            const double rate =
+                sustainedFp32Tflops(gpu, sp) * 1e12 * precisionRateRatio(gpu, p, op.opClass == "linear");
+            msPerFlop = 1e3 * arch / rate;
+            msPerByte = 1e3 * arch / bw;  // the roofline form of the GEMM classes: datasheet bandwidth
+        } else {
+            msPerByte = 1e3 * arch / (bw * st.memEff);
+        }
+        f.computeMs = op.forwardFlops * msPerFlop;
+        f.memoryMs = (b.read + b.write) * msPerByte;
+        f.fixedMs = (sp.tauUs * 1e-3 + steps) * arch;
+        f.castMs = b.castForward * castMsPerByte;
+        out.forward.push_back(f);
+        if (!op.backward) continue;
+
+        TimeRow r = f;
+        r.relError = errors::combine(e, errors::kBackwardPass);
+        r.computeMs = op.backwardFlops * msPerFlop;
+        r.memoryMs = backwardBytes(op, b) * msPerByte;
+        if (gemm) r.fixedMs = (sp.tauUs * 1e-3 * backwardKernelsOf(op) + 2 * steps) * arch;
+        r.castMs = b.castBackward * castMsPerByte;
+        out.backward.push_back(r);
+    }
+    return out;
+}
+
+const StreamModel& StreamModel::shipped() {
+    static const StreamModel m = [] {
+        StreamModel s;
+        // Fitted on cuBLAS GEMM rates measured on H100 and B200 (XLA's tables, 375 shapes per GPU and
+        // operand type, 256-4096 per dimension) with this file's GEMM form (waves of 128 x 64 tiles,
+        // 5 us per kernel): the rate that best explains each table (docs/prediction.md, "GEMM rates").
+        // Other architectures get the mean of the measured ones.
+        s.tensorCoreEfficiency16 = {{"Hopper", 0.86}, {"Blackwell", 0.68}};
+        s.tensorCoreEfficiencyTf32 = {{"Hopper", 0.68}, {"Blackwell", 0.68}};
+        s.defaultTensorCoreEfficiency16 = 0.77;
+        s.defaultTensorCoreEfficiencyTf32 = 0.68;
+        // Fitted on NVIDIA's published training throughput (validate-published --fit: 263 rows of
+        // 13 model families on V100 and A100; grid search, loss mean |ln(predicted / published)|):
+        // convolutions run at a GEMM's rate (1.0), bandwidth-bound kernels in an iteration reach the
+        // bandwidth large isolated ones do (1.0), and grouped and depthwise convolutions (cuDNN's
+        // kernels for them: ResNeXt, EfficientNet) 0.10 of a dense convolution's rate and bandwidth.
+        // Leave-one-model-out mean error 25.3% (32.8% unfitted, all three at 1); the constants chosen
+        // with each model family or GPU architecture left out stay within 0.6-1.0, 0.8-1.0, 0.1-0.2.
+        s.convEfficiency = 1.0;
+        s.memoryEfficiency = 1.0;
+        s.groupedConvEfficiency = 0.10;
+        // Measured on the development CPU (torch 2.15 eager, tiny CPU tensors: dispatch and autograd
+        // bookkeeping only) 9-24 us per forward operator; a CUDA launch adds a few microseconds.
+        // Assumed for a GPU server's CPU: 15 us forward, 15 us per autograd node, 8 us per cast.
+        s.hostForwardUs = 15;
+        s.hostBackwardUs = 15;
+        s.hostCastUs = 8;
+        // Fitted with the tensor-core rates above (the same tables): back-to-back kernels on one
+        // stream are a few microseconds apart, and a kernel's first blocks start on an idle GPU.
+        s.kernelOverheadUs = 5;
+        // Assumed: foreach optimizers issue one Python call per pass and a launch per ~64 tensors.
+        s.hostOptimizerPassUs = 40;
+        return s;
+    }();
+    return m;
+}
+
+double StreamModel::tensorCoreEfficiency(const GpuSpec& gpu, TrainingPrecision p) const {
+    const bool tf32 = p == TrainingPrecision::Tf32;
+    const auto& byArchitecture = tf32 ? tensorCoreEfficiencyTf32 : tensorCoreEfficiency16;
+    const auto it = byArchitecture.find(gpu.architecture);
+    if (it != byArchitecture.end()) return it->second;
+    return tf32 ? defaultTensorCoreEfficiencyTf32 : defaultTensorCoreEfficiency16;
+}
+
+namespace {
+
+// The narrowest tile width a GEMM library picks for `columns` output columns: powers of two from
+// 8 (the tensor-core minimum) to `widest`.
+double tileColumns(double columns, double widest) {
+    double w = 8;
+    while (w < widest && w < columns) w *= 2;
+    return w;
+}
+
+}  // namespace
+
+OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu, TrainingPrecision p,
+                                     const StreamModel& model, const KernelScalingTable& table) {
+    if (auto why = unsupportedReason(gpu, p)) throw ModelError(gpu.id, *why);
+    OperationTimes out;
+    out.gpuId = gpu.id;
+    out.precision = p;
+    const ClassScaling& linear = table.forClass("linear");
+    const GpuOpStats addStats = table.statsFor(table.forClass("add"), gpu);
+    const double bw = *gpu.memoryBandwidthGBs * 1e9;
+    const double castMsPerByte = 1e3 / (bw * addStats.memEff * model.memoryEfficiency);
+    const double sms = gpu.sms.known() && *gpu.sms > 0 ? *gpu.sms : 1;
+    const double overheadMs = model.kernelOverheadUs * 1e-3;
+    for (const AnalyzedOp& op : m.ops) {
+        if (!op.hasWork()) continue;
+        const bool calibrated = !op.opClass.empty();
+        const bool gemm = gemmLike(op.kind);
+        const ClassScaling& c = calibrated ? table.forClass(op.opClass) : gemm ? linear : table.forClass("add");
+        const GpuOpStats st = table.statsFor(c, gpu);
+        const OpBytes& b = m.bytes(op, p);
+        double e = calibrated ? errors::modelOnlyClassError(op.opClass) : errors::kUncalibratedRoofline;
+        if (gemm && p != TrainingPrecision::Fp32)
+            e = errors::combine(e, errors::kTensorCorePrecision);
+        else if (!gemm && autocast(p))
+            e = errors::combine(e, errors::kNarrowerElements);
+
+        TimeRow f;
+        f.op = op.op;
+        f.calibrated = calibrated;
+        f.floorMs = 0;
+        f.softness = 4;
+        f.relError = e;
+        const double castKernels = b.castForward.isZero() ? 0 : 1;
+        const double castBackKernels = b.castBackward.isZero() ? 0 : 1;
+        f.castMs = b.castForward * castMsPerByte + BatchPoly{castKernels * overheadMs, 0, 0};
+        f.hostMs = (model.hostForwardUs + castKernels * model.hostCastUs) * 1e-3;
+        const double steps = op.kind == OpKind::Recurrent ? op.steps * kRecurrentStepUs * 1e-3 : 0;
+        double msPerFlop = 0, msPerByte = 1e3 / (bw * st.memEff * model.memoryEfficiency), waveMs = 0, padding = 1;
+        if (gemm) {
+            const bool tensorCores = p != TrainingPrecision::Fp32;
+            double rate = tensorCores ? peak(gpu, ComputePrecision::Fp32) * 1e12 *
+                                            precisionRateRatio(gpu, p, op.opClass == "linear") *
+                                            model.tensorCoreEfficiency(gpu, p)
+                                      : sustainedFp32Tflops(gpu, linear.params) * 1e12;
+            if (op.kind == OpKind::Conv) rate *= model.convEfficiency;
+            msPerFlop = 1e3 / rate;
+            msPerByte = 1e3 / (bw * linear.params.memoryEff);
+            // One wave: every SM computes one output tile over the whole reduction. A kernel takes
+            // at least one wave and, on average, half a wave more than its FLOPs at the full rate
+            // (the last wave is partly empty).
+            if (op.gemmReduction > 0 && op.gemmColumns > 0) {
+                const double rows = tensorCores ? model.tensorTileRows : model.simtTileRows;
+                const double cols =
+                    tileColumns(op.gemmColumns, tensorCores ? model.tensorTileColumns : model.simtTileColumns);
+                padding = cols * std::ceil(op.gemmColumns / cols) / op.gemmColumns;
+                waveMs = 2 * rows * cols * op.gemmReduction * sms * msPerFlop;
+                // A recurrent layer's time steps run one after another, each at least one wave.
+                if (op.kind == OpKind::Recurrent) waveMs *= std::max(1.0, op.steps * directionsOf(op));
+            }
+        }
+        if (op.groupedConv) msPerFlop /= model.groupedConvEfficiency, msPerByte /= model.groupedConvEfficiency;
+        f.computeMs = op.forwardFlops * (msPerFlop * padding);
+        f.memoryMs = (b.read + b.write) * msPerByte;
+        f.waveMs = waveMs;
+        f.fixedMs = overheadMs + steps;
+        out.forward.push_back(f);
+        if (!op.backward) continue;
+
+        TimeRow r = f;
+        const double kernels = gemm ? backwardKernelsOf(op) : 1;
+        r.relError = errors::combine(e, errors::kBackwardPass);
+        r.computeMs = op.backwardFlops * (msPerFlop * padding);
+        r.memoryMs = backwardBytes(op, b) * msPerByte;
+        r.waveMs = waveMs * kernels;
+        r.fixedMs = kernels * overheadMs + 2 * steps;
+        r.castMs = b.castBackward * castMsPerByte + BatchPoly{castBackKernels * overheadMs, 0, 0};
+        r.hostMs = (model.hostBackwardUs + castBackKernels * model.hostCastUs) * 1e-3;
+        out.backward.push_back(r);
+    }
+    return out;
+}
+
+OptimizerStepTimes optimizerStepTimes(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, TrainingPrecision p,
+                                      const StreamModel& model, const KernelScalingTable& table) {
+    const OptimizerTraffic t = optimizerTraffic(o, p);
+    const GpuOpStats st = table.statsFor(table.forClass("add"), gpu);
+    const double bw = *gpu.memoryBandwidthGBs * 1e9;
+    const double launches = t.passes * std::ceil(double(std::max<int64_t>(1, m.parameterTensors)) / 64);
+    OptimizerStepTimes s;
+    s.gpuMs = double(m.parameters) * t.bytesPerParameter / (bw * st.memEff * model.memoryEfficiency) * 1e3 +
+              launches * model.kernelOverheadUs * 1e-3;
+    s.hostMs = t.passes * model.hostOptimizerPassUs * 1e-3 + launches * model.hostCastUs * 1e-3;
+    return s;
+}
+
+BatchPoly backwardBytes(const AnalyzedOp& op, const OpBytes& b) {
+    if (gemmLike(op.kind)) return (b.read + b.write) * backwardKernelsOf(op);
+    return b.write + b.readActivations + b.saved;
+}
+
+double optimizerStepMs(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, TrainingPrecision p,
+                       const KernelScalingTable& table) {
+    const OptimizerTraffic t = optimizerTraffic(o, p);
+    const double bytes = t.bytesPerParameter, passes = t.passes;
+    const ClassScaling& add = table.forClass("add");
+    const GpuOpStats st = table.statsFor(add, gpu);
+    const double bw = *gpu.memoryBandwidthGBs * 1e9;
+    // multi_tensor_apply launches a kernel per chunk of tensors (at most 110 per launch, fewer for
+    // several operand lists): ~64 on average.
+    const double launches = passes * std::ceil(double(std::max<int64_t>(1, m.parameterTensors)) / 64);
+    return double(m.parameters) * bytes / (bw * st.memEff) * 1e3 + passes * st.floorMs +
+           launches * add.params.tauUs * 1e-3;
+}
+
+}  // namespace ts::predictors

@@ -1,0 +1,285 @@
+#include "trainscope/predictors/iteration/training_predictor.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <sstream>
+#include <unordered_map>
+
+#include "trainscope/core/errors.h"
+#include "trainscope/predictors/iteration/data_parallel.h"
+#include "trainscope/predictors/iteration/operation_times.h"
+#include "trainscope/predictors/iteration/prediction_errors.h"
+#include "trainscope/predictors/profile/profile_fit.h"
+
+namespace ts::predictors {
+
+struct TrainingPredictor::Target {
+    const GpuSpec* gpu = nullptr;
+    TrainingPrecision precision = TrainingPrecision::Fp32;
+    std::string reason;  // empty when supported
+    std::unique_ptr<LayerTimeSource> source;
+    IterationSetup setup;
+    IterationSetup single;  // the same on one GPU, for the scaling efficiency
+    bool fromProfile = false;
+    double capacity = 0;
+    int64_t batchLimit = MemoryModel::kMaxBatch;  // below the smallest batch the profile saw fail here
+    std::string linkBasis;
+    bool fits(double need, double n) const { return need <= capacity && n <= double(batchLimit); }
+};
+
+namespace {
+
+// An analytic iteration's interval: at least as wide as the whole-iteration errors measured on
+// published training runs at this precision (the per-layer constants alone understate it).
+Interval withMeasuredSpread(const Interval& it, TrainingPrecision p) {
+    const double e = errors::wholeIterationError(trainingPrecisionName(p));
+    if (it.value <= 0 || it.high >= it.value * (1 + e)) return it;
+    return Interval::relative(it.value, e);
+}
+
+void checkScenario(const TrainingScenario& s) {
+    if (s.batch < 1) throw ModelError("--batch", "the batch size must be at least 1");
+    if (s.dataParallel.gpus < 1 || s.dataParallel.gpus > 65536)
+        throw ModelError("--gpus", "the number of GPUs must be between 1 and 65536");
+}
+
+}  // namespace
+
+TrainingPredictor::TrainingPredictor(const Graph& g, int64_t seq, const KernelScalingTable& table)
+    : analysis_(g, seq, table), table_(table) {}
+
+TrainingPredictor::~TrainingPredictor() = default;
+
+void TrainingPredictor::useProfile(const Profile& profile, const GpuDatabase& db) {
+    profile_ = std::make_unique<ProfileFit>(analysis_, profile, db, table_);
+}
+
+const GpuSpec* TrainingPredictor::measuredGpu() const {
+    return profile_ && profile_->onGpu() ? &profile_->measuredGpu() : nullptr;
+}
+
+std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuSpec& gpu, TrainingPrecision p,
+                                                                      const TrainingScenario& s,
+                                                                      const Target* sameGpu) const {
+    auto t = std::make_unique<Target>();
+    t->gpu = &gpu;
+    t->precision = p;
+    if (auto why = unsupportedReason(gpu, p)) {
+        t->reason = *why;
+        return t;
+    }
+    const int gpus = s.dataParallel.gpus;
+    std::optional<LinkModel> link;
+    if (gpus > 1) {
+        link = linkFor(gpu, s.dataParallel, t->reason);
+        if (!link) return t;
+        t->linkBasis = link->basis;
+    }
+    LayerRegions regions;
+    regions.lastSegmentStart = analysis_.segmentStart.back();
+    std::vector<GradientBucket> buckets;
+    if (gpus > 1) buckets = gradientBuckets(analysis_, s.dataParallel);
+    for (const GradientBucket& b : buckets) regions.bucketFirstOp.push_back(b.firstOp);
+
+    t->fromProfile = profile_ && profile_->onGpu();
+    if (t->fromProfile)
+        t->source =
+            profile_->source(gpu, p, regions, sameGpu && sameGpu->gpu == &gpu ? sameGpu->source.get() : nullptr);
+    else
+        t->source = std::make_unique<AnalyticLayerTimes>(
+            analysis_, prepareIterationTimes(analysis_, gpu, p, stream_, table_), regions);
+
+    t->setup.gpus = gpus;
+    t->setup.checkpointing = s.checkpointing;
+    if (t->fromProfile) {
+        // The profile's measured iteration outside its layers already holds the host's share.
+        t->setup.optimizerMs = optimizerStepMs(analysis_, gpu, s.optimizer, p, table_);
+    } else {
+        const OptimizerStepTimes step = optimizerStepTimes(analysis_, gpu, s.optimizer, p, stream_, table_);
+        t->setup.optimizerMs = step.gpuMs;
+        t->setup.optimizerHostMs = step.hostMs;
+        // torch.amp's GradScaler reads its inf check on the host before stepping.
+        t->setup.syncBeforeOptimizer = p == TrainingPrecision::AmpFp16;
+    }
+    for (const GradientBucket& b : buckets) t->setup.bucketCommMs.push_back(allReduceMs(b.bytes, gpus, *link));
+    t->single = t->setup;
+    t->single.gpus = 1;
+    t->single.bucketCommMs.clear();
+    t->capacity = gpuCapacityBytes(gpu);
+    if (t->fromProfile && profile_->sameGpu(gpu)) {
+        if (profile_->measuredCapacity() > 0) t->capacity = profile_->measuredCapacity();
+        if (profile_->smallestFailedBatch() > 0) t->batchLimit = profile_->smallestFailedBatch() - 1;
+    }
+    return t;
+}
+
+double TrainingPredictor::memoryNeed(const Target& t, double allocatorBytes, double n, MemoryBound bound) const {
+    double need = allocatorBytes + MemoryModel::gpuBytes(*t.gpu, bound);
+    if (t.fromProfile) need += profile_->memoryCorrection(n, *t.gpu);
+    return need;
+}
+
+Interval TrainingPredictor::maxBatchOf(const Target& t, const AllocatorBytes& allocator) const {
+    auto search = [&](MemoryBound bound) {
+        return double(largestFitting(
+            [&](int64_t n) { return memoryNeed(t, allocator(n, bound), double(n), bound) <= t.capacity; },
+            t.batchLimit));
+    };
+    return {search(MemoryBound::Value), search(MemoryBound::High), search(MemoryBound::Low)};
+}
+
+TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const TrainingScenario& s, bool perLayer) const {
+    checkScenario(s);
+    TrainingPrediction r;
+    r.gpuId = gpu.id;
+    r.gpuName = gpu.name;
+    r.scenario = s;
+    const std::unique_ptr<Target> t = prepare(gpu, s.precision, s);
+    if (!t->reason.empty()) {
+        r.supported = false;
+        r.reason = t->reason;
+        return r;
+    }
+    const double n = double(s.batch);
+    const int gpus = s.dataParallel.gpus;
+    LayerSums sums;
+    IterationTimes it = evaluateIteration(*t->source, t->setup, n, sums);
+    if (!t->fromProfile) it.iterationMs = withMeasuredSpread(it.iterationMs, s.precision);
+    r.iterationMs = it.iterationMs;
+    r.forwardMs = it.forwardMs;
+    r.backwardMs = it.backwardMs;
+    r.recomputeMs = it.recomputeMs;
+    r.optimizerMs = it.optimizerMs;
+    r.communicationMs = it.communicationMs;
+    r.otherMs = it.otherMs;
+    r.hostBoundMs = it.hostBoundMs;
+    const double samples = 1000.0 * n * gpus;
+    r.samplesPerS = {samples / it.iterationMs.value, samples / it.iterationMs.high, samples / it.iterationMs.low};
+    r.scalingEfficiency = Interval::exact(1);
+    if (gpus > 1) {
+        const IterationTimes one = evaluateIteration(*t->source, t->single, n, sums);
+        const double t1 = one.iterationMs.value, exposed = it.communicationMs.value;
+        r.scalingEfficiency = {t1 / it.iterationMs.value,
+                               t1 / (it.iterationMs.value - exposed + it.communicationMs.high),
+                               t1 / (it.iterationMs.value - exposed + it.communicationMs.low)};
+        r.notes.push_back("all-reduce over " + t->linkBasis + " (assumed NCCL efficiency; docs/prediction.md)");
+    }
+    if (perLayer) r.layers = t->source->layers(n);
+
+    const MemoryModel mm(analysis_, s.precision, s.optimizer, s.checkpointing, gpus);
+    r.memory = mm.at(n, gpu);
+    double allocator[3];
+    mm.allocatorBytesAll(n, allocator);
+    r.peakMemoryBytes = {memoryNeed(*t, allocator[0], n, MemoryBound::Value),
+                         memoryNeed(*t, allocator[1], n, MemoryBound::Low),
+                         memoryNeed(*t, allocator[2], n, MemoryBound::High)};
+    if (t->fromProfile) r.memory.peakAllocated += profile_->memoryCorrection(n, gpu);
+    r.capacityBytes = t->capacity;
+    r.fits = t->fits(r.peakMemoryBytes.value, n);
+    r.maxBatch = maxBatchOf(*t, [&](int64_t b, MemoryBound bound) { return mm.allocatorBytes(double(b), bound); });
+
+    const std::string precision = trainingPrecisionName(s.precision);
+    r.calibratedShare = it.calibratedShare;
+    if (t->fromProfile) {
+        r.source = PredictionSource::MeasuredProfile;
+        r.sourceDetail = "per-layer times fitted on " + profile_->describe();
+        if (!profile_->sameGpu(gpu)) r.sourceDetail += "; moved to this GPU by the kernel-scaling cross path";
+        if (s.precision != profile_->measuredPrecision())
+            r.sourceDetail += std::string("; scaled analytically to ") + precision;
+        for (const std::string& note : profile_->notes()) r.notes.push_back(note);
+    } else {
+        r.source = it.calibratedShare >= 0.5 ? PredictionSource::ShippedCalibration : PredictionSource::Analytic;
+        r.sourceDetail =
+            "whole-iteration model: GPU work (achieved bandwidths and FP32 rates of the kernel-scaling table, "
+            "tensor-core rates fitted on measured cuBLAS GEMMs, GEMMs in waves of tiles) overlapped with the "
+            "host's dispatch; efficiencies fitted on NVIDIA's published training runs (docs/prediction.md)";
+        if (profile_ && !profile_->onGpu())
+            r.notes.push_back("the profile was measured on a CPU: GPU predictions are analytic");
+    }
+    return r;
+}
+
+SweepPlan::SweepPlan(const TrainingPredictor& predictor, const std::vector<const GpuSpec*>& gpus,
+                     const std::vector<TrainingPrecision>& precisions, const TrainingScenario& base)
+    : predictor_(predictor), base_(base) {
+    checkScenario(base);
+    for (TrainingPrecision p : precisions)
+        memory_.push_back(std::make_unique<MemoryModel>(predictor.analysis_, p, base.optimizer, base.checkpointing,
+                                                        base.dataParallel.gpus));
+    // The largest batches probe the same batch sizes on many GPUs: the allocator's part once each.
+    std::vector<std::unordered_map<int64_t, std::array<double, 3>>> probed(precisions.size());
+    for (const GpuSpec* g : gpus) {
+        const TrainingPredictor::Target* sameGpu = nullptr;  // shares with the GPU's other precisions
+        for (size_t pi = 0; pi < precisions.size(); ++pi) {
+            targets_.push_back(predictor.prepare(*g, precisions[pi], base, sameGpu));
+            memoryIndex_.push_back(int(pi));
+            const TrainingPredictor::Target& t = *targets_.back();
+            if (t.source) sameGpu = &t;
+            auto allocator = [&](int64_t n, MemoryBound bound) {
+                auto [it, added] = probed[pi].try_emplace(n);
+                if (added) memory_[pi]->allocatorBytesAll(double(n), it->second.data());
+                return it->second[bound == MemoryBound::Value ? 0 : bound == MemoryBound::Low ? 1 : 2];
+            };
+            maxBatch_.push_back(t.reason.empty() ? predictor.maxBatchOf(t, allocator) : Interval{});
+        }
+    }
+}
+
+SweepPlan::~SweepPlan() = default;
+
+std::vector<GpuSweep> SweepPlan::evaluate(const std::vector<int64_t>& batches) const {
+    for (int64_t b : batches)
+        if (b < 1) throw ModelError("--batch", "the batch size must be at least 1");
+    // The allocator's part of the peak is the same on every GPU: once per (precision, batch, bound).
+    constexpr MemoryBound kBounds[3] = {MemoryBound::Value, MemoryBound::Low, MemoryBound::High};
+    std::vector<double> allocator(memory_.size() * batches.size() * 3);
+    for (size_t pi = 0; pi < memory_.size(); ++pi)
+        for (size_t bi = 0; bi < batches.size(); ++bi)
+            memory_[pi]->allocatorBytesAll(double(batches[bi]), &allocator[(pi * batches.size() + bi) * 3]);
+    std::vector<GpuSweep> out(targets_.size());
+    for (size_t ti = 0; ti < targets_.size(); ++ti) {
+        const TrainingPredictor::Target& t = *targets_[ti];
+        GpuSweep& sw = out[ti];
+        sw.gpuId = t.gpu->id;
+        sw.precision = t.precision;
+        sw.supported = t.reason.empty();
+        sw.reason = t.reason;
+        sw.maxBatch = maxBatch_[ti];
+        if (sw.supported) sw.points.reserve(batches.size());
+    }
+    LayerSums sums;
+    const double gpus = base_.dataParallel.gpus;
+    // One GPU at a time, its precisions innermost: they share what the GPU's sources computed at
+    // a batch size (LayerSums::shared).
+    for (size_t first = 0; first < targets_.size();) {
+        size_t end = first + 1;
+        while (end < targets_.size() && targets_[end]->gpu == targets_[first]->gpu) ++end;
+        double fixed[3];
+        for (int k = 0; k < 3; ++k) fixed[k] = MemoryModel::gpuBytes(*targets_[first]->gpu, kBounds[k]);
+        for (size_t bi = 0; bi < batches.size(); ++bi) {
+            const double n = double(batches[bi]);
+            const double samples = 1000.0 * n * gpus;
+            for (size_t ti = first; ti < end; ++ti) {
+                const TrainingPredictor::Target& t = *targets_[ti];
+                if (!t.reason.empty()) continue;
+                SweepPoint p;
+                p.batch = batches[bi];
+                p.iterationMs = evaluateIteration(*t.source, t.setup, n, sums).iterationMs;
+                if (!t.fromProfile) p.iterationMs = withMeasuredSpread(p.iterationMs, t.precision);
+                p.samplesPerS = {samples / p.iterationMs.value, samples / p.iterationMs.high,
+                                 samples / p.iterationMs.low};
+                const double* a = &allocator[(size_t(memoryIndex_[ti]) * batches.size() + bi) * 3];
+                const double correction = t.fromProfile ? predictor_.profile_->memoryCorrection(n, *t.gpu) : 0;
+                p.peakMemoryBytes = {a[0] + fixed[0] + correction, a[1] + fixed[1] + correction,
+                                     a[2] + fixed[2] + correction};
+                p.fits = t.fits(p.peakMemoryBytes.value, n);
+                out[ti].points.push_back(p);
+            }
+        }
+        first = end;
+    }
+    return out;
+}
+
+}  // namespace ts::predictors
