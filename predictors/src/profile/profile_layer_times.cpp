@@ -18,24 +18,7 @@
 namespace ts::predictors {
 namespace {
 
-// softMax, softInverse and pow for the softness and alpha values the table uses, without pow().
-inline double soft(double a, double b, double p) {
-    if (p == 4) {
-        const double a2 = a * a, b2 = b * b;
-        return std::sqrt(std::sqrt(a2 * a2 + b2 * b2));
-    }
-    if (p == 2) return std::sqrt(a * a + b * b);
-    return softMax(a, b, p);
-}
-inline double inverseSoft(double t, double a, double p) {
-    if (!(t > a * 1.02)) return std::numeric_limits<double>::quiet_NaN();
-    if (p == 4) {
-        const double t2 = t * t, a2 = a * a;
-        return std::sqrt(std::sqrt(std::abs(t2 * t2 - a2 * a2)));
-    }
-    if (p == 2) return std::sqrt(std::abs(t * t - a * a));
-    return softInverse(t, a, p);
-}
+// pow for the alpha values the table uses, without pow().
 inline double power(double r, double alpha) {
     if (alpha == 1) return r;
     if (alpha == 0.5) return std::sqrt(r);
@@ -43,7 +26,7 @@ inline double power(double r, double alpha) {
     return std::pow(r, alpha);
 }
 inline double rowAt(const TimeRow& r, double n) {
-    return soft(r.floorMs, r.kernelMs(n), r.softness) + r.castMs.at(n);
+    return softMax(r.floorMs, r.kernelMs(n), r.softness) + r.castMs.at(n);
 }
 
 std::vector<const TimeRow*> indexRows(const OperationTimes& t, size_t ops) {
@@ -87,7 +70,7 @@ std::shared_ptr<const ProfileFit::OriginAtBatch> ProfileFit::originAt(TrainingPr
             if (yc[i] != m) t *= rowAt(y, n) / rowAt(*m, n);
             // The origin's efficiency relative to the model (predictCrossShaped), with the
             // origin's architecture factor removed.
-            const double kernel = inverseSoft(std::max(t - y.castMs.at(n), 1e-12), y.floorMs, y.softness);
+            const double kernel = softInverse(std::max(t - y.castMs.at(n), 1e-12), y.floorMs, y.softness);
             const double model = y.kernelMs(n) / y.architectureFactor;
             const double r = std::isfinite(kernel) && model > 0 ? kernel / model : 1.0;
             o->r[i] = power(std::clamp(r, 1 / y.maxRatio, y.maxRatio), y.alpha) / y.architectureFactor;
@@ -386,7 +369,7 @@ private:
             if (e.targetWave > 0 && e.law->waveSize > 0 && o.grid[e.index] <= std::min(e.law->waveSize, e.targetWave))
                 t *= clockRatio;  // smaller than a wave on both: only the SM clock matters (Habitat)
             else
-                t = soft(e.xc->floorMs, e.xc->kernelMs(n) * o.r[e.index], e.xc->softness) + e.xc->castMs.at(n);
+                t = softMax(e.xc->floorMs, e.xc->kernelMs(n) * o.r[e.index], e.xc->softness) + e.xc->castMs.at(n);
             err = errors::combine(err, e.crossError);
         }
         if (e.xp) t *= rowAt(*e.xp, n) / rowAt(*e.xc, n);

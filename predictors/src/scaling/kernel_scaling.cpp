@@ -66,20 +66,6 @@ double architectureFactor(const GpuSpec& gpu, const ScalingParams& p, const Kern
     return constant * std::exp(shapeLogOffsetOf(p, gpu.architecture, gemmShapeClass(*work.gemm)));
 }
 
-double softMax(double a, double b, double p) {
-    if (p == 4) {
-        const double a2 = a * a, b2 = b * b;
-        return std::sqrt(std::sqrt(a2 * a2 + b2 * b2));
-    }
-    if (p == 2) return std::sqrt(a * a + b * b);
-    return std::pow(std::pow(a, p) + std::pow(b, p), 1.0 / p);
-}
-
-double softInverse(double t, double a, double p) {
-    if (!(t > a * 1.02)) return std::numeric_limits<double>::quiet_NaN();
-    return std::pow(std::abs(std::pow(t, p) - std::pow(a, p)), 1.0 / p);
-}
-
 KernelShape kernelShape(const KernelWork& work, const GpuSpec& gpu) {
     KernelShape s;
     if (work.kind == WorkKind::Memory || !work.gemm) return s;

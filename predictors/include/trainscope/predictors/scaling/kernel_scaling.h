@@ -7,6 +7,8 @@
 //   k_Y = soft^-1(T_Y, floor_Y),  r = clip(k_Y / kernel_Y, 1 / maxRatio, maxRatio),
 //   T_X = soft(floor_X, kernel_X r^alpha a_X / a_Y)      a_G = architectureFactor(G, work)
 // Model-only path: T_X = soft(floor_X, kernel_X a_X). Times are milliseconds.
+#include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,9 +56,27 @@ std::optional<double> processNodeNm(const GpuSpec& gpu);
 // FP32 GEMM rate in TFLOP/s: computeEff x datasheet peak, capped at TDP / (wattsPerTflop16nm x node/16).
 double sustainedFp32Tflops(const GpuSpec& gpu, const ScalingParams& p);
 
-double softMax(double a, double b, double p);
+// The one smooth maximum of the project (inline: the profile path calls it per layer and batch;
+// the sweep's single-precision vector loop in iteration_model.cpp evaluates the same form), with
+// the softness values the table uses (4 and 2) computed without pow().
+inline double softMax(double a, double b, double p) {
+    if (p == 4) {
+        const double a2 = a * a, b2 = b * b;
+        return std::sqrt(std::sqrt(a2 * a2 + b2 * b2));
+    }
+    if (p == 2) return std::sqrt(a * a + b * b);
+    return std::pow(std::pow(a, p) + std::pow(b, p), 1.0 / p);
+}
 // b with soft(a, b) = t; NaN when t is within 2% of the floor (the kernel is then invisible).
-double softInverse(double t, double a, double p);
+inline double softInverse(double t, double a, double p) {
+    if (!(t > a * 1.02)) return std::numeric_limits<double>::quiet_NaN();
+    if (p == 4) {
+        const double t2 = t * t, a2 = a * a;
+        return std::sqrt(std::sqrt(std::abs(t2 * t2 - a2 * a2)));
+    }
+    if (p == 2) return std::sqrt(std::abs(t * t - a * a));
+    return std::pow(std::abs(std::pow(t, p) - std::pow(a, p)), 1.0 / p);
+}
 
 // The parameter-independent part of a GEMM/conv kernel on one GPU, computed once and reused for
 // every parameter set a fit tries. Memory-bound work has no shape (valid = false).
