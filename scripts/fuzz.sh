@@ -106,7 +106,7 @@ if (( merge )); then
         rm -rf "$seeds"
         mkdir -p "$seeds"
         cp "$fresh"/* "$seeds"/ 2>/dev/null || true
-        printf '%-19s %5s seeds, %s\n' "fuzz_$t" "$(find "$seeds" -type f | wc -l)" "$(du -sh "$seeds" | cut -f1)"
+        printf '%-19s %5s seeds, %s\n' "fuzz_$t" "$(find "$seeds" -type f | wc -l)" "$(du -sh --apparent-size "$seeds" | cut -f1)"
     done
     exit 0
 fi
