@@ -3,18 +3,31 @@
 # own and runs each for SECONDS_PER_TARGET seconds (default 60). See docs/fuzzing.md.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
+#   scripts/fuzz.sh --merge [TARGET...]
 #   TRAINSCOPE_FUZZ_BUILD_DIR  build directory (default: build-fuzz in the repository root)
 #   TRAINSCOPE_FUZZ_JOBS       parallel compile jobs (default: 2)
-#   TRAINSCOPE_FUZZ_TORCH=1    also the TorchScript target, in a build with LibTorch (build-fuzz-torch)
+#   TRAINSCOPE_FUZZ_TORCH=1    the TorchScript target instead, in a build with LibTorch (build-fuzz-torch)
 #
 # The corpus each target grows is kept in BUILD/fuzz/corpus/TARGET and reused by the next run;
 # crashing, leaking and slow inputs land in BUILD/fuzz/findings/TARGET. Exit status 1 when any
 # target found something.
+#
+# --merge minimises the repository's seeds (tests/fuzz/corpus/TARGET) together with the grown
+# corpus into a new tests/fuzz/corpus/TARGET (libFuzzer's -merge=1: the smallest inputs that keep
+# every feature) of at most TRAINSCOPE_FUZZ_SEED_MAX_BYTES bytes each (default 4096), which ctest
+# replays on every run (fuzz.replay.TARGET). Commit the result.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-seconds=${1:-60}
-shift $(( $# > 0 ? 1 : 0 ))
+merge=0
+if [[ ${1:-} = --merge ]]; then
+    merge=1
+    shift
+    seconds=0
+else
+    seconds=${1:-60}
+    shift $(( $# > 0 ? 1 : 0 ))
+fi
 all_targets=(onnx json_model gpu_database gpu_overrides kernel_csv profile)
 [[ ${TRAINSCOPE_FUZZ_TORCH:-0} = 1 ]] && all_targets=(torchscript)
 targets=("$@")
@@ -63,13 +76,40 @@ seeds_of() {
         torchscript)
             find "$repo/tests/data" "$repo/build/generated-models" -name '*.pt' -size -1024k 2>/dev/null ;;
     esac
-    # Earlier findings, once fixed, are good starting points too.
+    # The minimised seeds kept in the repository (ctest replays them) and earlier findings, once
+    # fixed, are good starting points too.
+    [[ -d "$repo/tests/fuzz/corpus/$1" ]] && find "$repo/tests/fuzz/corpus/$1" -type f
     [[ -d "$repo/tests/data/fuzz-regressions/$1" ]] && find "$repo/tests/data/fuzz-regressions/$1" -type f
     return 0
 }
 
 # Stack traces for UBSan reports too (ASan prints them already).
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+
+if (( merge )); then
+    max_bytes=${TRAINSCOPE_FUZZ_SEED_MAX_BYTES:-4096}
+    for t in "${targets[@]}"; do
+        seeds="$repo/tests/fuzz/corpus/$t"
+        fresh="$build/fuzz/merge/$t"
+        staged="$build/fuzz/merge/$t.candidates"
+        rm -rf "$fresh" "$staged"
+        mkdir -p "$fresh" "$staged" "$seeds" "$build/fuzz/corpus/$t"
+        # Only inputs of at most max_bytes are kept in the repository (the large documents, such
+        # as resources/gpus.json and its mutations, stay seeds of the fuzzer, referenced in place).
+        find "$seeds" "$build/fuzz/corpus/$t" -type f -size -$(( max_bytes + 1 ))c -exec cp -n {} "$staged"/ \;  # names are content hashes
+        lsan="" asan="${ASAN_OPTIONS:-}"
+        [[ $t = torchscript ]] && lsan="suppressions=$repo/tests/fuzz/lsan-libtorch.supp" asan="allocator_may_return_null=1"
+        # Regression inputs are replayed from tests/data/fuzz-regressions already: not merged.
+        ASAN_OPTIONS="$asan" LSAN_OPTIONS="$lsan" "$build/bin/fuzz_$t" -merge=1 -timeout=10 -rss_limit_mb=6144 \
+            "$fresh" "$staged" > "$build/fuzz/$t.merge.log" 2>&1 \
+            || { echo "fuzz.sh: merging $t failed, see $build/fuzz/$t.merge.log" >&2; exit 1; }
+        rm -rf "$seeds"
+        mkdir -p "$seeds"
+        cp "$fresh"/* "$seeds"/ 2>/dev/null || true
+        printf '%-19s %5s seeds, %s\n' "fuzz_$t" "$(find "$seeds" -type f | wc -l)" "$(du -sh --apparent-size "$seeds" | cut -f1)"
+    done
+    exit 0
+fi
 
 summary=()
 found_any=0

@@ -249,6 +249,40 @@ TEST(KernelMeasurementsRead, MalformedFilesNameFileAndLine) {
     }
 }
 
+// Issue 23 audit: every field is read bounded by the row. A header naming a column twice made the
+// column map shorter than the header, so a row of the map's length was indexed past its end; a
+// row holding only `""` passed the length check and was indexed at the header's positions; and
+// the Kernel_Size alias counted as a column, so files using that spelling were refused.
+TEST(KernelMeasurementsRead, FieldsAreReadWithinTheRow) {
+    const std::string header = kHeader;
+    const std::string row = "relu,0.03,Tesla T4,p2.1.0,8902,k,1,1,4,1,1,128,1,1,cu121,2,64\n";
+    // Device and OPName last: their indices are the largest.
+    const std::string twice = "Latency,Kernel Name,Grid x,Grid y,Grid z,Block x,Block y,Block z,B,H,Latency,Device,"
+                              "OPName\n0.03,k,1,1,1,1,1,1,2,64,0.03,Tesla T4\n";
+    std::string path = writeTemp("twice.csv", twice);
+    try {
+        readKernelMeasurements({path}, db());
+        ADD_FAILURE() << "no error";
+    } catch (const ModelError& e) {
+        EXPECT_NE(std::string(e.what()).find("line 1: column 'Latency' appears twice in the header"),
+                  std::string::npos)
+            << e.what();
+    }
+    // A line that holds only an empty quoted field is no row (as a blank line is not).
+    path = writeTemp("quoted_empty.csv", header + row + "\"\"\n" + row);
+    MeasurementSet set = readKernelMeasurements({path}, db());
+    EXPECT_EQ(set.rows, 2);
+    // The spelling Kernel_Size is an alias of Kernel_Szie, not a column more.
+    path = writeTemp("alias.csv",
+                     "OPName,Latency,Device,Kernel Name,Grid x,Grid y,Grid z,Block x,Block y,Block z,B,Input_Channel,"
+                     "Output_Channel,Kernel_Size,Input_Size,Stride,Padding\n"
+                     "conv,0.05,Tesla T4,k,1,1,1,1,1,1,8,3,16,3,32,1,1\n");
+    set = readKernelMeasurements({path}, db());
+    EXPECT_EQ(set.rows, 1);
+    ASSERT_EQ(set.ops.size(), 1u);
+    EXPECT_EQ(set.ops[0].opClass, "conv");
+}
+
 // Changing everything GPU X measured changes nothing that is used to predict X.
 TEST(KernelScalingValidation, PredictionsForXNeverUseXsRows) {
     const MeasurementSet original = readKernelMeasurements({kSubset}, db());

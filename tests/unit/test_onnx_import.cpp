@@ -355,6 +355,159 @@ TEST(OnnxImport, BrokenFilesFailWithOneLineMessages) {
     expectError(badShape.save("badshape.onnx"), "node '/head/Reshape' (Reshape): cannot reshape");
 }
 
+// Issue 23: a tensor's values are read from the one typed field its data type names, so that field
+// alone must hold them. The fuzzer's file was a Constant whose float_data was shorter than its
+// shape, the difference made up by another field; float_data was read past its end.
+TEST(OnnxImport, TypedDataIsReadOnlyFromTheFieldOfItsType) {
+    struct Case {
+        int type;
+        const char* field;  // the field the type names
+    };
+    const Case cases[] = {
+        {onnx::TensorProto::FLOAT, "float_data"},     {onnx::TensorProto::DOUBLE, "double_data"},
+        {onnx::TensorProto::FLOAT16, "int32_data"},   {onnx::TensorProto::BFLOAT16, "int32_data"},
+        {onnx::TensorProto::INT32, "int32_data"},     {onnx::TensorProto::INT8, "int32_data"},
+        {onnx::TensorProto::UINT8, "int32_data"},     {onnx::TensorProto::BOOL, "int32_data"},
+        {onnx::TensorProto::INT64, "int64_data"},     {onnx::TensorProto::UINT32, "uint64_data"},
+        {onnx::TensorProto::UINT64, "uint64_data"},
+    };
+    // One value in the type's own field, three in another: the total matches the shape [4].
+    auto fill = [](onnx::TensorProto* t, int type, bool split) {
+        t->set_data_type(type);
+        t->add_dims(4);
+        auto put = [&](const std::string& field, int n) {
+            for (int i = 0; i < n; ++i) {
+                if (field == "float_data") t->add_float_data(1.0f);
+                else if (field == "double_data") t->add_double_data(1.0);
+                else if (field == "int32_data") t->add_int32_data(1);
+                else if (field == "int64_data") t->add_int64_data(1);
+                else t->add_uint64_data(1);
+            }
+        };
+        std::string own;
+        switch (type) {
+            case onnx::TensorProto::FLOAT: own = "float_data"; break;
+            case onnx::TensorProto::DOUBLE: own = "double_data"; break;
+            case onnx::TensorProto::INT64: own = "int64_data"; break;
+            case onnx::TensorProto::UINT32: case onnx::TensorProto::UINT64: own = "uint64_data"; break;
+            default: own = "int32_data";
+        }
+        if (!split) return put(own, 4);
+        put(own, 1);
+        put(own == "int64_data" ? "float_data" : "int64_data", 3);
+    };
+    for (const Case& k : cases) {
+        SCOPED_TRACE(std::string("data type ") + std::to_string(k.type));
+        // Through a Constant node (OnnxGraphBuilder::foldConstant) ...
+        auto constantModel = [&](bool split) {
+            ModelMaker m;
+            m.input("x", onnx::TensorProto::FLOAT, {std::string("N"), 4});
+            auto* n = m.node("Constant", {}, {"c"}, "/Constant");
+            auto* a = n->add_attribute();
+            a->set_name("value");
+            a->set_type(onnx::AttributeProto::TENSOR);
+            fill(a->mutable_t(), k.type, split);
+            m.node("Shape", {"c"}, {"y"}, "/Shape");
+            m.output("y");
+            return m;
+        };
+        std::string msg = importError(constantModel(true).save("split_constant.onnx"));
+        EXPECT_NE(msg.find("split_constant.onnx: the value of node '/Constant' (Constant) holds 3 values outside " +
+                           std::string(k.field)),
+                  std::string::npos)
+            << msg;
+        EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+        // ... and as an initializer (addSourceValue): the same check.
+        ModelMaker init;
+        init.input("x", onnx::TensorProto::FLOAT, {std::string("N"), 4});
+        auto* t = init.graph().add_initializer();
+        t->set_name("c");
+        fill(t, k.type, true);
+        init.node("Shape", {"c"}, {"y"}, "/Shape");
+        init.output("y");
+        msg = importError(init.save("split_initializer.onnx"));
+        EXPECT_NE(msg.find("initializer 'c' holds 3 values outside " + std::string(k.field)), std::string::npos) << msg;
+        // The same values all in the right field import, and their contents are known.
+        ts::Graph g = ts::importOnnx(constantModel(false).save("whole_constant.onnx"), {});
+        int c = g.findValue("c");
+        ASSERT_GE(c, 0);
+        const ts::Value& v = g.values[size_t(c)];
+        size_t known = v.intData ? v.intData->size() : v.floatData ? v.floatData->size() : 0;
+        EXPECT_EQ(known, 4u);
+    }
+
+    // A tensor attribute of an operator (convertAttributes) goes through the same decoder.
+    ModelMaker attr;
+    attr.ints("shape", {2, 3});
+    auto* n = attr.node("ConstantOfShape", {"shape"}, {"y"}, "/ConstantOfShape");
+    auto* a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    a->mutable_t()->add_dims(1);
+    a->mutable_t()->add_int64_data(7);  // one value, in the wrong field; float_data is empty
+    attr.output("y");
+    std::string msg = importError(attr.save("attribute.onnx"));
+    EXPECT_NE(msg.find("attribute 'value' of node '/ConstantOfShape' (ConstantOfShape) holds 1 value outside float_data, the field "
+                       "of its data type float32 (float_data holds 0)"),
+              std::string::npos)
+        << msg;
+
+    // The right field, too short, is still a count mismatch.
+    ModelMaker shortField;
+    shortField.input("x", onnx::TensorProto::FLOAT, {std::string("N"), 4});
+    auto* s = shortField.graph().add_initializer();
+    s->set_name("c");
+    s->set_data_type(onnx::TensorProto::INT64);
+    s->add_dims(4);
+    s->add_int64_data(1);
+    shortField.node("Shape", {"c"}, {"y"}, "/Shape");
+    shortField.output("y");
+    msg = importError(shortField.save("short_field.onnx"));
+    EXPECT_NE(msg.find("initializer 'c' holds 1 value in int64_data but its shape [4] has 4 elements"),
+              std::string::npos)
+        << msg;
+}
+
+// A Constant with two value attributes held contents of two kinds that disagreed with its shape
+// (value_ints [3] and value_float: shape [3], three ints, one float); element-wise folding then
+// read the one float as if it were three.
+TEST(OnnxImport, ConstantWithTwoValueAttributesIsRefused) {
+    ModelMaker m;
+    m.input("x", onnx::TensorProto::FLOAT, {std::string("N"), 3});
+    auto* c = m.node("Constant", {}, {"c"}, "/Constant");
+    ModelMaker::intsAttr(c, "value_ints", {1, 2, 3});
+    auto* f = c->add_attribute();
+    f->set_name("value_float");
+    f->set_type(onnx::AttributeProto::FLOAT);
+    f->set_f(2.0f);
+    auto* d = m.node("Constant", {}, {"d"}, "/Constant_1");
+    auto* fs = d->add_attribute();
+    fs->set_name("value_floats");
+    fs->set_type(onnx::AttributeProto::FLOATS);
+    for (float v : {1.0f, 2.0f, 3.0f}) fs->add_floats(v);
+    m.node("Add", {"c", "d"}, {"s"}, "/Add");
+    m.node("Add", {"x", "s"}, {"y"}, "/Add_1");
+    m.output("y");
+    std::string msg = importError(m.save("two_values.onnx"));
+    EXPECT_NE(msg.find("two_values.onnx: node '/Constant' (Constant) has two value attributes ('value_ints' and "
+                       "'value_float')"),
+              std::string::npos)
+        << msg;
+
+    // A sparse value is bounded in rank like every other tensor.
+    ModelMaker sparse;
+    auto* sp = sparse.node("Constant", {}, {"y"}, "/Sparse");
+    auto* sa = sp->add_attribute();
+    sa->set_name("sparse_value");
+    sa->set_type(onnx::AttributeProto::SPARSE_TENSOR);
+    for (int i = 0; i < 40; ++i) sa->mutable_sparse_tensor()->add_dims(1);
+    sa->mutable_sparse_tensor()->mutable_values()->set_data_type(onnx::TensorProto::FLOAT);
+    sparse.output("y");
+    msg = importError(sparse.save("sparse_rank.onnx"));
+    EXPECT_NE(msg.find("has a sparse value of 40 dimensions"), std::string::npos) << msg;
+}
+
 TEST(OnnxImport, CorruptedBytesNeverCrash) {
     // Every prefix length class and single-byte corruption either imports or fails with a ModelError.
     std::string good = convBnReluGemm().bytes();

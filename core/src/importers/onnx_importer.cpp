@@ -374,9 +374,17 @@ void OnnxGraphBuilder::foldConstant(const onnx::NodeProto& n, const std::string&
     Value v;
     v.name = n.output(0);
     v.kind = ValueKind::Constant;
-    bool found = false;
+    std::string found;  // the value attribute seen, "" before the first
     for (const auto& a : n.attribute()) {
         const std::string& key = a.name();
+        static const std::unordered_set<std::string> valueKeys{"value", "sparse_value", "value_int", "value_ints",
+                                                                "value_float", "value_floats", "value_string",
+                                                                "value_strings"};
+        if (!valueKeys.count(key)) continue;
+        // Exactly one (ONNX's rule): a second would leave contents that do not match the shape.
+        if (!found.empty())
+            throw OnnxProblem(label + " has two value attributes ('" + found + "' and '" + key + "')");
+        found = key;
         if (key == "value") {
             onnximport::TensorInfo info = onnximport::decodeTensor(a.t(), "the value of " + label);
             v.dtype = info.dtype;
@@ -385,6 +393,9 @@ void OnnxGraphBuilder::foldConstant(const onnx::NodeProto& n, const std::string&
             v.floatData = std::move(info.floats);
         } else if (key == "sparse_value") {
             v.dtype = dtypeFromOnnx(a.sparse_tensor().values().data_type());
+            if (a.sparse_tensor().dims_size() > limits::kMaxRank)
+                throw OnnxProblem(label + " has a sparse value of " + std::to_string(a.sparse_tensor().dims_size()) +
+                                  " dimensions (the limit is " + std::to_string(limits::kMaxRank) + ")");
             for (int64_t d : a.sparse_tensor().dims()) {
                 if (d < 0 || d > limits::kMaxDimValue) throw OnnxProblem(label + " has an absurd sparse shape");
                 v.shape.push_back(Dim(d));
@@ -405,12 +416,9 @@ void OnnxGraphBuilder::foldConstant(const onnx::NodeProto& n, const std::string&
         } else if (key == "value_string" || key == "value_strings") {
             v.dtype = DType::String;
             if (key == "value_strings") v.shape = {Dim(a.strings_size())};
-        } else {
-            continue;
         }
-        found = true;
     }
-    if (!found) throw OnnxProblem(label + " has no value");
+    if (found.empty()) throw OnnxProblem(label + " has no value");
     g_.addValue(std::move(v));
 }
 

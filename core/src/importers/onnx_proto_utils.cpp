@@ -63,8 +63,13 @@ double bfloatToDouble(uint16_t b) {
     return f;
 }
 
+// The i-th element of raw_data, bounded by raw_data itself: decodeTensor checks its size against
+// the shape, but the read does not rely on that.
 template <typename T>
 T readRaw(const std::string& raw, size_t i) {
+    if (i >= raw.size() / sizeof(T))
+        throw OnnxProblem("raw_data holds " + std::to_string(raw.size()) + " bytes, element " + std::to_string(i) +
+                          " is past its end");
     T v;
     std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));  // little-endian host assumed (x86/ARM)
     return v;
@@ -74,10 +79,68 @@ bool isIntegralCode(int code) { return code == 2 || code == 3 || code == 4 || co
                                        code == 9 || code == 12 || code == 13; }
 bool isFloatCode(int code) { return code == 1 || code == 10 || code == 11 || code == 16; }
 
-// Number of values held in the typed (non-raw) fields.
+// The typed field of TensorProto that holds the values of a data type when there is no raw_data
+// (onnx.proto: float_data for FLOAT and COMPLEX64; int32_data for every type of 32 bits or fewer
+// except FLOAT and UINT32; int64_data for INT64; double_data for DOUBLE and COMPLEX128;
+// uint64_data for UINT32 and UINT64; string_data for STRING).
+enum class TypedField { Float, Int32, Int64, Double, UInt64, String, None };
+
+TypedField typedFieldOf(int code) {
+    switch (code) {
+        case 1: case 14: return TypedField::Float;
+        case 2: case 3: case 4: case 5: case 6: case 9: case 10: case 16: case 17: case 18: case 19: case 20:
+        case 21: case 22:
+            return TypedField::Int32;
+        case 7: return TypedField::Int64;
+        case 8: return TypedField::String;
+        case 11: case 15: return TypedField::Double;
+        case 12: case 13: return TypedField::UInt64;
+        default: return TypedField::None;
+    }
+}
+
+const char* typedFieldName(TypedField f) {
+    switch (f) {
+        case TypedField::Float: return "float_data";
+        case TypedField::Int32: return "int32_data";
+        case TypedField::Int64: return "int64_data";
+        case TypedField::Double: return "double_data";
+        case TypedField::UInt64: return "uint64_data";
+        case TypedField::String: return "string_data";
+        case TypedField::None: break;
+    }
+    return "no typed field";
+}
+
+int64_t typedFieldSize(const onnx::TensorProto& t, TypedField f) {
+    switch (f) {
+        case TypedField::Float: return t.float_data_size();
+        case TypedField::Int32: return t.int32_data_size();
+        case TypedField::Int64: return t.int64_data_size();
+        case TypedField::Double: return t.double_data_size();
+        case TypedField::UInt64: return t.uint64_data_size();
+        case TypedField::String: return t.string_data_size();
+        case TypedField::None: break;
+    }
+    return 0;
+}
+
+std::string values(int64_t n) { return std::to_string(n) + (n == 1 ? " value" : " values"); }
+
+// Number of values held in all typed (non-raw) fields together.
 int64_t typedCount(const onnx::TensorProto& t) {
-    return t.float_data_size() + t.int32_data_size() + t.int64_data_size() + t.double_data_size() +
+    return int64_t(t.float_data_size()) + t.int32_data_size() + t.int64_data_size() + t.double_data_size() +
            t.uint64_data_size() + t.string_data_size();
+}
+
+// The i-th element of a repeated field, bounded by that field (not by the tensor's shape or the
+// other fields): decodeTensor checks the count, but the read does not rely on that.
+template <typename Field>
+auto typedAt(const Field& field, size_t i, const char* name) {
+    if (i >= static_cast<size_t>(field.size()))
+        throw OnnxProblem(std::string(name) + " holds " + std::to_string(field.size()) + " values, element " +
+                          std::to_string(i) + " is past its end");
+    return field.Get(static_cast<int>(i));
 }
 
 void decodeContents(const onnx::TensorProto& t, TensorInfo& info) {
@@ -91,9 +154,9 @@ void decodeContents(const onnx::TensorProto& t, TensorInfo& info) {
         for (size_t i = 0; i < n; ++i) {
             int64_t x = 0;
             if (!useRaw) {
-                if (code == 7) x = t.int64_data(int(i));
-                else if (code == 12 || code == 13) x = static_cast<int64_t>(t.uint64_data(int(i)));
-                else x = t.int32_data(int(i));
+                if (code == 7) x = typedAt(t.int64_data(), i, "int64_data");
+                else if (code == 12 || code == 13) x = static_cast<int64_t>(typedAt(t.uint64_data(), i, "uint64_data"));
+                else x = typedAt(t.int32_data(), i, "int32_data");
             } else {
                 switch (code) {
                     case 2: case 9: x = readRaw<uint8_t>(raw, i); break;
@@ -114,10 +177,10 @@ void decodeContents(const onnx::TensorProto& t, TensorInfo& info) {
         for (size_t i = 0; i < n; ++i) {
             double x = 0;
             if (!useRaw) {
-                if (code == 1) x = t.float_data(int(i));
-                else if (code == 11) x = t.double_data(int(i));
-                else if (code == 10) x = halfToDouble(static_cast<uint16_t>(t.int32_data(int(i))));
-                else x = bfloatToDouble(static_cast<uint16_t>(t.int32_data(int(i))));
+                if (code == 1) x = typedAt(t.float_data(), i, "float_data");
+                else if (code == 11) x = typedAt(t.double_data(), i, "double_data");
+                else if (code == 10) x = halfToDouble(static_cast<uint16_t>(typedAt(t.int32_data(), i, "int32_data")));
+                else x = bfloatToDouble(static_cast<uint16_t>(typedAt(t.int32_data(), i, "int32_data")));
             } else {
                 switch (code) {
                     case 1: x = readRaw<float>(raw, i); break;
@@ -231,10 +294,18 @@ TensorInfo decodeTensor(const onnx::TensorProto& t, const std::string& what) {
     } else {
         int64_t count = typedCount(t);
         if (count == 0) return info;  // shape only (weights stripped)
+        // Values are read from the one field the data type names: that field alone must hold them.
+        TypedField field = typedFieldOf(t.data_type());
+        int64_t inField = typedFieldSize(t, field);
+        if (inField != count)
+            throw OnnxProblem(what + " holds " + values(count - inField) + " outside " + typedFieldName(field) +
+                              ", the field of its data type " + dtypeName(info.dtype) + " (" + typedFieldName(field) +
+                              " holds " + std::to_string(inField) + ")");
         int64_t expected = (t.data_type() == 14 || t.data_type() == 15) ? 2 * elements : elements;  // complex
-        if (count != expected)
-            throw OnnxProblem(what + " holds " + std::to_string(count) + " values but its shape " +
-                              shapeStr(info.shape) + " has " + std::to_string(elements) + " elements");
+        if (inField != expected)
+            throw OnnxProblem(what + " holds " + values(inField) + " in " + typedFieldName(field) +
+                              " but its shape " + shapeStr(info.shape) + " has " + std::to_string(elements) +
+                              " elements");
     }
     if (elements <= limits::kMaxKnownValueElements) decodeContents(t, info);
     return info;

@@ -196,8 +196,11 @@ void foldContents(InferCtx& c, const std::vector<const Value*>& ins, const Shape
         auto dims = constShape(v->shape);
         if (!dims) return;
         const size_t elems = static_cast<size_t>(numel(v->shape).constant());
-        const size_t have = v->intData ? v->intData->size() : (v->floatData ? v->floatData->size() : 0);
-        if (have != elems) return;  // contents unknown or inconsistent with the shape
+        // Contents unknown or inconsistent with the shape: every kind held must match it (numericData
+        // reads floatData first, the integer paths intData).
+        if (!v->intData && !v->floatData) return;
+        if (v->intData && v->intData->size() != elems) return;
+        if (v->floatData && v->floatData->size() != elems) return;
         index.push_back(broadcastIndex(*dims, *outDims));
     }
     const Operation& op = c.op();

@@ -59,7 +59,10 @@ public:
         CsvReader csv(readText(path_), path_);
         std::vector<std::string> f;
         if (!csv.next(f)) throw ModelError(path_, "line 1: the file is empty (expected a header row)");
-        for (size_t i = 0; i < f.size(); ++i) columns_[f[i]] = i;
+        for (size_t i = 0; i < f.size(); ++i)
+            if (!columns_.emplace(f[i], i).second)
+                throw ModelError(path_, "line 1: column '" + f[i].substr(0, 40) + "' appears twice in the header");
+        headerFields_ = f.size();  // columns_ may hold an alias more
         if (columns_.count("Kernel_Szie") == 0 && columns_.count("Kernel_Size"))
             columns_["Kernel_Szie"] = columns_["Kernel_Size"];  // the artifact's spelling is the canonical one
         for (const char* c : {"OPName", "Latency", "Device", "Kernel Name", "Grid x", "Grid y", "Grid z", "Block x",
@@ -68,13 +71,15 @@ public:
         std::map<std::string, int64_t> unknown;
         while (csv.next(f)) {
             const int line = csv.line();
-            if (f.size() != columns_.size() && !(f.size() == 1 && f[0].empty()))
+            if (f.size() == 1 && f[0].empty()) continue;  // a line that holds nothing (`""`): no row
+            if (f.size() != headerFields_)
                 throw ModelError(path_, "line " + std::to_string(line) + ": " + std::to_string(f.size()) +
-                                            " fields where the header has " + std::to_string(columns_.size()));
+                                            (f.size() == 1 ? " field" : " fields") + " where the header has " +
+                                            std::to_string(headerFields_));
             ++set_.rows;
-            const std::string& op = f[column("OPName", line)];
+            const std::string& op = field(f, "OPName", line);
             const std::vector<std::string>& sizeCols = sizeColumnsOfAt(op, line);
-            const std::string& device = f[column("Device", line)];
+            const std::string& device = field(f, "Device", line);
             const GpuSpec* gpu = db_.matchDevice(device);
             if (!gpu) {
                 ++unknown[device];
@@ -87,7 +92,7 @@ public:
             if (latency <= 0) throw ModelError(path_, "line " + std::to_string(line) + ": Latency must be positive");
             Accum& a = out_[op][sizes][gpu->id];
             if (a.first.samples == 0) {
-                const std::string& name = f[column("Kernel Name", line)];
+                const std::string& name = field(f, "Kernel Name", line);
                 auto [it, added] = names_.try_emplace(name, nullptr);
                 if (added) it->second = std::make_shared<const std::string>(name);
                 a.first.kernelName = it->second;
@@ -111,6 +116,14 @@ private:
             throw ModelError(path_, "line " + std::to_string(line) + ": missing column '" + name + "'");
         return it->second;
     }
+    // The named field of a row, bounded by the row itself (read() checks its length against the
+    // header, but the read does not rely on that).
+    const std::string& field(const std::vector<std::string>& f, const std::string& name, int line) const {
+        const size_t i = column(name, line);
+        if (i >= f.size())
+            throw ModelError(path_, "line " + std::to_string(line) + ": no field for column '" + name + "'");
+        return f[i];
+    }
     const std::vector<std::string>& sizeColumnsOfAt(const std::string& op, int line) const {
         try {
             return sizeColumnsOf(op);
@@ -120,7 +133,7 @@ private:
     }
     // A numeric field; an empty optional one (grid, block) is 0 = unknown.
     double number(const std::vector<std::string>& f, const std::string& name, int line, bool required) const {
-        const std::string& s = f[column(name, line)];
+        const std::string& s = field(f, name, line);
         if (!required && s.empty()) return 0;
         std::optional<double> v = parseNumber(s);
         if (!v || (required && *v < 0))
@@ -135,7 +148,7 @@ private:
         const double v = number(f, name, line, false);
         if (v < 0 || v > double(INT32_MAX) || v != std::floor(v))
             throw ModelError(path_, "line " + std::to_string(line) + ": " + name + " '" +
-                                        f[column(name, line)].substr(0, 40) + "' is not an integer from 0 to " +
+                                        field(f, name, line).substr(0, 40) + "' is not an integer from 0 to " +
                                         std::to_string(INT32_MAX));
         return int64_t(v);
     }
@@ -146,6 +159,7 @@ private:
     std::map<std::string, const GpuSpec*>& specs_;
     MeasurementSet& set_;
     std::map<std::string, size_t> columns_;
+    size_t headerFields_ = 0;
     std::unordered_map<std::string, std::shared_ptr<const std::string>> names_;
 };
 

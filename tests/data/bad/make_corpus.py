@@ -67,6 +67,16 @@ save(graph_model([helper.make_node("Gemm", ["x", "fc.weight"], ["y"], name="/fc/
 with open(os.path.join(here, "empty.onnx"), "wb") as f:
     pass
 
+# A float Constant of shape [4] whose values are all in int64_data, float_data empty (issue 23: the
+# count was checked against all typed fields together, the values read from float_data alone,
+# here through a null pointer: the CLI ended with a segmentation fault).
+short = TensorProto()
+short.data_type = TensorProto.FLOAT
+short.dims.append(4)
+short.int64_data.extend([0, 0, 0, 0])
+save(graph_model([helper.make_node("Constant", [], ["c"], name="/Constant", value=short),
+                  helper.make_node("Add", ["x", "c"], ["y"], name="/add/Add")], [x], [y]), "short_float_data.onnx")
+
 # ---- JSON model format ----
 def write_json(name, obj_or_text):
     with open(os.path.join(here, name), "w") as f:
