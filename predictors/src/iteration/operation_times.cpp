@@ -61,6 +61,16 @@ OptimizerTraffic optimizerTraffic(Optimizer o, TrainingPrecision p) {
     return t;
 }
 
+// The expected relative error of an operation's row at `p` (prediction_errors.h): its class's
+// model-only error, widened where the precision moves it beyond what was measured.
+double rowError(const AnalyzedOp& op, TrainingPrecision p) {
+    const bool gemm = gemmLike(op.kind);
+    double e = !op.opClass.empty() ? errors::modelOnlyClassError(op.opClass) : errors::kUncalibratedRoofline;
+    if (gemm && p != TrainingPrecision::Fp32) return errors::combine(e, errors::kTensorCorePrecision);
+    if (!gemm && autocast(p)) return errors::combine(e, errors::kNarrowerElements);
+    return e;
+}
+
 }  // namespace
 
 double TimeRow::kernelMs(double n) const {
@@ -147,11 +157,7 @@ OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         const GpuOpStats st = table.statsFor(c, gpu);
         const double arch = architectureFactor(gpu, sp);
         const OpBytes& b = m.bytes(op, p);
-        double e = calibrated ? errors::modelOnlyClassError(op.opClass) : errors::kUncalibratedRoofline;
-        if (gemm && p != TrainingPrecision::Fp32)
-            e = errors::combine(e, errors::kTensorCorePrecision);
-        else if (!gemm && autocast(p))
-            e = errors::combine(e, errors::kNarrowerElements);
+        const double e = rowError(op, p);
 
         TimeRow f;
         f.op = op.op;
@@ -266,11 +272,7 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         const ClassScaling& c = calibrated ? table.forClass(op.opClass) : gemm ? linear : table.forClass("add");
         const GpuOpStats st = table.statsFor(c, gpu);
         const OpBytes& b = m.bytes(op, p);
-        double e = calibrated ? errors::modelOnlyClassError(op.opClass) : errors::kUncalibratedRoofline;
-        if (gemm && p != TrainingPrecision::Fp32)
-            e = errors::combine(e, errors::kTensorCorePrecision);
-        else if (!gemm && autocast(p))
-            e = errors::combine(e, errors::kNarrowerElements);
+        const double e = rowError(op, p);
 
         TimeRow f;
         f.op = op.op;
