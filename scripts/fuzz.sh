@@ -28,7 +28,7 @@ else
     seconds=${1:-60}
     shift $(( $# > 0 ? 1 : 0 ))
 fi
-all_targets=(onnx json_model gpu_database gpu_overrides kernel_csv profile)
+all_targets=(onnx json_model gpu_database gpu_overrides kernel_csv profile published)
 [[ ${TRAINSCOPE_FUZZ_TORCH:-0} = 1 ]] && all_targets=(torchscript)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all_targets[@]}")

@@ -100,6 +100,18 @@ TEST(PublishedValidation, BadTablesAreRefusedNamingTheFile) {
                                                          .string()}),
                                   nlohmann::json::parse(R"({"gpus": {}})"), GpuDatabase::builtin()),
                  ModelError);
+    // A mapping whose precision names no TrainScope precision (the fuzz regression input).
+    nlohmann::json badPrecision = kMapping;
+    badPrecision["precisions"]["TF32"] = "fp12";
+    const std::vector<PublishedRow> rows =
+        readPublishedRows({writeTable("one.csv", "Net,224,DGX,A100 80GB SXM4,1,TF32,,938,img/s,t,r,c\n").string()});
+    try {
+        mapPublishedRows(rows, badPrecision, GpuDatabase::builtin(), "my-mapping.json");
+        FAIL() << "accepted a precision that maps to nothing";
+    } catch (const ModelError& e) {
+        EXPECT_NE(std::string(e.what()).find("my-mapping.json"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("TF32"), std::string::npos) << e.what();
+    }
 }
 
 // Gradient accumulation: the step and the all-reduce once per `accumulation` micro-batches, so the

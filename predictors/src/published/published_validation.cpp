@@ -160,7 +160,9 @@ PublishedMapping mapPublishedRows(const std::vector<PublishedRow>& rows, const j
             run.modelSpec = entry.value("zoo", family->at("zoo").get<std::string>());
             run.seq = entry.value("seq", family->value("seq", int64_t(0)));
             run.gpuId = gpu->id;
-            run.scenario.precision = *parseTrainingPrecision(precisions.at(r.precision).get<std::string>());
+            const auto precision = parseTrainingPrecision(precisions.at(r.precision).get<std::string>());
+            if (!precision) throw ModelError(origin, "precision '" + r.precision + "' maps to no TrainScope precision");
+            run.scenario.precision = *precision;
             const auto optimizer = parseOptimizer(family->at("optimizer").get<std::string>());
             if (!optimizer) throw ModelError(origin, r.model + ": unknown optimizer");
             run.scenario.optimizer = *optimizer;
