@@ -4,6 +4,7 @@
 
 #include "trainscope/core/errors.h"
 #include "trainscope/core/model_loader.h"
+#include "zoo_test_support.h"
 
 namespace {
 
@@ -48,14 +49,7 @@ bool hasModule(const ts::Graph& g, const std::string& path) {
     return false;
 }
 
-std::string errorOf(const std::string& spec) {
-    try {
-        ts::loadModel(spec);
-    } catch (const ts::ModelError& e) {
-        return e.what();
-    }
-    return "";
-}
+using zoo_test::errorOf;
 
 std::string outputShape(const ts::Graph& g, size_t i = 0) {
     return ts::shapeStr(g.values.at(g.outputs.at(i)).shape);

@@ -8,6 +8,7 @@
 
 #include "trainscope/core/errors.h"
 #include "trainscope/core/model_loader.h"
+#include "zoo_test_support.h"
 
 namespace {
 
@@ -26,14 +27,7 @@ std::string valueShape(const ts::Graph& g, const std::string& name) {
     return v < 0 ? "(missing " + name + ")" : ts::shapeStr(g.values[size_t(v)].shape);
 }
 
-std::string errorOf(const std::string& spec) {
-    try {
-        ts::loadModel(spec);
-    } catch (const ts::ModelError& e) {
-        return e.what();
-    }
-    return "";
-}
+using zoo_test::errorOf;
 
 int countOps(const ts::Graph& g, const std::string& type) {
     int n = 0;

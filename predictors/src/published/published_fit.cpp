@@ -101,15 +101,6 @@ PublishedFitResult fitPublished(const PublishedPredictor& predictor, const GpuDa
     return r;
 }
 
-namespace {
-
-nlohmann::ordered_json summaryJson(const ErrorSummary& s) {
-    return {{"n", s.n}, {"mean_abs_pct", s.meanAbsPct}, {"median_abs_pct", s.medianAbsPct},
-            {"mean_signed_pct", s.meanSignedPct}};
-}
-
-}  // namespace
-
 nlohmann::ordered_json publishedFitJson(const PublishedFitResult& f) {
     nlohmann::ordered_json held = nlohmann::ordered_json::object();
     for (const auto& [group, c] : f.heldOut)
@@ -119,9 +110,9 @@ nlohmann::ordered_json publishedFitJson(const PublishedFitResult& f) {
     return {{"conv_efficiency", f.convEfficiency},
             {"memory_efficiency", f.memoryEfficiency},
             {"grouped_conv_efficiency", f.groupedConvEfficiency},
-            {"in_sample", summaryJson(f.inSample)},
-            {"leave_one_model_out", summaryJson(f.leaveOneModelOut)},
-            {"leave_one_gpu_out", summaryJson(f.leaveOneGpuOut)},
+            {"in_sample", errorSummaryJson(f.inSample)},
+            {"leave_one_model_out", errorSummaryJson(f.leaveOneModelOut)},
+            {"leave_one_gpu_out", errorSummaryJson(f.leaveOneGpuOut)},
             {"held_out", held}};
 }
 

@@ -225,6 +225,14 @@ ErrorSummary summarise(const std::vector<double>& errors) {
     return s;
 }
 
+nlohmann::ordered_json errorSummaryJson(const ErrorSummary& s) {
+    return {{"n", s.n},
+            {"mean_abs_pct", s.meanAbsPct},
+            {"median_abs_pct", s.medianAbsPct},
+            {"mean_signed_pct", s.meanSignedPct},
+            {"within_10_pct", s.within10Pct}};
+}
+
 namespace {
 
 std::string precisionClass(const std::string& p) {
@@ -376,17 +384,9 @@ PublishedReport validatePublished(const PublishedMapping& mapping, const GpuData
 
 namespace {
 
-nlohmann::ordered_json summaryJson(const ErrorSummary& s) {
-    return {{"n", s.n},
-            {"mean_abs_pct", s.meanAbsPct},
-            {"median_abs_pct", s.medianAbsPct},
-            {"mean_signed_pct", s.meanSignedPct},
-            {"within_10_pct", s.within10Pct}};
-}
-
 nlohmann::ordered_json summariesJson(const std::map<std::string, ErrorSummary>& m) {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
-    for (const auto& [k, s] : m) j[k] = summaryJson(s);
+    for (const auto& [k, s] : m) j[k] = errorSummaryJson(s);
     return j;
 }
 
@@ -413,12 +413,12 @@ void printSummaries(std::ostream& out, const std::string& title, const std::map<
 
 nlohmann::ordered_json publishedReportJson(const PublishedReport& r) {
     nlohmann::ordered_json j;
-    j["overall"] = summaryJson(r.overall);
+    j["overall"] = errorSummaryJson(r.overall);
     j["by_model"] = summariesJson(r.byModel);
     j["by_gpu"] = summariesJson(r.byGpu);
     j["by_precision"] = summariesJson(r.byPrecision);
     j["by_gpu_count"] = summariesJson(r.byGpuCount);
-    j["ratios"] = summaryJson(r.ratiosOverall);
+    j["ratios"] = errorSummaryJson(r.ratiosOverall);
     j["ratios_by_kind"] = summariesJson(r.ratiosByKind);
     j["interval_coverage"] = r.intervalCoverage;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();

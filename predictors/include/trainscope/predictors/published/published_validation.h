@@ -90,6 +90,8 @@ struct ErrorSummary {
     double within10Pct = 0;  // share of |error| <= 10%
 };
 ErrorSummary summarise(const std::vector<double>& errors);  // errors as fractions
+// {n, mean_abs_pct, median_abs_pct, mean_signed_pct, within_10_pct}: every summary's JSON.
+nlohmann::ordered_json errorSummaryJson(const ErrorSummary& s);
 
 struct PublishedReport {
     std::vector<PublishedPrediction> predictions;  // mapped rows, in file order
