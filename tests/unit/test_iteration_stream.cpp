@@ -206,3 +206,49 @@ TEST(IterationStream, GemmRowsFollowMeasuredH100Rates) {
     // Mean |ln(predicted / measured)| (0.1 is about 10%): the fit gave 0.08 on all 375 rows.
     EXPECT_LT(sumLog / n, 0.15) << n << " GEMMs";
 }
+
+// Autograd's AddBackward hands the output gradient to both inputs unchanged: a residual add of two
+// same-shaped activations launches no backward kernel. The value both branches read (x, used by
+// the first linear and by the add) gets its two gradients summed: one kernel reading two gradients
+// and writing one, 3 x its bytes.
+TEST(IterationStream, AddBackwardPassesGradientsAndForksSumThem) {
+    ModelBuilder builder("residual");
+    const int x0 = builder.input("x", {Dim::batch(), Dim(1024)});
+    const int x = builder.linear("in", x0, 1024, false);  // needs a gradient: it has a weight behind it
+    const int y = builder.relu(builder.linear("fc", x, 1024, false));
+    const Graph graph = builder.finish({builder.add(x, y)});
+    const ModelAnalysis analysis(graph);
+    int adds = 0;
+    for (const AnalyzedOp& op : analysis.ops) {
+        const OpBytes& b = op.bytes[int(TrainingPrecision::Fp32)];
+        if (op.type == "Add") {
+            ++adds;
+            EXPECT_TRUE(op.gradientPassThrough);
+            EXPECT_EQ(op.reductionKernels, 0);
+            EXPECT_DOUBLE_EQ(streamBackwardBytes(op, b).at(8), 0.0);
+        }
+        const bool producesX = op.name.rfind("in", 0) == 0 && op.type != "Add";
+        EXPECT_EQ(op.accumulationKernels, producesX ? 1 : 0) << op.name;
+        if (producesX) EXPECT_DOUBLE_EQ(b.gradientAccumulation.at(8), 3.0 * 8 * 1024 * 4) << op.name;
+    }
+    EXPECT_EQ(adds, 1);
+    const OperationTimes t = prepareIterationTimes(analysis, gpu("a100-sxm4-80gb"), TrainingPrecision::Fp32);
+    for (const TimeRow& r : t.backward)
+        if (analysis.ops[size_t(r.op)].type == "Add") EXPECT_DOUBLE_EQ(r.kernelMs(64), 0.0);
+}
+
+// A bias or a broadcast input needing a gradient is the one case Add's backward runs a kernel: the
+// output gradient read once and summed to the input's shape.
+TEST(IterationStream, AddBackwardReducesBroadcastInputs) {
+    ModelBuilder builder("bias");
+    const int x0 = builder.input("x", {Dim::batch(), Dim(512)});
+    const int x = builder.linear("in", x0, 512, false);
+    const int bias = builder.parameter("head", "bias", {Dim(512)});
+    const Graph graph = builder.finish({builder.add(x, bias)});
+    const ModelAnalysis analysis(graph);
+    for (const AnalyzedOp& op : analysis.ops)
+        if (op.type == "Add") {
+            EXPECT_EQ(op.reductionKernels, 1);
+            EXPECT_DOUBLE_EQ(op.bytes[int(TrainingPrecision::Fp32)].gradientReduction.at(8), 8.0 * 512 * 4);
+        }
+}

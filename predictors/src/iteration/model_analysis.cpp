@@ -172,6 +172,18 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
     std::array<std::vector<int>, kTrainingPrecisionCount> es;
     for (TrainingPrecision p : kAllTrainingPrecisions) es[int(p)] = elementSizes(g, p);
 
+    // Ops needing gradients that read each value: autograd sums a value's gradients from each of them.
+    std::vector<int> gradConsumers(g.values.size(), 0);
+    for (const Operation& op : g.ops) {
+        bool any = false;  // the op is on autograd's graph: one of its outputs needs a gradient
+        for (int out : op.outputs) any |= out >= 0 && grad[out];
+        if (!any) continue;
+        std::set<int> distinct;
+        for (int in : op.inputs)
+            if (in >= 0 && grad[in] && g.values[in].kind == ValueKind::Activation) distinct.insert(in);
+        for (int in : distinct) ++gradConsumers[in];
+    }
+
     ops.resize(g.ops.size());
     // Saved tensors, de-duplicated per precision by (value, element size).
     std::array<std::map<std::pair<int, int>, size_t>, kTrainingPrecisionCount> savedIndex;
@@ -244,6 +256,12 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
             const size_t axis = op.attrInt("layout", 0) == 0 ? 0 : 1;
             a.steps = x.size() > axis ? double(x[axis]) : 1;
         }
+        a.gradientPassThrough = op.type == "Add";
+        if (a.gradientPassThrough && !op.outputs.empty())
+            for (int in : op.inputs)
+                a.reductionKernels += in >= 0 && grad[in] && numel[in][1] < numel[op.outputs[0]][1];
+        for (int out : op.outputs)
+            if (out >= 0) a.accumulationKernels += std::max(0, gradConsumers[out] - 1);
         a.parameters = costs[0].layers[i].parameters;
         for (int in : op.inputs)
             if (in >= 0 && owner[in] == int(i)) {
@@ -256,7 +274,8 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         for (TrainingPrecision p : kAllTrainingPrecisions) {
             const int pi = int(p);
             const std::vector<int>& e = es[pi];
-            double y[7][3] = {};  // read, write, readActivations, castForward, castBackward, saved, castWeights
+            double y[9][3] = {};  // read, write, readActivations, castForward, castBackward, saved, castWeights,
+                                  // gradientReduction, gradientAccumulation
             for (int k = 0; k < 3; ++k) {
                 const OpCost& ck = costs[k].layers[i].cost;
                 double in32 = 0, inP = 0, inActP = 0, out32 = 0, outP = 0;
@@ -278,6 +297,11 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                     out32 += numel[out][k] * dtypeSize(g.values[out].dtype);
                     outP += numel[out][k] * e[out];
                 }
+                if (a.reductionKernels > 0 && !op.outputs.empty())
+                    y[7][k] = a.reductionKernels * numel[op.outputs[0]][k] * e[op.outputs[0]];
+                for (int out : op.outputs)
+                    if (out >= 0 && gradConsumers[out] > 1)
+                        y[8][k] += 3.0 * (gradConsumers[out] - 1) * numel[out][k] * e[out];
                 const double readScale = in32 > 0 ? ck.bytesRead / in32 : 0;
                 const double writeScale = out32 > 0 ? ck.bytesWritten / out32 : 0;
                 y[0][k] = inP * readScale;
@@ -319,6 +343,8 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
             b.castForward = fit(y[3]);
             b.castBackward = fit(y[4]);
             b.saved = fit(y[5]);
+            b.gradientReduction = fit(y[7]);
+            b.gradientAccumulation = fit(y[8]);
             a.castWeightElements = y[6][0];
             memory[pi].castWeightBytes += y[6][0] * (p == TrainingPrecision::Fp8 && a.opClass == "linear" ? 1 : 2);
         }

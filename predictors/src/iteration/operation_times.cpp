@@ -209,14 +209,14 @@ const StreamModel& StreamModel::shipped() {
         s.defaultTensorCoreEfficiencyTf32 = 0.68;
         // Fitted on NVIDIA's published training throughput (validate-published --fit: 263 rows of
         // 13 model families on V100 and A100; grid search, loss mean |ln(predicted / published)|):
-        // convolutions run at a GEMM's rate (1.0), bandwidth-bound kernels in an iteration reach the
-        // bandwidth large isolated ones do (1.0), and grouped and depthwise convolutions (cuDNN's
-        // kernels for them: ResNeXt, EfficientNet) 0.10 of a dense convolution's rate and bandwidth.
-        // Leave-one-model-out mean error 25.3% (32.8% unfitted, all three at 1); the constants chosen
-        // with each model family or GPU architecture left out stay within 0.6-1.0, 0.8-1.0, 0.1-0.2.
+        // convolutions run at a GEMM's rate (1.0), bandwidth-bound kernels in an iteration reach 0.9 of
+        // the bandwidth large isolated ones do, and grouped and depthwise convolutions (cuDNN's kernels
+        // for them: ResNeXt, EfficientNet) 0.15 of a dense convolution's rate and bandwidth.
+        // Leave-one-model-out mean error 23.9% (32.8% unfitted, all three at 1); the constants chosen
+        // with each model family or GPU architecture left out stay within 0.7-1.0, 0.8-1.0, 0.1-0.5.
         s.convEfficiency = 1.0;
-        s.memoryEfficiency = 1.0;
-        s.groupedConvEfficiency = 0.10;
+        s.memoryEfficiency = 0.9;
+        s.groupedConvEfficiency = 0.15;
         // Measured on the development CPU (torch 2.15 eager, tiny CPU tensors: dispatch and autograd
         // bookkeeping only) 9-24 us per forward operator; a CUDA launch adds a few microseconds.
         // Assumed for a GPU server's CPU: 15 us forward, 15 us per autograd node, 8 us per cast.
@@ -317,12 +317,12 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         if (!op.backward) continue;
 
         TimeRow r = f;
-        const double kernels = gemm ? backwardKernelsOf(op) : 1;
+        const double kernels = gemm ? backwardKernelsOf(op) : op.gradientPassThrough ? op.reductionKernels : 1;
         r.relError = errors::combine(e, errors::kBackwardPass);
         r.computeMs = op.backwardFlops * (msPerFlop * padding);
-        r.memoryMs = backwardBytes(op, b) * msPerByte;
+        r.memoryMs = streamBackwardBytes(op, b) * msPerByte;
         r.waveMs = waveMs * kernels;
-        r.fixedMs = kernels * overheadMs + 2 * steps;
+        r.fixedMs = (kernels + op.accumulationKernels) * overheadMs + 2 * steps;
         r.castMs = b.castBackward * castMsPerByte + BatchPoly{castBackKernels * overheadMs, 0, 0};
         r.hostMs = (model.hostBackwardUs + castBackKernels * model.hostCastUs) * 1e-3;
         out.backward.push_back(r);
@@ -341,6 +341,11 @@ OptimizerStepTimes optimizerStepTimes(const ModelAnalysis& m, const GpuSpec& gpu
               launches * model.kernelOverheadUs * 1e-3;
     s.hostMs = t.passes * model.hostOptimizerPassUs * 1e-3 + launches * model.hostCastUs * 1e-3;
     return s;
+}
+
+BatchPoly streamBackwardBytes(const AnalyzedOp& op, const OpBytes& b) {
+    if (op.gradientPassThrough) return b.gradientReduction + b.gradientAccumulation;
+    return backwardBytes(op, b) + b.gradientAccumulation;
 }
 
 BatchPoly backwardBytes(const AnalyzedOp& op, const OpBytes& b) {

@@ -52,6 +52,9 @@ struct OpBytes {
     BatchPoly castForward;      // autocast's cast kernels feeding this op (read + write)
     BatchPoly castBackward;     // their backward: gradients cast back
     BatchPoly saved;            // what this op keeps for backward (before de-duplication)
+    // Backward traffic autograd adds beside the op's own formula (the stream model's rows):
+    BatchPoly gradientReduction;    // Add: the output gradient read to sum it to a broadcast input's shape
+    BatchPoly gradientAccumulation; // outputs used by several ops needing gradients: their sums (2 reads, 1 write)
 };
 
 struct AnalyzedOp {
@@ -72,6 +75,11 @@ struct AnalyzedOp {
     double gemmColumns = 0;
     bool groupedConv = false;    // a convolution of more than one group (grouped, depthwise)
     bool bidirectional = false;  // a recurrent layer run in both directions
+    // Add's backward hands the output gradient to its inputs as it is: a kernel runs only to sum it
+    // to the shape of a broadcast input that needs a gradient (a bias, a broadcast scale).
+    bool gradientPassThrough = false;
+    int reductionKernels = 0;     // those sums
+    int accumulationKernels = 0;  // gradient sums where this op's outputs fan out (consumers - 1 each)
     int64_t parameters = 0;   // owned (first user)
     double parameterBytes = 0;
     double castWeightElements = 0;  // owned parameters autocast casts (this op is in its lower list)

@@ -65,6 +65,9 @@ double precisionRateRatio(const GpuSpec& gpu, TrainingPrecision p, bool linearLa
 // and writes about its forward traffic once per gradient kernel (data and weight gradient); the
 // others write their input's gradient and read their output's gradient and what they saved.
 BatchPoly backwardBytes(const AnalyzedOp& op, const OpBytes& b);
+// The backward traffic of the whole-iteration (stream) model: backwardBytes, except that Add only
+// reduces gradients of broadcast inputs, plus autograd's sums where the op's outputs fan out.
+BatchPoly streamBackwardBytes(const AnalyzedOp& op, const OpBytes& b);
 
 // Throws ModelError naming the GPU when it is unsupported at `p` (call unsupportedReason first).
 OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu, TrainingPrecision p,
