@@ -21,7 +21,7 @@ TrainingScenario scenarioFrom(const PredictOptions& o, std::optional<Optimizer> 
     auto precision = parseTrainingPrecision(o.precision);
     if (!precision)
         throw ModelError("--precision",
-                         "unknown precision " + quoted(o.precision) + " (fp32, tf32, amp-fp16, amp-bf16 or fp8)");
+                         "unknown precision " + quoted(o.precision) + " (fp32, fp32-strict, tf32, amp-fp16, amp-bf16 or fp8)");
     TrainingScenario s = scenarioFromOptions(o.scenario, profileOptimizer);
     s.precision = *precision;
     return s;
@@ -64,7 +64,9 @@ CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
     cmd->add_option("--batch,-b", o.batch,
                     "per-GPU batch size, or auto: the largest that fits each GPU "
                     "(default: the model's, 1 unless ?batch= says otherwise)");
-    cmd->add_option("--precision", o.precision, "fp32 (default), tf32, amp-fp16, amp-bf16 or fp8");
+    cmd->add_option("--precision", o.precision,
+                    "fp32 (default: PyTorch's, with TF32 convolutions on Ampere and newer), fp32-strict (no TF32), "
+                    "tf32, amp-fp16, amp-bf16 or fp8");
     addScenarioOptions(*cmd, o.scenario);
     cmd->add_option("--seq", o.seq, "sequence length for sequence models (default: the model's)")
         ->check(CLI::Range(int64_t(1), int64_t(1) << 24));

@@ -102,7 +102,7 @@ CLI::App* addProfileCommand(CLI::App& app, ProfileCommandOptions& o) {
                                                "8 on the CPU)")
         ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
     cmd->add_option("--seq", o.seq, "sequence length for sequence models")->check(CLI::Range(int64_t(1), int64_t(1) << 20));
-    cmd->add_option("--precision", o.precision, "fp32, tf32, amp-fp16 or amp-bf16 (default fp32)");
+    cmd->add_option("--precision", o.precision, "fp32 (PyTorch's default: TF32 convolutions on Ampere and newer), fp32-strict, tf32, amp-fp16 or amp-bf16 (default fp32)");
     cmd->add_option("--optimizer", o.optimizer, "sgd, sgd-momentum, adam or adamw (default sgd)");
     cmd->add_option("-o,--output", o.output, "profile file to write")->required();
     cmd->add_option("--trace", o.trace, "also write one iteration as a Chrome/Perfetto trace (JSON)");

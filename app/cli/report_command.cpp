@@ -59,7 +59,7 @@ HardwareChoiceOptions choiceOptionsFrom(const ReportOptions& o) {
         auto p = parseTrainingPrecision(name);
         if (!p)
             throw ModelError("--precision",
-                             "unknown precision " + quoted(name) + " (fp32, tf32, amp-fp16, amp-bf16, fp8 or all)");
+                             "unknown precision " + quoted(name) + " (fp32, fp32-strict, tf32, amp-fp16, amp-bf16, fp8 or all)");
         if (std::find(c.precisions.begin(), c.precisions.end(), *p) == c.precisions.end()) c.precisions.push_back(*p);
     }
     return c;
@@ -128,7 +128,7 @@ CLI::App* addReportCommand(CLI::App& app, ReportOptions& o) {
         ->delimiter(',');
     cmd->add_option("--batch,-b", o.batch, "per-GPU batch size, or auto (default): chosen per GPU (docs/report.md)");
     cmd->add_option("--precision", o.precisions,
-                    "precisions to consider: fp32, tf32, amp-fp16, amp-bf16, fp8, or all (default: every precision "
+                    "precisions to consider: fp32, fp32-strict, tf32, amp-fp16, amp-bf16, fp8, or all (default: every precision but fp32-strict "
                     "each GPU supports); repeat or separate with commas")
         ->delimiter(',');
     addScenarioOptions(*cmd, o.scenario);

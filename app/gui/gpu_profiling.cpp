@@ -19,6 +19,8 @@ Precision profilerPrecision(TrainingPrecision p) {
             return Precision::FP32;
         case TrainingPrecision::Tf32:
             return Precision::TF32;
+        case TrainingPrecision::Fp32Strict:
+            return Precision::FP32Strict;
         case TrainingPrecision::AmpFp16:
             return Precision::AmpFP16;
         case TrainingPrecision::AmpBf16:
@@ -27,7 +29,7 @@ Precision profilerPrecision(TrainingPrecision p) {
             break;
     }
     throw ModelError("",
-                     "fp8 cannot be profiled (the profiler runs fp32, tf32, amp-fp16 and amp-bf16); choose "
+                     "fp8 cannot be profiled (the profiler runs fp32, fp32-strict, tf32, amp-fp16 and amp-bf16); choose "
                      "one of those, fp8 stays a prediction");
 }
 

@@ -41,6 +41,7 @@ namespace {
 ComputePrecision computePrecisionOf(TrainingPrecision p) {
     switch (p) {
         case TrainingPrecision::Fp32:
+        case TrainingPrecision::Fp32Strict:
             return ComputePrecision::Fp32;
         case TrainingPrecision::Tf32:
             return ComputePrecision::Tf32;
@@ -89,8 +90,8 @@ LayerFigureTable computeLayerFigures(const ExplorerState& state) {
     table.iterationMs = p.iterationMs.value;
     table.fp32PeakFlopsPerS = peakFlops(*gpu, ComputePrecision::Fp32);
     table.peakFlopsPerS = std::max(peakFlops(*gpu, computePrecisionOf(precision)), table.fp32PeakFlopsPerS);
+    const double tf32PeakFlopsPerS = std::max(peakFlops(*gpu, ComputePrecision::Tf32), table.fp32PeakFlopsPerS);
     table.bandwidthBytesPerS = gpu->memoryBandwidthGBs.known() ? *gpu->memoryBandwidthGBs * 1e9 : 0;
-    const bool tensorPrecision = precision != TrainingPrecision::Fp32 && gpu->limits.tensorCores;
 
     std::vector<const LayerProfile*> measured(analysis.ops.size(), nullptr);
     if (const ProfileRun* run = nearestRun(state.profile(), precision, state.settings().batch))
@@ -110,8 +111,13 @@ LayerFigureTable computeLayerFigures(const ExplorerState& state) {
         f.share = table.iterationMs > 0 ? f.totalMs() / table.iterationMs : 0;
         f.forwardFlops = op.forwardFlops.at(n);
         f.backwardFlops = op.backward ? op.backwardFlops.at(n) : 0;
-        const bool tensor = tensorPrecision && gemmLike(op.kind);
-        const double peak = tensor ? table.peakFlopsPerS : table.fp32PeakFlopsPerS;
+        // The predictor's rule for the precision each GEMM-like op runs at (PyTorch's fp32 default
+        // runs convolutions in TF32 on Ampere and newer).
+        const TrainingPrecision math = gemmLike(op.kind) ? mathPrecisionOf(op, *gpu, precision) : TrainingPrecision::Fp32;
+        const bool tensor = math != TrainingPrecision::Fp32;
+        const double peak = !tensor ? table.fp32PeakFlopsPerS
+                            : math == TrainingPrecision::Tf32 && precision != TrainingPrecision::Tf32 ? tf32PeakFlopsPerS
+                                                                                                     : table.peakFlopsPerS;
         auto pass = [&](double flops, double bytes, double ms) {
             PassFigures pf;
             pf.flops = flops;

@@ -252,3 +252,39 @@ TEST(IterationStream, AddBackwardReducesBroadcastInputs) {
             EXPECT_DOUBLE_EQ(op.bytes[int(TrainingPrecision::Fp32)].gradientReduction.at(8), 8.0 * 512 * 4);
         }
 }
+
+// PyTorch's fp32 default (cudnn.allow_tf32 = True, cuda.matmul.allow_tf32 = False): on a GPU with
+// TF32 tensor math a convolution runs at TF32's rate and a matrix multiply at FP32's; fp32-strict
+// runs both in FP32; on a GPU without TF32 (V100) the two are the same.
+TEST(IterationStream, Fp32IsPyTorchsDefaultTf32ConvolutionsOnly) {
+    ModelBuilder builder("convnet");
+    const int x = builder.input("x", {Dim::batch(), Dim(64), Dim(56), Dim(56)});
+    const int c = builder.conv2d("conv", x, 64, 3, 1, 1);
+    const int f = builder.flatten(builder.adaptiveAvgPool2d(c, 1, 1));
+    const Graph graph = builder.finish({builder.linear("fc", f, 1000)});
+    const ModelAnalysis analysis(graph);
+    auto rowsOf = [&](const std::string& id, TrainingPrecision p) {
+        const OperationTimes t = prepareIterationTimes(analysis, gpu(id), p);
+        double conv = 0, gemm = 0;
+        for (const TimeRow& r : t.forward) {
+            const AnalyzedOp& op = analysis.ops[size_t(r.op)];
+            if (op.kind == OpKind::Conv) conv = r.computeMs.at(64);
+            if (op.kind == OpKind::Gemm) gemm = r.computeMs.at(64);
+        }
+        return std::pair{conv, gemm};
+    };
+    const auto [convDefault, gemmDefault] = rowsOf("a100-sxm4-80gb", TrainingPrecision::Fp32);
+    const auto [convStrict, gemmStrict] = rowsOf("a100-sxm4-80gb", TrainingPrecision::Fp32Strict);
+    const auto [convTf32, gemmTf32] = rowsOf("a100-sxm4-80gb", TrainingPrecision::Tf32);
+    EXPECT_DOUBLE_EQ(convDefault, convTf32);
+    EXPECT_DOUBLE_EQ(gemmDefault, gemmStrict);
+    // A100: 156 TF32 against 19.5 FP32 TFLOP/s at the datasheet; efficiencies differ, the ratio stays large.
+    EXPECT_GT(convStrict / convDefault, 3.0);
+    EXPECT_GT(gemmDefault / gemmTf32, 3.0);
+    const auto [convV100, gemmV100] = rowsOf("v100-sxm2-32gb", TrainingPrecision::Fp32);
+    const auto [convV100Strict, gemmV100Strict] = rowsOf("v100-sxm2-32gb", TrainingPrecision::Fp32Strict);
+    EXPECT_DOUBLE_EQ(convV100, convV100Strict);
+    EXPECT_DOUBLE_EQ(gemmV100, gemmV100Strict);
+    EXPECT_EQ(std::string(trainingPrecisionName(TrainingPrecision::Fp32Strict)), "fp32-strict");
+    EXPECT_EQ(parseTrainingPrecision("FP32-strict"), TrainingPrecision::Fp32Strict);
+}

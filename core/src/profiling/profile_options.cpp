@@ -10,6 +10,7 @@ const char* precisionName(Precision p) {
         case Precision::TF32: return "tf32";
         case Precision::AmpFP16: return "amp-fp16";
         case Precision::AmpBF16: return "amp-bf16";
+        case Precision::FP32Strict: return "fp32-strict";
     }
     return "?";
 }
@@ -25,9 +26,10 @@ const char* optimizerName(OptimizerKind o) {
 }
 
 Precision parseTrainingPrecision(const std::string& name) {
-    for (Precision p : {Precision::FP32, Precision::TF32, Precision::AmpFP16, Precision::AmpBF16})
+    for (Precision p : {Precision::FP32, Precision::FP32Strict, Precision::TF32, Precision::AmpFP16, Precision::AmpBF16})
         if (name == precisionName(p)) return p;
-    throw std::invalid_argument("unknown precision '" + name + "' (expected fp32, tf32, amp-fp16 or amp-bf16)");
+    throw std::invalid_argument("unknown precision '" + name +
+                                "' (expected fp32, fp32-strict, tf32, amp-fp16 or amp-bf16)");
 }
 
 OptimizerKind parseOptimizer(const std::string& name) {

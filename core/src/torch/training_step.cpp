@@ -13,9 +13,10 @@ PrecisionScope::PrecisionScope(Precision p, const at::Device& device) : precisio
     auto& ctx = at::globalContext();
     prevTf32Cublas_ = ctx.allowTF32CuBLAS();
     prevTf32Cudnn_ = ctx.allowTF32CuDNN();
-    // fp32 means true FP32 GEMMs and convolutions; tf32 lets cuBLAS and cuDNN use TF32 tensor cores.
+    // fp32 is PyTorch's default (FP32 GEMMs, TF32 convolutions); fp32-strict is true FP32 for both;
+    // tf32 lets cuBLAS and cuDNN both use TF32 tensor cores.
     ctx.setAllowTF32CuBLAS(p == Precision::TF32);
-    ctx.setAllowTF32CuDNN(p == Precision::TF32);
+    ctx.setAllowTF32CuDNN(p == Precision::TF32 || p == Precision::FP32);
     prevEnabled_ = at::autocast::is_autocast_enabled(deviceType_);
     prevDtype_ = at::autocast::get_autocast_dtype(deviceType_);
     if (p == Precision::AmpFP16 || p == Precision::AmpBF16) {

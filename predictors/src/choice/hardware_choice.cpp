@@ -28,6 +28,7 @@ std::string gib(double bytes) {
 std::string numericsNote(TrainingPrecision p) {
     switch (p) {
         case TrainingPrecision::Fp32:
+        case TrainingPrecision::Fp32Strict:
             return "";
         case TrainingPrecision::Tf32:
             return "tf32 rounds matrix-multiply and convolution inputs to 10 mantissa bits "
@@ -45,21 +46,24 @@ std::string numericsNote(TrainingPrecision p) {
     return "";
 }
 
-// Lower first: fp32, tf32, amp-bf16, amp-fp16 (loss scaling), fp8 (Transformer Engine).
+// Lower first: fp32 (PyTorch's default), fp32-strict (slower or the same: asked for explicitly),
+// tf32, amp-bf16, amp-fp16 (loss scaling), fp8 (Transformer Engine).
 int preference(TrainingPrecision p) {
     switch (p) {
         case TrainingPrecision::Fp32:
             return 0;
-        case TrainingPrecision::Tf32:
+        case TrainingPrecision::Fp32Strict:
             return 1;
-        case TrainingPrecision::AmpBf16:
+        case TrainingPrecision::Tf32:
             return 2;
-        case TrainingPrecision::AmpFp16:
+        case TrainingPrecision::AmpBf16:
             return 3;
-        case TrainingPrecision::Fp8:
+        case TrainingPrecision::AmpFp16:
             return 4;
+        case TrainingPrecision::Fp8:
+            return 5;
     }
-    return 5;
+    return 6;
 }
 
 // One (GPU, precision)'s choice under the documented rule; batch 0 when nothing fits.
@@ -234,7 +238,10 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
     c.goal = goal;
 
     std::vector<TrainingPrecision> precisions = options.precisions;
-    if (precisions.empty()) precisions.assign(std::begin(kAllTrainingPrecisions), std::end(kAllTrainingPrecisions));
+    // Every precision but fp32-strict, which only a user who turned TF32 off asks for.
+    if (precisions.empty())
+        for (TrainingPrecision p : kAllTrainingPrecisions)
+            if (p != TrainingPrecision::Fp32Strict) precisions.push_back(p);
     // Plots follow the whole candidate range; a fixed batch is considered alone.
     std::vector<int64_t> batches = candidateBatches();
     if (options.batch > 0 && !std::binary_search(batches.begin(), batches.end(), options.batch))

@@ -169,8 +169,8 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         const Dim n = ts::numel(g.values[v].shape);
         for (int k = 0; k < 3; ++k) numel[v][k] = double(n.eval(kSampleBatches[k], seq));
     }
-    std::array<std::vector<int>, kTrainingPrecisionCount> es;
-    for (TrainingPrecision p : kAllTrainingPrecisions) es[int(p)] = elementSizes(g, p);
+    std::array<std::vector<int>, kElementPrecisionCount> es;
+    for (int pi = 0; pi < kElementPrecisionCount; ++pi) es[pi] = elementSizes(g, TrainingPrecision(pi));
 
     // Ops needing gradients that read each value: autograd sums a value's gradients from each of them.
     std::vector<int> gradConsumers(g.values.size(), 0);
@@ -186,8 +186,8 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
 
     ops.resize(g.ops.size());
     // Saved tensors, de-duplicated per precision by (value, element size).
-    std::array<std::map<std::pair<int, int>, size_t>, kTrainingPrecisionCount> savedIndex;
-    std::array<std::vector<std::array<double, 3>>, kTrainingPrecisionCount> savedSamples;
+    std::array<std::map<std::pair<int, int>, size_t>, kElementPrecisionCount> savedIndex;
+    std::array<std::vector<std::array<double, 3>>, kElementPrecisionCount> savedSamples;
     int extraKey = 0;
     for (size_t i = 0; i < g.ops.size(); ++i) {
         const Operation& op = g.ops[i];
@@ -271,8 +271,8 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         parameters += a.parameters;
         parameterBytes += a.parameterBytes;
 
-        for (TrainingPrecision p : kAllTrainingPrecisions) {
-            const int pi = int(p);
+        for (int pi = 0; pi < kElementPrecisionCount; ++pi) {
+            const TrainingPrecision p = TrainingPrecision(pi);
             const std::vector<int>& e = es[pi];
             double y[9][3] = {};  // read, write, readActivations, castForward, castBackward, saved, castWeights,
                                   // gradientReduction, gradientAccumulation
@@ -350,7 +350,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         }
         extraKey += int(c2.saved.size());
     }
-    for (int pi = 0; pi < kTrainingPrecisionCount; ++pi)
+    for (int pi = 0; pi < kElementPrecisionCount; ++pi)
         for (size_t s = 0; s < memory[pi].saved.size(); ++s) {
             const auto& y = savedSamples[pi][s];
             memory[pi].saved[s].bytes = BatchPoly::through(y[0], y[1], y[2]);
@@ -384,7 +384,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
     for (size_t i = 0; i < g.ops.size(); ++i)
         for (int in : g.ops[i].inputs)
             if (in >= 0) lastUse[in] = int(i);
-    for (int pi = 0; pi < kTrainingPrecisionCount; ++pi) {
+    for (int pi = 0; pi < kElementPrecisionCount; ++pi) {
         PrecisionMemory& m = memory[pi];
         m.segmentSaved.assign(segmentStart.size(), BatchPoly{});
         for (SavedActivation& sa : m.saved) {

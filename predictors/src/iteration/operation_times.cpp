@@ -28,7 +28,7 @@ bool gemmLike(OpKind k) {
 }
 
 bool autocast(TrainingPrecision p) {
-    return p != TrainingPrecision::Fp32 && p != TrainingPrecision::Tf32;
+    return p != TrainingPrecision::Fp32 && p != TrainingPrecision::Tf32 && p != TrainingPrecision::Fp32Strict;
 }
 
 double peak(const GpuSpec& gpu, ComputePrecision p) {
@@ -63,10 +63,11 @@ OptimizerTraffic optimizerTraffic(Optimizer o, TrainingPrecision p) {
 
 // The expected relative error of an operation's row at `p` (prediction_errors.h): its class's
 // model-only error, widened where the precision moves it beyond what was measured.
-double rowError(const AnalyzedOp& op, TrainingPrecision p) {
+double rowError(const AnalyzedOp& op, const GpuSpec& gpu, TrainingPrecision p) {
     const bool gemm = gemmLike(op.kind);
     double e = !op.opClass.empty() ? errors::modelOnlyClassError(op.opClass) : errors::kUncalibratedRoofline;
-    if (gemm && p != TrainingPrecision::Fp32) return errors::combine(e, errors::kTensorCorePrecision);
+    if (gemm && mathPrecisionOf(op, gpu, p) != TrainingPrecision::Fp32)
+        return errors::combine(e, errors::kTensorCorePrecision);
     if (!gemm && autocast(p)) return errors::combine(e, errors::kNarrowerElements);
     return e;
 }
@@ -92,12 +93,20 @@ double OperationTimes::calibratedShare(double n) const {
     return all > 0 ? calibrated / all : 0;
 }
 
+TrainingPrecision mathPrecisionOf(const AnalyzedOp& op, const GpuSpec& gpu, TrainingPrecision p) {
+    if (p == TrainingPrecision::Fp32Strict) return TrainingPrecision::Fp32;
+    if (p == TrainingPrecision::Fp32 && op.kind == OpKind::Conv && gpu.limits.tensorCores &&
+        peak(gpu, ComputePrecision::Tf32) > 0)
+        return TrainingPrecision::Tf32;
+    return p;
+}
+
 std::optional<std::string> unsupportedReason(const GpuSpec& gpu, TrainingPrecision p) {
     if (!gpu.memoryBandwidthGBs.known() || *gpu.memoryBandwidthGBs <= 0)
         return gpu.name + ": its memory bandwidth is unknown, so no time can be predicted";
     if (!gpu.fp32Tflops.known() || *gpu.fp32Tflops <= 0)
         return gpu.name + ": its FP32 peak is unknown, so no time can be predicted";
-    if (p == TrainingPrecision::Fp32) return std::nullopt;
+    if (p == TrainingPrecision::Fp32 || p == TrainingPrecision::Fp32Strict) return std::nullopt;
     if (!gpu.limits.tensorCores) {
         std::string why = gpu.name + " has no tensor cores";
         if (p == TrainingPrecision::AmpFp16 && peak(gpu, ComputePrecision::Fp16) > 0)
@@ -124,6 +133,7 @@ double precisionRateRatio(const GpuSpec& gpu, TrainingPrecision p, bool linearLa
     if (fp32 <= 0) return 1;
     switch (p) {
         case TrainingPrecision::Fp32:
+        case TrainingPrecision::Fp32Strict:
             return 1;
         case TrainingPrecision::Tf32:
             return peak(gpu, ComputePrecision::Tf32) / fp32;
@@ -157,7 +167,7 @@ OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         const GpuOpStats st = table.statsFor(c, gpu);
         const double arch = architectureFactor(gpu, sp);
         const OpBytes& b = m.bytes(op, p);
-        const double e = rowError(op, p);
+        const double e = rowError(op, gpu, p);
 
         TimeRow f;
         f.op = op.op;
@@ -171,8 +181,8 @@ OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         const double steps = op.kind == OpKind::Recurrent ? op.steps * kRecurrentStepUs * 1e-3 : 0;
         double msPerFlop = 0, msPerByte = 0;
         if (gemm) {
-            const double rate =
-                sustainedFp32Tflops(gpu, sp) * 1e12 * precisionRateRatio(gpu, p, op.opClass == "linear");
+            const double rate = sustainedFp32Tflops(gpu, sp) * 1e12 *
+                                precisionRateRatio(gpu, mathPrecisionOf(op, gpu, p), op.opClass == "linear");
             msPerFlop = 1e3 * arch / rate;
             msPerByte = 1e3 * arch / bw;  // the roofline form of the GEMM classes: datasheet bandwidth
         } else {
@@ -272,7 +282,7 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         const ClassScaling& c = calibrated ? table.forClass(op.opClass) : gemm ? linear : table.forClass("add");
         const GpuOpStats st = table.statsFor(c, gpu);
         const OpBytes& b = m.bytes(op, p);
-        const double e = rowError(op, p);
+        const double e = rowError(op, gpu, p);
 
         TimeRow f;
         f.op = op.op;
@@ -287,10 +297,11 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         const double steps = op.kind == OpKind::Recurrent ? op.steps * kRecurrentStepUs * 1e-3 : 0;
         double msPerFlop = 0, msPerByte = 1e3 / (bw * st.memEff * model.memoryEfficiency), waveMs = 0, padding = 1;
         if (gemm) {
-            const bool tensorCores = p != TrainingPrecision::Fp32;
+            const TrainingPrecision math = mathPrecisionOf(op, gpu, p);
+            const bool tensorCores = math != TrainingPrecision::Fp32;
             double rate = tensorCores ? peak(gpu, ComputePrecision::Fp32) * 1e12 *
-                                            precisionRateRatio(gpu, p, op.opClass == "linear") *
-                                            model.tensorCoreEfficiency(gpu, p)
+                                            precisionRateRatio(gpu, math, op.opClass == "linear") *
+                                            model.tensorCoreEfficiency(gpu, math)
                                       : sustainedFp32Tflops(gpu, linear.params) * 1e12;
             if (op.kind == OpKind::Conv) rate *= model.convEfficiency;
             msPerFlop = 1e3 / rate;

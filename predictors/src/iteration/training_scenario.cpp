@@ -27,6 +27,8 @@ const char* trainingPrecisionName(TrainingPrecision p) {
             return "amp-bf16";
         case TrainingPrecision::Fp8:
             return "fp8";
+        case TrainingPrecision::Fp32Strict:
+            return "fp32-strict";
     }
     return "?";
 }

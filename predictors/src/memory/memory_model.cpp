@@ -11,7 +11,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kGiB = 1024.0 * kMiB;
 
 bool autocast(TrainingPrecision p) {
-    return p != TrainingPrecision::Fp32 && p != TrainingPrecision::Tf32;
+    return p != TrainingPrecision::Fp32 && p != TrainingPrecision::Tf32 && p != TrainingPrecision::Fp32Strict;
 }
 
 // Expected bytes the caching allocator loses to one tensor of `s` bytes (c10 CUDACachingAllocator:

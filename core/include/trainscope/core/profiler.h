@@ -24,10 +24,12 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-enum class Precision : uint8_t { FP32, TF32, AmpFP16, AmpBF16 };
+// FP32 is PyTorch's default: FP32 matrix multiplies, convolutions on TF32 tensor cores where the GPU
+// has them (cudnn.allow_tf32); FP32Strict turns TF32 off for both; TF32 turns it on for both.
+enum class Precision : uint8_t { FP32, TF32, AmpFP16, AmpBF16, FP32Strict };
 enum class OptimizerKind : uint8_t { SGD, SGDMomentum, Adam, AdamW };
 
-const char* precisionName(Precision p);          // "fp32", "tf32", "amp-fp16", "amp-bf16"
+const char* precisionName(Precision p);          // "fp32", "tf32", "amp-fp16", "amp-bf16", "fp32-strict"
 const char* optimizerName(OptimizerKind o);      // "sgd", "sgd-momentum", "adam", "adamw"
 // Parse the command-line names; throw std::invalid_argument listing the accepted ones.
 Precision parseTrainingPrecision(const std::string& name);

@@ -83,7 +83,7 @@ struct AnalyzedOp {
     int64_t parameters = 0;   // owned (first user)
     double parameterBytes = 0;
     double castWeightElements = 0;  // owned parameters autocast casts (this op is in its lower list)
-    std::array<OpBytes, kTrainingPrecisionCount> bytes;
+    std::array<OpBytes, kElementPrecisionCount> bytes;
     bool hasWork() const { return kind != OpKind::None; }
 };
 
@@ -113,7 +113,7 @@ public:
     int64_t seq = 0;              // the sequence length the costs were evaluated at (1 without one)
     bool sequenceModel = false;   // the model has a sequence dimension
     std::vector<AnalyzedOp> ops;  // one per graph operation, graph order
-    std::array<PrecisionMemory, kTrainingPrecisionCount> memory;
+    std::array<PrecisionMemory, kElementPrecisionCount> memory;
     int64_t parameters = 0;
     double parameterBytes = 0;
     double bufferBytes = 0;
@@ -122,8 +122,8 @@ public:
     std::vector<int> segmentStart;  // first op index of each checkpoint segment (sqrt of working ops)
     int workingOps = 0;
 
-    const OpBytes& bytes(const AnalyzedOp& op, TrainingPrecision p) const { return op.bytes[int(p)]; }
-    const PrecisionMemory& memoryFor(TrainingPrecision p) const { return memory[int(p)]; }
+    const OpBytes& bytes(const AnalyzedOp& op, TrainingPrecision p) const { return op.bytes[elementIndexOf(p)]; }
+    const PrecisionMemory& memoryFor(TrainingPrecision p) const { return memory[elementIndexOf(p)]; }
 };
 
 }  // namespace ts::predictors

@@ -56,6 +56,10 @@ struct OperationTimes {
 // Why `gpu` cannot train at `p` (bf16 before Ampere, anything but fp32 without tensor cores, fp8
 // before Ada/Hopper, a figure the database lacks); nullopt when it can.
 std::optional<std::string> unsupportedReason(const GpuSpec& gpu, TrainingPrecision p);
+// The precision a GEMM-like op's arithmetic runs at under p: p itself, except that PyTorch's fp32
+// default runs convolutions on TF32 tensor cores where the GPU has them (cudnn.allow_tf32), and
+// fp32-strict is plain FP32.
+TrainingPrecision mathPrecisionOf(const AnalyzedOp& op, const GpuSpec& gpu, TrainingPrecision p);
 
 // Tensor-core peak over the FP32 peak for GEMM-like work at `p` (1 for fp32); fp8 applies to
 // linear layers only (Transformer Engine), other GEMMs run at bf16.

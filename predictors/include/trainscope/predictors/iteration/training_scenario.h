@@ -8,19 +8,31 @@
 
 namespace ts::predictors {
 
-// How training runs its arithmetic. Amp* is PyTorch autocast: GEMMs and convolutions in 16 bits
-// (tensor cores), softmax/normalisations/losses in fp32, fp32 master weights. Fp8 is the
-// Transformer Engine recipe: GEMM operands in FP8, the rest as AmpBf16 (analytic only).
-enum class TrainingPrecision : uint8_t { Fp32, Tf32, AmpFp16, AmpBf16, Fp8 };
-inline constexpr int kTrainingPrecisionCount = 5;
-inline constexpr TrainingPrecision kAllTrainingPrecisions[] = {TrainingPrecision::Fp32, TrainingPrecision::Tf32,
-                                                               TrainingPrecision::AmpFp16, TrainingPrecision::AmpBf16,
-                                                               TrainingPrecision::Fp8};
+// How training runs its arithmetic. Fp32 is PyTorch's default for float32 models: matrix
+// multiplies in FP32 (torch.backends.cuda.matmul.allow_tf32 = False) but convolutions on TF32 tensor
+// cores where the GPU has them (torch.backends.cudnn.allow_tf32 = True, compute capability 8.0 and
+// newer). Fp32Strict turns TF32 off everywhere; Tf32 turns it on for matrix multiplies too. Amp* is
+// PyTorch autocast: GEMMs and convolutions in 16 bits (tensor cores), softmax/normalisations/losses
+// in fp32, fp32 master weights. Fp8 is the Transformer Engine recipe: GEMM operands in FP8, the rest
+// as AmpBf16 (analytic only).
+enum class TrainingPrecision : uint8_t { Fp32, Tf32, AmpFp16, AmpBf16, Fp8, Fp32Strict };
+inline constexpr int kTrainingPrecisionCount = 6;
+// In the order lists show them.
+inline constexpr TrainingPrecision kAllTrainingPrecisions[] = {
+    TrainingPrecision::Fp32,    TrainingPrecision::Fp32Strict, TrainingPrecision::Tf32,
+    TrainingPrecision::AmpFp16, TrainingPrecision::AmpBf16,    TrainingPrecision::Fp8};
+// Precisions that differ in the size of some element (what model analysis computes bytes for):
+// Fp32Strict moves the same bytes as Fp32.
+inline constexpr int kElementPrecisionCount = 5;
+inline constexpr int elementIndexOf(TrainingPrecision p) {
+    return p == TrainingPrecision::Fp32Strict ? int(TrainingPrecision::Fp32) : int(p);
+}
 
 enum class Optimizer : uint8_t { Sgd, SgdMomentum, Adam, AdamW };
 enum class InterconnectKind : uint8_t { NvLink, Pcie, InfiniBand };
 
-const char* trainingPrecisionName(TrainingPrecision p);  // "fp32", "tf32", "amp-fp16", "amp-bf16", "fp8"
+// "fp32", "fp32-strict", "tf32", "amp-fp16", "amp-bf16", "fp8"
+const char* trainingPrecisionName(TrainingPrecision p);
 const char* optimizerName(Optimizer o);                  // "sgd", "sgd-momentum", "adam", "adamw"
 const char* interconnectName(InterconnectKind i);        // "nvlink", "pcie", "infiniband"
 // Case-insensitive; "fp16"/"bf16" are accepted for the amp- names. nullopt for anything else.
