@@ -33,6 +33,8 @@ namespace {
 // An analytic iteration's interval: at least as wide as the whole-iteration errors measured on
 // published training runs at this precision (the per-layer constants alone understate it).
 Interval withMeasuredSpread(const Interval& it, TrainingPrecision p) {
+    // The published FP32 rows ran on V100s, where fp32 and fp32-strict are the same computation.
+    if (p == TrainingPrecision::Fp32Strict) p = TrainingPrecision::Fp32;
     const double e = errors::wholeIterationError(trainingPrecisionName(p));
     if (it.value <= 0 || it.high >= it.value * (1 + e)) return it;
     return Interval::relative(it.value, e);
