@@ -78,7 +78,7 @@ BatchPlotView::BatchPlotView(ExplorerState& state, QWidget* parent) : QWidget(pa
     x->setScaleType(QCPAxis::stLogarithmic);
     x->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
     plot_->yAxis->setLabel(tr("throughput (samples/s)"));
-    plot_->yAxis2->setLabel(tr("peak memory (GB)"));
+    plot_->yAxis2->setLabel(tr("peak memory (GiB)"));
     plot_->yAxis2->setVisible(true);
     stylePlot(plot_);
 
@@ -133,9 +133,9 @@ void BatchPlotView::refresh() {
             tLow << point.samplesPerS.low;
             tHigh << point.samplesPerS.high;
             t << point.samplesPerS.value;
-            mLow << point.peakMemoryBytes.low / 1e9;
-            mHigh << point.peakMemoryBytes.high / 1e9;
-            m << point.peakMemoryBytes.value / 1e9;
+            mLow << point.peakMemoryBytes.low / kGiB;
+            mHigh << point.peakMemoryBytes.high / kGiB;
+            m << point.peakMemoryBytes.value / kGiB;
         }
     }
     const QVector<QVector<double>*> series{&tLow, &tHigh, &t};
@@ -150,7 +150,7 @@ void BatchPlotView::refresh() {
             if (!run.fits || !run.iteration.measured()) continue;
             measuredBatch << double(run.batch);
             measuredT << run.samplesPerSecond();
-            measuredM << (run.memory.peakReserved + run.memory.cudaContext) / 1e9;
+            measuredM << (run.memory.peakReserved + run.memory.cudaContext) / kGiB;
         }
     plot_->graph(ThroughputMeasured)->setData(measuredBatch, measuredT, true);
     plot_->graph(MemoryMeasured)->setData(measuredBatch, measuredM, true);
@@ -164,7 +164,7 @@ void BatchPlotView::refresh() {
         plot_->graph(MemoryMeasured)->addToLegend();
     }
 
-    const double capacityGb = state_.hasModel() ? state_.current().capacityBytes / 1e9 : 0;
+    const double capacityGb = state_.hasModel() ? state_.current().capacityBytes / kGiB : 0;
     const double first = batch.isEmpty() ? 1 : batch.front();
     const double last = batch.isEmpty() ? 64 : batch.back();
     plot_->graph(Capacity)->setData({first, last}, {capacityGb, capacityGb}, true);

@@ -33,6 +33,7 @@ public:
     void setHighlightedKey(int key);
     void setDraggable(bool on);
     const QVector<Segment>& segments() const { return segments_; }
+    const QVector<Marker>& markers() const { return markers_; }
     // The segment under a point of the widget (-1 none) and where a segment lies (for tests).
     int segmentAt(const QPoint& pos) const;
     QRectF segmentRect(int index) const;

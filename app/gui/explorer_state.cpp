@@ -280,8 +280,10 @@ QString formatInterval(const Interval& v, int decimals, const QString& unit) {
         .arg(value, unit, locale.toString(v.low, 'f', decimals), locale.toString(v.high, 'f', decimals));
 }
 
+// GiB throughout the explorer, as the GPU's capacity is sold ("80 GB" is 80 GiB) and as the report
+// and PyTorch's memory summaries count.
 QString formatBytes(double bytes) {
-    return QLocale().toString(bytes / 1e9, 'f', 2) + " GB";
+    return QLocale().toString(bytes / kGiB, 'f', 2) + " GiB";
 }
 
 QString gpuLabel(const GpuSpec& gpu) {

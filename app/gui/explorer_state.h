@@ -120,7 +120,8 @@ private:
 
 // Display helpers shared by the views.
 QString formatInterval(const predictors::Interval& v, int decimals, const QString& unit);
-QString formatBytes(double bytes);
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+QString formatBytes(double bytes);  // "12.34 GiB"
 QString gpuLabel(const GpuSpec& gpu);
 
 }  // namespace ts::gui

@@ -17,6 +17,19 @@ using namespace ts::predictors;
 
 namespace {
 
+// The activations and transients live at the allocator's peak: the categories' sum exceeds the
+// peak when backward has freed saved activations by the time the gradients and the largest
+// transient are allocated, so the bar shows what is held at that moment.
+struct PeakShares {
+    double activations = 0, workspace = 0;
+};
+PeakShares peakShares(const MemoryBreakdown& m) {
+    const double held = m.weights + m.castWeightCopies + m.gradients + m.optimizerState + m.inputs;
+    const double transient = m.peakAllocated - held - m.activations;
+    if (transient >= 0) return {m.activations, std::min(transient, m.workspace) + std::max(0.0, transient - m.workspace)};
+    return {std::max(0.0, m.activations + transient), 0};
+}
+
 QLabel* valueLabel(const char* objectName, QWidget* parent) {
     auto* label = new QLabel(parent);
     label->setObjectName(objectName);  // tests find the figures by these names
@@ -140,9 +153,9 @@ void OverviewView::refresh() {
     const QString source = QString::fromUtf8(predictionSourceName(p.source));
     throughput_->setText(formatInterval(p.samplesPerS, 1, tr(" samples/s")) + " · " + source);
     iteration_->setText(formatInterval(p.iterationMs, 2, tr(" ms")) + " · " + source);
-    const Interval gb{p.peakMemoryBytes.value / 1e9, p.peakMemoryBytes.low / 1e9, p.peakMemoryBytes.high / 1e9};
+    const Interval gb{p.peakMemoryBytes.value / kGiB, p.peakMemoryBytes.low / kGiB, p.peakMemoryBytes.high / kGiB};
     memory_->setText(tr("%1 of %2 (%3) · model of the allocator")
-                         .arg(formatInterval(gb, 2, tr(" GB")), formatBytes(p.capacityBytes),
+                         .arg(formatInterval(gb, 2, tr(" GiB")), formatBytes(p.capacityBytes),
                               p.fits ? tr("fits") : tr("does not fit")));
     maxBatch_->setText(p.maxBatch.value < 1 ? tr("none: batch 1 does not fit")
                                             : formatInterval(p.maxBatch, 0, QString()) + tr(" per GPU"));
@@ -245,8 +258,9 @@ void OverviewView::refreshBars() {
     timeBar_->setMarkers({});
     showSelection(state_.selectedOp());
 
-    // Memory by category against the capacity.
+    // Memory at the peak by category against the capacity: the segments add up to the peak marker.
     const MemoryBreakdown& m = p.memory;
+    const PeakShares live = peakShares(m);
     const struct {
         QString name;
         double bytes;
@@ -255,9 +269,16 @@ void OverviewView::refreshBars() {
         {tr("weights"), m.weights + m.castWeightCopies, tr("Parameters and buffers, with autocast's 16-bit copies")},
         {tr("gradients"), m.gradients, tr("One gradient per parameter (DDP: its bucket buffers too)")},
         {tr("optimizer state"), m.optimizerState, tr("Momentum and variance buffers of the optimizer")},
-        {tr("activations"), m.activations, tr("Tensors saved for backward (checkpointing keeps fewer)")},
+        {tr("activations"), live.activations,
+         live.activations < m.activations
+             ? tr("Tensors saved for backward still held at the peak: %1 of the %2 saved (backward frees them as "
+                  "the gradients grow; checkpointing keeps fewer)")
+                   .arg(formatBytes(live.activations), formatBytes(m.activations))
+             : tr("Tensors saved for backward (checkpointing keeps fewer)")},
         {tr("inputs"), m.inputs, tr("The batch")},
-        {tr("workspace"), m.workspace, tr("cuBLAS workspaces and the largest transient tensor")},
+        {tr("workspace"), live.workspace,
+         tr("cuBLAS workspaces and transient tensors live at the peak (the largest transient: %1)")
+             .arg(formatBytes(m.workspace))},
         {tr("fragmentation"), m.fragmentation, tr("Reserved but unallocated in the caching allocator (estimate)")},
         {tr("context"), m.cudaContext, tr("CUDA context and library kernels, outside the allocator (estimate)")},
     };

@@ -263,6 +263,31 @@ private Q_SLOTS:
         QCOMPARE(view->recommendedShown(), 0.0);
     }
 
+    // The memory bar shows what is held at the peak: its segments add up to the peak marker (the
+    // categories' totals exceed it when backward frees activations before the gradients peak), in
+    // GiB like the capacity.
+    void memorySegmentsAddUpToThePeak() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        for (int64_t batch : {1, 8, 32}) {
+            state.setBatch(batch);
+            showOffscreen(window, View::Overview);
+            auto* overview = qobject_cast<OverviewView*>(window.viewWidget(View::Overview));
+            BreakdownBar* memory = overview->memoryBar();
+            double sum = 0;
+            for (const BreakdownBar::Segment& s : memory->segments()) {
+                sum += s.value;
+                QVERIFY2(s.label.endsWith(" GiB"), qPrintable(s.label));
+            }
+            const double peak = state.current().peakMemoryBytes.value;
+            QVERIFY2(std::abs(sum - peak) <= 1e-6 * peak, qPrintable(QString("%1 vs %2").arg(sum).arg(peak)));
+            bool peakMarked = false;
+            for (const BreakdownBar::Marker& m : memory->markers()) peakMarked |= m.value == peak;
+            QVERIFY(peakMarked);
+        }
+    }
+
     void draggingTheOverviewBarsSetsTheBatch() {
         ExplorerState state;
         QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
