@@ -186,10 +186,14 @@ void chooseHead(Config& c, const Reader& r, const FamilyInfo& fam, const std::ma
                 known = false;
             }
         }
-        if (!known || !headFits(c.family, c.head))
+        if (!known || !headFits(c.family, c.head)) {
+            std::string names;
+            for (Head h : {Head::CausalLm, Head::MaskedLm, Head::SequenceClassification, Head::ImageClassification,
+                           Head::Base})
+                if (headFits(c.family, h)) names += (names.empty() ? "" : ", ") + prefix + headSuffix(c.family, h);
             throw ConfigError("architecture \"" + name + "\" is not supported for model_type \"" + c.modelType +
-                              "\" (" + prefix + "ForCausalLM, ForMaskedLM, ForSequenceClassification, "
-                              "ForImageClassification or Model, as the family has them; or give ?head=)");
+                              "\" (" + names + "; or choose with ?head=)");
+        }
     } else {
         c.head = isDecoder(c.family) ? Head::CausalLm
                  : c.family == Family::Vit ? Head::Base : Head::MaskedLm;

@@ -355,6 +355,15 @@ int vocabProjection(ModelBuilder& b, const Config& c, const std::string& module,
     return b.linear(module, x, c.vocab, false);
 }
 
+// The masked-LM decoder: tied, the word embeddings transposed plus the head's "bias"; untied, a Linear
+// with its own bias (transformers 5 then also keeps the head's "bias", which the forward never uses and
+// which is not counted here).
+int mlmDecoder(ModelBuilder& b, const Config& c, int h, int wordEmbeddings) {
+    if (!c.tieEmbeddings) return b.linear("decoder", h, c.vocab, true);
+    int bias = b.parameter("", "bias", {c.vocab});
+    return b.add(vocabProjection(b, c, "decoder", h, wordEmbeddings), bias, "decoder");
+}
+
 // Token-level loss over [N, S, vocab] logits with [N, S] labels (transformers shifts the labels of a
 // causal LM by one: S-1 positions; here all S count).
 Graph finishTokenLoss(ModelBuilder& b, const Config& c, int logits) {
@@ -412,8 +421,7 @@ Graph buildEncoder(ModelBuilder& b, const Config& c) {
             auto head = b.scope("lm_head");
             int h = b.gelu(b.linear("dense", out.sequence, c.hidden), "gelu");
             h = b.layerNorm("layer_norm", h, c.eps);
-            int bias = b.parameter("", "bias", {c.vocab});
-            logits = b.add(vocabProjection(b, c, "decoder", h, out.wordEmbeddings), bias, "decoder");
+            logits = mlmDecoder(b, c, h, out.wordEmbeddings);
         } else {  // BertOnlyMLMHead: cls.predictions.transform, decoder, bias
             auto cls = b.scope("cls");
             auto predictions = b.scope("predictions");
@@ -423,8 +431,7 @@ Graph buildEncoder(ModelBuilder& b, const Config& c) {
                 h = activation(b, c, b.linear("dense", out.sequence, c.hidden), "transform_act_fn");
                 h = b.layerNorm("LayerNorm", h, c.eps);
             }
-            int bias = b.parameter("", "bias", {c.vocab});
-            logits = b.add(vocabProjection(b, c, "decoder", h, out.wordEmbeddings), bias, "decoder");
+            logits = mlmDecoder(b, c, h, out.wordEmbeddings);
         }
         return finishTokenLoss(b, c, logits);
     }
