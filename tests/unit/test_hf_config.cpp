@@ -184,6 +184,10 @@ TEST(HfConfig, BadConfigsGiveOneLineNamingTheProblem) {
             "num_attention_heads": 4, "intermediate_size": 176, "tie_word_embeddings": "yes"})",
          "\"tie_word_embeddings\" must be true or false"},
         {R"({"model_type": "mixtral", "num_local_experts": 8})", "mixture-of-experts"},
+        {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 131072, "num_hidden_layers": 2,
+            "num_attention_heads": 4096, "head_dim": 131072, "intermediate_size": 176})", "absurd sizes"},
+        {R"({"model_type": "vit", "hidden_size": 131072, "num_hidden_layers": 1, "num_attention_heads": 4,
+            "intermediate_size": 176, "image_size": 16384, "patch_size": 1})", "absurd sizes"},
     };
     for (const auto& [text, fragment] : cases) {
         const std::string e = errorOf(text);

@@ -364,7 +364,13 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
         if (c.numLabels < 1) throw ConfigError("\"id2label\" is empty");
     }
     if (c.heads % c.kvHeads != 0 || c.headDim * c.rotaryFraction < 0) throw ConfigError("inconsistent head sizes");
-    if (c.hidden * c.vocab > limits::kMaxTensorElements || c.hidden * c.intermediate > limits::kMaxTensorElements)
+    // The largest weights: embedding, MLP, attention projections, ViT's position table and patch convolution
+    // (each factor is bounded above, so the products fit in 64 bits).
+    const int64_t patches = c.patch > 0 ? (c.image / c.patch) * (c.image / c.patch) + 1 : 0;
+    if (c.hidden * c.vocab > limits::kMaxTensorElements || c.hidden * c.intermediate > limits::kMaxTensorElements ||
+        c.hidden * c.heads * c.headDim > limits::kMaxTensorElements ||
+        c.hidden * patches > limits::kMaxTensorElements ||
+        c.hidden * c.channels * c.patch * c.patch > limits::kMaxTensorElements)
         throw ConfigError("absurd sizes: a weight would have more than " + std::to_string(limits::kMaxTensorElements) +
                           " elements");
 
