@@ -28,7 +28,7 @@ else
     seconds=${1:-60}
     shift $(( $# > 0 ? 1 : 0 ))
 fi
-all_targets=(onnx json_model gpu_database gpu_overrides kernel_csv profile published)
+all_targets=(onnx json_model gpu_database gpu_overrides kernel_csv profile published hf_config)
 [[ ${TRAINSCOPE_FUZZ_TORCH:-0} = 1 ]] && all_targets=(torchscript)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all_targets[@]}")
@@ -73,6 +73,9 @@ seeds_of() {
         profile)
             doc_example profile-format.md
             find "$repo/tests/data/bad-profiles" -name '*.json' ;;
+        hf_config)
+            find "$repo/tests/data/hf-configs" -name '*.json'
+            find "$repo/tests/data/bad" -name 'hf-*.json' ;;
         torchscript)
             find "$repo/tests/data" "$repo/build/generated-models" -name '*.pt' -size -1024k 2>/dev/null ;;
     esac
@@ -120,7 +123,7 @@ for t in "${targets[@]}"; do
     seeds_of "$t" | sort | paste -sd, > "$build/fuzz/$t.seeds"
     dict=()
     case $t in
-        json_model|gpu_database|gpu_overrides) dict=(-dict="$repo/tests/fuzz/json.dict") ;;
+        json_model|gpu_database|gpu_overrides|hf_config) dict=(-dict="$repo/tests/fuzz/json.dict") ;;
         profile) dict=(-dict="$repo/tests/fuzz/profile.dict") ;;
     esac
     log="$build/fuzz/$t.log"

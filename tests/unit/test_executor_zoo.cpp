@@ -157,6 +157,38 @@ TEST(ExecutorZooOptions, BertTaskHeadsRunATrainingStep) {
     }
 }
 
+// Hugging Face configs (RMSNorm, rotary embeddings, grouped-query scaled dot-product attention, SiLU and
+// GELU gated MLPs): a tiny model of every family runs a training step with gradients reaching every parameter.
+TEST(ExecutorHfConfig, TinyModelsOfEveryFamilyRunATrainingStep) {
+    OneThread oneThread;
+    const std::string sizes = R"("vocab_size": 97, "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4,
+        "intermediate_size": 48, "max_position_embeddings": 64)";
+    const std::pair<const char*, std::string> configs[] = {
+        {"llama", R"("model_type": "llama", "num_key_value_heads": 2, )"},
+        {"gemma", R"("model_type": "gemma", "num_key_value_heads": 1, "head_dim": 8, )"},
+        {"phi3", R"("model_type": "phi3", "num_key_value_heads": 2, "partial_rotary_factor": 0.5, )"},
+        {"gpt_neox", R"("model_type": "gpt_neox", "rotary_pct": 0.25, )"},
+        {"bert", R"("model_type": "bert", )"},
+        {"roberta", R"("model_type": "roberta", )"},
+    };
+    for (const auto& [family, fields] : configs) {
+        for (const char* attention : {"flash", "math"}) {
+            ts::Graph g = ts::importHfConfigText("{" + fields + sizes + "}", family,
+                                                 {{"seq", "8"}, {"attention", attention}});
+            checkTrainingStep(g, 2, 8, std::string(family) + "?attention=" + attention);
+        }
+    }
+    ts::Graph gpt2 = ts::importHfConfigText(
+        R"({"model_type": "gpt2", "vocab_size": 97, "n_embd": 32, "n_layer": 1, "n_head": 4, "n_positions": 64})", "gpt2",
+        {{"seq", "8"}});
+    checkTrainingStep(gpt2, 2, 8, "gpt2");
+    ts::Graph vit = ts::importHfConfigText(
+        R"({"model_type": "vit", "architectures": ["ViTForImageClassification"], "hidden_size": 32,
+            "num_hidden_layers": 1, "num_attention_heads": 4, "intermediate_size": 48, "image_size": 16,
+            "patch_size": 8, "num_labels": 3})", "vit");
+    checkTrainingStep(vit, 2, 0, "vit");
+}
+
 // Real architectures exported by PyTorch itself (tests/real_models/generate.py writes them; the test
 // skips when they are absent): the ONNX and TorchScript files run a training step as the zoo does.
 TEST(ExecutorRealModels, ExportedModelsRunATrainingStep) {

@@ -319,6 +319,8 @@ Graph importJsonModelText(const std::string& text, const std::string& source,
         throw ModelError(source, std::string("not valid JSON: ") + e.what());
     }
     if (!doc.is_object()) throw ModelError(source, "a model file must be a JSON object");
+    if (!doc.contains("trainscope_model") && doc.contains("model_type"))
+        return importHfConfigText(text, source, params);  // a Hugging Face config.json
     if (!doc.contains("trainscope_model"))
         throw ModelError(source, "not a TrainScope model file (missing \"trainscope_model\": 1)");
     if (!doc["trainscope_model"].is_number_integer() || doc["trainscope_model"].get<int64_t>() != kFormatVersion)

@@ -1,4 +1,4 @@
-// Unary math and activations (ONNX opset 11-17 plus "Gelu"): shape-preserving, one table of per-element costs.
+// Unary math and activations (ONNX opset 11-17 plus "Gelu" and "Silu"): shape-preserving, one table of per-element costs.
 // Also Clip, PRelu and the axis-wise Softmax, LogSoftmax and Hardmax.
 #include <cmath>
 
@@ -85,6 +85,8 @@ const UnaryInfo kUnary[] = {
     {"Softsign", 3, 4, Saves::Input, nullptr},     // x/(1+|x|): the gradient needs x
     {"Mish", 5, 8, Saves::Input, nullptr},         // mish_backward(grad, self)
     {"Gelu", 8, 10, Saves::Input, nullptr},        // gelu_backward(grad, self, approximate)
+    // x * sigmoid(x) (4 + 1); silu_backward(grad, self) recomputes the sigmoid: g * s * (1 + x * (1 - s)).
+    {"Silu", 5, 9, Saves::Input, nullptr},
     // Math.
     {"Erf", 1, 4, Saves::Input, erfd},                // 2/sqrt(pi) * exp(-x^2) * g
     {"Exp", 1, 1, Saves::Output, expd},               // g * result

@@ -20,6 +20,7 @@ std::vector<OpDef> allDefs() {
     registerShapeOps(defs);
     registerIndexingOps(defs);
     registerMiscOps(defs);
+    registerTransformerOps(defs);
     return defs;
 }
 

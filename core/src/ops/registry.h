@@ -99,6 +99,7 @@ void registerRecurrentOps(std::vector<OpDef>& t);      // recurrent.cpp
 void registerShapeOps(std::vector<OpDef>& t);          // shape.cpp (Reshape, Shape, Concat, ...)
 void registerIndexingOps(std::vector<OpDef>& t);       // indexing.cpp (Gather, Slice, ...)
 void registerMiscOps(std::vector<OpDef>& t);           // misc.cpp (Constant, Cast, Dropout, ...)
+void registerTransformerOps(std::vector<OpDef>& t);    // transformer.cpp (RMSNorm, rotary, attention)
 
 const OpDef* findOpDef(const std::string& type);
 const std::unordered_map<std::string, OpDef>& opTable();

@@ -232,6 +232,7 @@ const std::unordered_map<std::string, Unary>& unaryTable() {
              if (approx != "none" && approx != "tanh") c.fail("approximate must be \"none\" or \"tanh\"");
              return at::gelu(x, approx);
          }},
+        {"Silu", [](const OpCtx&, const at::Tensor& x) { return at::silu(x); }},
         {"Erf", [](const OpCtx&, const at::Tensor& x) { return at::erf(x); }},
         {"Exp", [](const OpCtx&, const at::Tensor& x) { return at::exp(x); }},
         {"Log", [](const OpCtx&, const at::Tensor& x) { return at::log(x); }},

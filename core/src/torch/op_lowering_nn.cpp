@@ -658,6 +658,54 @@ Outputs runDropout(const OpCtx& c) {
     return {y, mask};
 }
 
+// ---- transformer operators (core/src/ops/transformer.cpp) ----
+
+Outputs runRmsNorm(const OpCtx& c) {
+    at::Tensor x = c.t(0);
+    if (x.dim() == 0) c.fail("does not accept a scalar input");
+    const int64_t axis = normalizeAxis(c, c.attrInt("axis", -1), x.dim());
+    const std::vector<int64_t> normalized(x.sizes().begin() + axis, x.sizes().end());
+    at::Tensor scale = c.t(1) + c.attrFloat("scale_offset", 0.0);  // Gemma multiplies by (1 + weight)
+    if (sizesOf(scale) != normalized) scale = scale.expand(normalized);
+    return {at::rms_norm(x, normalized, scale, c.attrFloat("epsilon", 1e-5))};
+}
+
+// ONNX RotaryEmbedding on [batch, heads, seq, head]: the first rotary_embedding_dim features rotate
+// in halves (or interleaved pairs), the rest pass through.
+Outputs runRotary(const OpCtx& c) {
+    at::Tensor x = c.t(0);
+    if (x.dim() != 4) c.fail("expects a 4-D input");
+    const int64_t width = c.attrInt("rotary_embedding_dim", 0) == 0 ? x.size(3) : c.attrInt("rotary_embedding_dim", 0);
+    at::Tensor cos = c.t(1), sin = c.t(2);
+    if (c.has(3)) {  // caches indexed by position ids [batch, seq]
+        at::Tensor ids = c.t(3).to(at::kLong);
+        cos = cos.index_select(0, ids.reshape({-1})).reshape({ids.size(0), ids.size(1), -1});
+        sin = sin.index_select(0, ids.reshape({-1})).reshape({ids.size(0), ids.size(1), -1});
+    }
+    cos = cos.unsqueeze(1);  // [batch, 1, seq, width/2]
+    sin = sin.unsqueeze(1);
+    at::Tensor rot = x.narrow(3, 0, width);
+    const bool interleaved = c.attrInt("interleaved", 0) != 0;
+    at::Tensor x1 = interleaved ? rot.slice(3, 0, width, 2) : rot.narrow(3, 0, width / 2);
+    at::Tensor x2 = interleaved ? rot.slice(3, 1, width, 2) : rot.narrow(3, width / 2, width / 2);
+    at::Tensor y1 = x1 * cos - x2 * sin, y2 = x2 * cos + x1 * sin;
+    at::Tensor y = interleaved ? at::stack({y1, y2}, -1).flatten(3) : at::cat({y1, y2}, 3);
+    if (width < x.size(3)) y = at::cat({y, x.narrow(3, width, x.size(3) - width)}, 3);
+    return {y};
+}
+
+// ATen picks the kernel for the device; the backend attribute is a cost-model choice.
+Outputs runSdpa(const OpCtx& c) {
+    at::Tensor q = c.t(0), k = c.t(1), v = c.t(2);
+    std::optional<at::Tensor> mask;
+    if (c.has(3)) mask = c.t(3).to(q.scalar_type());
+    const double dropout = c.options.training ? c.attrFloat("dropout", 0.0) : 0.0;
+    std::optional<double> scale;
+    if (c.attrFloat("scale", 0.0) > 0) scale = c.attrFloat("scale", 0.0);
+    return {at::scaled_dot_product_attention(q, k, v, mask, dropout, c.attrInt("causal", 0) != 0, scale,
+                                             /*enable_gqa=*/q.size(1) != k.size(1))};
+}
+
 // ---- Resize / Upsample ----
 
 struct ResizeAxis : ResizeGeometry {
@@ -865,6 +913,9 @@ void addNnLowerings(std::vector<LoweringEntry>& t) {
     for (const char* type : {"LSTM", "GRU", "RNN"}) t.push_back({type, runRecurrent});
     for (const char* type : {"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"}) t.push_back({type, runLoss});
     t.push_back({"Dropout", runDropout});
+    t.push_back({"RMSNormalization", runRmsNorm});
+    t.push_back({"RotaryEmbedding", runRotary});
+    t.push_back({"ScaledDotProductAttention", runSdpa});
     for (const char* type : {"Resize", "Upsample"}) t.push_back({type, runResize});
     t.push_back({"GridSample", runGridSample});
 }

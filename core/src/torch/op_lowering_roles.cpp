@@ -142,6 +142,7 @@ std::optional<Rule> roleFrom(const Graph& g, int value, const std::vector<int64_
         if ((t == "Gather" || t == "GatherElements" || t == "GatherND") && k == 0)
             return Rule{Fill::Normal, 1.0};  // nn.Embedding
         if (t == "BatchNormalization") return Rule{k == 1 || k == 4 ? Fill::Ones : Fill::Zeros};
+        if (t == "RMSNormalization") return Rule{k == 1 && op.attrFloat("scale_offset", 0.0) == 0 ? Fill::Ones : Fill::Zeros};
         if (t == "LayerNormalization" || t == "InstanceNormalization" || t == "GroupNormalization")
             return Rule{k == 1 ? Fill::Ones : Fill::Zeros};
         if (t == "LSTM" || t == "GRU" || t == "RNN") {

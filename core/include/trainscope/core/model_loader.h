@@ -1,5 +1,6 @@
 #pragma once
-// One entry point for every model source: "zoo:NAME?k=v", *.onnx, *.pt/*.pth/*.ptl, *.json.
+// One entry point for every model source: "zoo:NAME?k=v", *.onnx, *.pt/*.pth/*.ptl, *.json (TrainScope's
+// format or a Hugging Face config.json).
 // Options after '?' apply to files too (for example "model.pt?input=3x224x224", "bert.onnx?seq=128").
 #include <map>
 #include <string>
@@ -26,6 +27,12 @@ Graph importJsonModel(const std::string& path, const std::map<std::string, std::
 // The JSON format from text (tests, GUI); `source` names it in errors.
 Graph importJsonModelText(const std::string& text, const std::string& source,
                           const std::map<std::string, std::string>& params = {});
+
+// A Hugging Face transformers config.json (docs/huggingface.md): the model built from its sizes, no
+// weights. Options: seq, batch, head, attention. A *.json file that has "model_type" and no
+// "trainscope_model" is read as one.
+Graph importHfConfigText(const std::string& text, const std::string& source,
+                         const std::map<std::string, std::string>& params = {});
 
 struct ZooParam {
     std::string name;

@@ -1,0 +1,56 @@
+#pragma once
+// Internal: a Hugging Face transformers config.json read into the figures the model builders need
+// (hf_config_reader.cpp), and the builders of each family (hf_models.cpp). docs/huggingface.md.
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "trainscope/core/graph.h"
+
+namespace ts::hf {
+
+// A problem with the config or the options; the caller adds the file name.
+struct ConfigError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+enum class Family { Llama, Mistral, Qwen2, Gemma, Phi3, Gpt2, GptNeoX, Bert, Roberta, Vit };
+enum class Head { CausalLm, MaskedLm, SequenceClassification, ImageClassification, Base };
+
+struct Config {
+    Family family = Family::Llama;
+    std::string modelType;     // as written: "llama"
+    std::string architecture;  // the class the head follows: "LlamaForCausalLM"
+    Head head = Head::Base;
+
+    int64_t vocab = 0, hidden = 0, layers = 0, heads = 0, kvHeads = 0, headDim = 0, intermediate = 0;
+    int64_t maxPositions = 0;
+    double eps = 1e-5;
+    bool tieEmbeddings = false;
+    bool qkvBias = false, outputBias = false, mlpBias = false;
+    std::string activation;     // TrainScope operator: "Silu", "Gelu", "GeluTanh", "Relu", "Tanh"
+    double rotaryFraction = 1;  // part of each head that rotates (gpt_neox rotary_pct, phi3)
+    bool parallelResidual = false;  // gpt_neox
+    int64_t typeVocab = 0;          // bert, roberta token types
+    int64_t padTokenId = 0;         // roberta positions start after it
+    int64_t numLabels = 2;
+    int64_t image = 0, patch = 0, channels = 3, poolerSize = 0;  // vit
+    double embeddingDropout = 0, attentionDropout = 0, residualDropout = 0, classifierDropout = 0;
+
+    // Options from the model spec.
+    int64_t seq = 0;  // sequence length shown by default; 0 for vit (fixed by the image)
+    int64_t batch = 1;
+    std::string attentionBackend;  // "flash", "efficient", "math"
+};
+
+// Reads and checks the config (a parsed JSON object as text) and the spec's options
+// (seq, batch, head, attention). Throws ConfigError.
+Config readConfig(const std::string& text, const std::map<std::string, std::string>& options);
+
+// Builds the model graph. Throws ConfigError or ShapeError.
+Graph buildModel(const Config& c);
+
+const char* familyName(Family f);
+
+}  // namespace ts::hf

@@ -1,0 +1,415 @@
+// Reads a Hugging Face transformers config.json: the family (model_type), the head (architectures or
+// ?head=), the sizes, with transformers' own defaults (5.x configuration classes) for the fields a
+// config may leave out, and limits against absurd sizes.
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "importers/hf_config.h"
+#include "trainscope/core/errors.h"
+#include "trainscope/core/model_loader.h"
+
+namespace ts::hf {
+namespace {
+
+using json = nlohmann::json;
+
+// Limits well above every published model (Llama 3.1 405B: hidden 16384, 126 layers, vocab 128256).
+constexpr int64_t kMaxHidden = int64_t(1) << 17;
+constexpr int64_t kMaxIntermediate = int64_t(1) << 20;
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxHeads = 4096;
+constexpr int64_t kMaxVocab = int64_t(1) << 24;
+constexpr int64_t kMaxPositions = int64_t(1) << 24;
+constexpr int64_t kMaxImage = int64_t(1) << 14;
+constexpr int64_t kMaxBatch = int64_t(1) << 20;
+
+struct FamilyInfo {
+    const char* modelType;
+    Family family;
+    const char* prefix;  // class-name prefix: "Llama" in LlamaForCausalLM
+};
+const FamilyInfo kFamilies[] = {
+    {"llama", Family::Llama, "Llama"},       {"mistral", Family::Mistral, "Mistral"},
+    {"qwen2", Family::Qwen2, "Qwen2"},       {"gemma", Family::Gemma, "Gemma"},
+    {"phi3", Family::Phi3, "Phi3"},          {"gpt2", Family::Gpt2, "GPT2"},
+    {"gpt_neox", Family::GptNeoX, "GPTNeoX"}, {"bert", Family::Bert, "Bert"},
+    {"roberta", Family::Roberta, "Roberta"}, {"vit", Family::Vit, "ViT"},
+};
+
+bool isDecoder(Family f) {
+    return f != Family::Bert && f != Family::Roberta && f != Family::Vit;
+}
+
+class Reader {
+public:
+    explicit Reader(const json& doc) : doc_(doc) {}
+
+    bool has(const char* key) const {
+        auto it = doc_.find(key);
+        return it != doc_.end() && !it->is_null();
+    }
+
+    // A whole number in [min, max]; `def` when absent (or null), required when def < 0.
+    int64_t integer(const char* key, int64_t min, int64_t max, int64_t def = -1) const {
+        if (!has(key)) {
+            if (def < 0) throw ConfigError(std::string("\"") + key + "\" is missing");
+            return def;
+        }
+        const json& v = doc_.at(key);
+        if (!v.is_number_integer())
+            throw ConfigError(std::string("\"") + key + "\" must be a whole number, got " + v.dump());
+        if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))
+            throw ConfigError(std::string("\"") + key + "\" is out of range: " + v.dump());
+        const int64_t x = v.get<int64_t>();
+        if (x < min || x > max)
+            throw ConfigError(std::string("\"") + key + "\" must be between " + std::to_string(min) + " and " +
+                              std::to_string(max) + ", got " + std::to_string(x));
+        return x;
+    }
+
+    double number(const char* key, double min, double max, double def) const {
+        if (!has(key)) return def;
+        const json& v = doc_.at(key);
+        if (!v.is_number()) throw ConfigError(std::string("\"") + key + "\" must be a number, got " + v.dump());
+        const double x = v.get<double>();
+        if (!(x >= min && x <= max))
+            throw ConfigError(std::string("\"") + key + "\" must be between " + fmt(min) + " and " + fmt(max) +
+                              ", got " + v.dump());
+        return x;
+    }
+
+    bool boolean(const char* key, bool def) const {
+        if (!has(key)) return def;
+        const json& v = doc_.at(key);
+        if (!v.is_boolean()) throw ConfigError(std::string("\"") + key + "\" must be true or false, got " + v.dump());
+        return v.get<bool>();
+    }
+
+    std::string string(const char* key, const std::string& def) const {
+        if (!has(key)) return def;
+        const json& v = doc_.at(key);
+        if (!v.is_string()) throw ConfigError(std::string("\"") + key + "\" must be a string, got " + v.dump());
+        return v.get<std::string>();
+    }
+
+    // A number that transformers 5 keeps in rope_parameters and older configs at the top level.
+    double ropeNumber(const char* key, const char* legacyKey, double def) const {
+        if (has("rope_parameters")) {
+            const json& rope = doc_.at("rope_parameters");
+            if (!rope.is_object()) throw ConfigError("\"rope_parameters\" must be an object");
+            if (rope.contains(key) && !rope.at(key).is_null()) return Reader(rope).number(key, 0, 1, def);
+        }
+        if (has(key)) return number(key, 0, 1, def);
+        if (legacyKey && has(legacyKey)) return number(legacyKey, 0, 1, def);
+        return def;
+    }
+
+    const json& doc() const { return doc_; }
+
+private:
+    static std::string fmt(double x) {
+        char buf[32];
+        auto r = std::to_chars(buf, buf + sizeof buf, x);
+        return std::string(buf, r.ptr);
+    }
+    const json& doc_;
+};
+
+std::string activationOf(const std::string& name, const char* key) {
+    if (name == "silu" || name == "swish") return "Silu";
+    if (name == "gelu") return "Gelu";
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return "GeluTanh";
+    if (name == "relu") return "Relu";
+    if (name == "tanh") return "Tanh";
+    throw ConfigError(std::string("\"") + key + "\": activation \"" + name +
+                      "\" is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu, tanh)");
+}
+
+Head headOfSuffix(const std::string& suffix) {
+    if (suffix == "ForCausalLM" || suffix == "LMHeadModel") return Head::CausalLm;
+    if (suffix == "ForMaskedLM") return Head::MaskedLm;
+    if (suffix == "ForSequenceClassification") return Head::SequenceClassification;
+    if (suffix == "ForImageClassification") return Head::ImageClassification;
+    if (suffix == "Model") return Head::Base;
+    throw ConfigError("");
+}
+
+bool headFits(Family f, Head h) {
+    switch (h) {
+        case Head::CausalLm: return isDecoder(f);
+        case Head::MaskedLm: return f == Family::Bert || f == Family::Roberta;
+        case Head::SequenceClassification: return f != Family::Vit;
+        case Head::ImageClassification: return f == Family::Vit;
+        case Head::Base: return true;
+    }
+    return false;
+}
+
+const char* headSuffix(Family f, Head h) {
+    switch (h) {
+        case Head::CausalLm: return f == Family::Gpt2 ? "LMHeadModel" : "ForCausalLM";
+        case Head::MaskedLm: return "ForMaskedLM";
+        case Head::SequenceClassification: return "ForSequenceClassification";
+        case Head::ImageClassification: return "ForImageClassification";
+        case Head::Base: return "Model";
+    }
+    return "Model";
+}
+
+// The head: ?head= first, then the first of `architectures`, then the family's usual one.
+void chooseHead(Config& c, const Reader& r, const FamilyInfo& fam, const std::map<std::string, std::string>& options) {
+    if (auto it = options.find("head"); it != options.end()) {
+        const std::map<std::string, Head> names = {{"causal-lm", Head::CausalLm},
+                                                   {"masked-lm", Head::MaskedLm},
+                                                   {"sequence-classification", Head::SequenceClassification},
+                                                   {"image-classification", Head::ImageClassification},
+                                                   {"base", Head::Base}};
+        auto h = names.find(it->second);
+        if (h == names.end())
+            throw ConfigError("option 'head' must be one of causal-lm, masked-lm, sequence-classification, "
+                              "image-classification, base; got '" + it->second + "'");
+        c.head = h->second;
+        if (!headFits(c.family, c.head))
+            throw ConfigError("option 'head=" + it->second + "' does not apply to model_type \"" + c.modelType + "\"");
+    } else if (r.has("architectures")) {
+        const json& a = r.doc().at("architectures");
+        if (!a.is_array() || a.empty() || !a[0].is_string())
+            throw ConfigError("\"architectures\" must be a list of class names");
+        const std::string name = a[0].get<std::string>();
+        const std::string prefix = fam.prefix;
+        bool known = name.rfind(prefix, 0) == 0;
+        if (known) {
+            try {
+                c.head = headOfSuffix(name.substr(prefix.size()));
+            } catch (const ConfigError&) {
+                known = false;
+            }
+        }
+        if (!known || !headFits(c.family, c.head)) {
+            std::string names;
+            for (Head h : {Head::CausalLm, Head::MaskedLm, Head::SequenceClassification, Head::ImageClassification,
+                           Head::Base})
+                if (headFits(c.family, h)) names += (names.empty() ? "" : ", ") + prefix + headSuffix(c.family, h);
+            throw ConfigError("architecture \"" + name + "\" is not supported for model_type \"" + c.modelType +
+                              "\" (" + names + "; or choose with ?head=)");
+        }
+    } else {
+        c.head = isDecoder(c.family) ? Head::CausalLm
+                 : c.family == Family::Vit ? Head::Base : Head::MaskedLm;
+    }
+    c.architecture = std::string(fam.prefix) + headSuffix(c.family, c.head);
+}
+
+int64_t optionInt(const std::map<std::string, std::string>& options, const std::string& key, int64_t def,
+                  int64_t min, int64_t max) {
+    auto it = options.find(key);
+    if (it == options.end()) return def;
+    const std::string& text = it->second;
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+        throw ConfigError("option '" + key + "' must be a whole number, got '" + text + "'");
+    if (v < min || v > max)
+        throw ConfigError("option '" + key + "' must be between " + std::to_string(min) + " and " +
+                          std::to_string(max) + ", got " + text);
+    return v;
+}
+
+void readDecoder(Config& c, const Reader& r) {
+    const bool gpt2 = c.family == Family::Gpt2;
+    c.vocab = r.integer("vocab_size", 1, kMaxVocab);
+    c.hidden = r.integer(gpt2 ? "n_embd" : "hidden_size", 1, kMaxHidden);
+    c.layers = r.integer(gpt2 ? "n_layer" : "num_hidden_layers", 1, kMaxLayers);
+    c.heads = r.integer(gpt2 ? "n_head" : "num_attention_heads", 1, kMaxHeads);
+    if (gpt2) {
+        c.intermediate = r.integer("n_inner", 1, kMaxIntermediate, 4 * c.hidden);
+        c.maxPositions = r.integer("n_positions", 1, kMaxPositions, 1024);
+        c.activation = activationOf(r.string("activation_function", "gelu_new"), "activation_function");
+        c.eps = r.number("layer_norm_epsilon", 0, 1, 1e-5);
+        c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
+        c.embeddingDropout = r.number("embd_pdrop", 0, 0.999, 0.1);
+        c.attentionDropout = r.number("attn_pdrop", 0, 0.999, 0.1);
+        c.residualDropout = r.number("resid_pdrop", 0, 0.999, 0.1);
+        c.kvHeads = c.heads;
+        c.headDim = c.hidden / c.heads;
+        if (c.hidden % c.heads != 0) throw ConfigError("\"n_embd\" is not a multiple of \"n_head\"");
+        return;
+    }
+    c.intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
+    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 2048);
+    c.activation = activationOf(r.string("hidden_act", c.family == Family::Gemma ? "gelu_pytorch_tanh"
+                                                       : c.family == Family::GptNeoX ? "gelu" : "silu"),
+                                "hidden_act");
+    c.attentionDropout = r.number("attention_dropout", 0, 0.999, 0.0);
+    if (c.family == Family::GptNeoX) {
+        c.kvHeads = c.heads;
+        if (c.hidden % c.heads != 0)
+            throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\"");
+        c.headDim = c.hidden / c.heads;
+        c.eps = r.number("layer_norm_eps", 0, 1, 1e-5);
+        c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
+        c.qkvBias = c.outputBias = r.boolean("attention_bias", true);
+        c.mlpBias = true;
+        c.parallelResidual = r.boolean("use_parallel_residual", true);
+        c.rotaryFraction = r.ropeNumber("partial_rotary_factor", "rotary_pct", 0.25);
+        c.residualDropout = r.number("hidden_dropout", 0, 0.999, 0.0);
+        return;
+    }
+    c.kvHeads = r.integer("num_key_value_heads", 1, kMaxHeads, c.heads);
+    if (c.heads % c.kvHeads != 0)
+        throw ConfigError("\"num_attention_heads\" (" + std::to_string(c.heads) +
+                          ") is not a multiple of \"num_key_value_heads\" (" + std::to_string(c.kvHeads) + ")");
+    const bool defaultHeadDim = !r.has("head_dim");
+    if (defaultHeadDim && c.family != Family::Gemma && c.hidden % c.heads != 0)
+        throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\" (and no \"head_dim\")");
+    c.headDim = r.integer("head_dim", 1, kMaxHidden, c.family == Family::Gemma ? 256 : c.hidden / c.heads);
+    c.eps = r.number("rms_norm_eps", 0, 1, c.family == Family::Phi3 ? 1e-5 : 1e-6);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", c.family == Family::Gemma);
+    if (c.family == Family::Qwen2) {
+        c.qkvBias = true;  // Qwen2Attention: q, k, v with bias, o_proj without
+    } else if (c.family == Family::Llama || c.family == Family::Gemma) {
+        c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
+    }
+    if (c.family == Family::Llama) c.mlpBias = r.boolean("mlp_bias", false);
+    if (c.family == Family::Phi3) {
+        c.rotaryFraction = r.ropeNumber("partial_rotary_factor", nullptr, 1.0);
+        c.embeddingDropout = r.number("embd_pdrop", 0, 0.999, 0.0);
+        c.residualDropout = r.number("resid_pdrop", 0, 0.999, 0.0);
+    }
+}
+
+void readEncoder(Config& c, const Reader& r) {
+    c.hidden = r.integer("hidden_size", 1, kMaxHidden);
+    c.layers = r.integer("num_hidden_layers", 1, kMaxLayers);
+    c.heads = r.integer("num_attention_heads", 1, kMaxHeads);
+    c.kvHeads = c.heads;
+    if (c.hidden % c.heads != 0) throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\"");
+    c.headDim = c.hidden / c.heads;
+    c.intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
+    c.activation = activationOf(r.string("hidden_act", "gelu"), "hidden_act");
+    c.eps = r.number("layer_norm_eps", 0, 1, 1e-12);
+    c.residualDropout = r.number("hidden_dropout_prob", 0, 0.999, c.family == Family::Vit ? 0.0 : 0.1);
+    c.attentionDropout = r.number("attention_probs_dropout_prob", 0, 0.999, c.family == Family::Vit ? 0.0 : 0.1);
+    c.qkvBias = c.outputBias = c.mlpBias = true;
+    if (c.family == Family::Vit) {
+        c.qkvBias = r.boolean("qkv_bias", true);
+        c.image = r.integer("image_size", 1, kMaxImage, 224);
+        c.patch = r.integer("patch_size", 1, kMaxImage, 16);
+        c.channels = r.integer("num_channels", 1, 1024, 3);
+        if (c.image % c.patch != 0) throw ConfigError("\"image_size\" is not a multiple of \"patch_size\"");
+        c.poolerSize = r.integer("pooler_output_size", 1, kMaxHidden, c.hidden);
+        const std::string act = r.string("pooler_act", "tanh");
+        if (act != "tanh") throw ConfigError("\"pooler_act\" \"" + act + "\" is not supported (tanh)");
+        return;
+    }
+    c.vocab = r.integer("vocab_size", 1, kMaxVocab);
+    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 512);
+    c.typeVocab = r.integer("type_vocab_size", 0, kMaxVocab, 2);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
+    c.padTokenId = r.integer("pad_token_id", 0, kMaxVocab, c.family == Family::Roberta ? 1 : 0);
+    if (r.has("classifier_dropout")) c.classifierDropout = r.number("classifier_dropout", 0, 0.999, 0.0);
+    else c.classifierDropout = c.residualDropout;
+}
+
+}  // namespace
+
+const char* familyName(Family f) {
+    for (const FamilyInfo& i : kFamilies)
+        if (i.family == f) return i.modelType;
+    return "?";
+}
+
+Config readConfig(const std::string& text, const std::map<std::string, std::string>& options) {
+    json doc;
+    try {
+        auto depthGuard = [](int depth, json::parse_event_t, json&) {
+            if (depth > limits::kMaxNesting) throw ConfigError("JSON nesting too deep");
+            return true;
+        };
+        doc = json::parse(text, depthGuard);
+    } catch (const json::exception& e) {
+        throw ConfigError(std::string("not valid JSON: ") + e.what());
+    }
+    if (!doc.is_object()) throw ConfigError("a Hugging Face config must be a JSON object");
+    const Reader r(doc);
+    if (!r.has("model_type")) throw ConfigError("\"model_type\" is missing (not a Hugging Face config.json?)");
+    Config c;
+    c.modelType = r.string("model_type", "");
+    const FamilyInfo* fam = nullptr;
+    for (const FamilyInfo& i : kFamilies)
+        if (c.modelType == i.modelType) fam = &i;
+    if (!fam) {
+        std::string names;
+        for (const FamilyInfo& i : kFamilies) names += std::string(names.empty() ? "" : ", ") + i.modelType;
+        std::string extra = r.has("num_local_experts") || r.has("num_experts") ? " (mixture-of-experts models are "
+                                                                                 "not supported yet)" : "";
+        throw ConfigError("model_type \"" + c.modelType + "\" is not supported" + extra + " (supported: " + names + ")");
+    }
+    c.family = fam->family;
+    for (const auto& [key, value] : options)
+        if (key != "seq" && key != "batch" && key != "head" && key != "attention")
+            throw ConfigError("unknown option '" + key + "' (a Hugging Face config takes seq, batch, head, attention)");
+    chooseHead(c, r, *fam, options);
+    if (c.family == Family::Vit) readEncoder(c, r);
+    else if (isDecoder(c.family)) readDecoder(c, r);
+    else readEncoder(c, r);
+    if (c.head == Head::SequenceClassification || c.head == Head::ImageClassification) {
+        int64_t labels = 2;
+        if (r.has("id2label")) {
+            if (!doc.at("id2label").is_object()) throw ConfigError("\"id2label\" must be an object");
+            labels = static_cast<int64_t>(doc.at("id2label").size());
+        }
+        c.numLabels = r.integer("num_labels", 1, kMaxVocab, labels);
+        if (c.numLabels < 1) throw ConfigError("\"id2label\" is empty");
+    }
+    if (c.heads % c.kvHeads != 0 || c.headDim * c.rotaryFraction < 0) throw ConfigError("inconsistent head sizes");
+    // The largest weights: embedding, MLP, attention projections, ViT's position table and patch convolution
+    // (each factor is bounded above, so the products fit in 64 bits).
+    const int64_t patches = c.patch > 0 ? (c.image / c.patch) * (c.image / c.patch) + 1 : 0;
+    if (c.hidden * c.vocab > limits::kMaxTensorElements || c.hidden * c.intermediate > limits::kMaxTensorElements ||
+        c.hidden * c.heads * c.headDim > limits::kMaxTensorElements ||
+        c.hidden * patches > limits::kMaxTensorElements ||
+        c.hidden * c.channels * c.patch * c.patch > limits::kMaxTensorElements)
+        throw ConfigError("absurd sizes: a weight would have more than " + std::to_string(limits::kMaxTensorElements) +
+                          " elements");
+
+    // Options: sequence length (learned position tables bound it), batch, attention backend.
+    c.batch = optionInt(options, "batch", 1, 1, kMaxBatch);
+    if (c.family == Family::Vit) {
+        if (options.count("seq")) throw ConfigError("option 'seq' does not apply to vit (the image size fixes it)");
+    } else {
+        // RoBERTa's positions start after the padding index.
+        const int64_t maxSeq = c.family == Family::Roberta ? c.maxPositions - c.padTokenId - 1 : c.maxPositions;
+        if (maxSeq < 1) throw ConfigError("\"max_position_embeddings\" leaves no position for a token");
+        c.seq = optionInt(options, "seq", std::min<int64_t>(512, maxSeq), 1, maxSeq);
+    }
+    const bool masked = c.family == Family::Bert || c.family == Family::Roberta;
+    c.attentionBackend = masked ? "efficient" : "flash";  // flash takes no padding mask
+    if (auto it = options.find("attention"); it != options.end()) {
+        if (it->second != "flash" && it->second != "efficient" && it->second != "math")
+            throw ConfigError("option 'attention' must be flash, efficient or math, got '" + it->second + "'");
+        c.attentionBackend = it->second;
+    }
+    return c;
+}
+
+}  // namespace ts::hf
+
+namespace ts {
+
+Graph importHfConfigText(const std::string& text, const std::string& source,
+                         const std::map<std::string, std::string>& params) {
+    try {
+        Graph g = hf::buildModel(hf::readConfig(text, params));
+        g.source = source;
+        g.format = "huggingface";
+        return g;
+    } catch (const hf::ConfigError& e) {
+        throw ModelError(source, std::string("Hugging Face config: ") + e.what());
+    } catch (const ShapeError& e) {
+        throw ModelError(source, std::string("Hugging Face config: ") + e.what());
+    }
+}
+
+}  // namespace ts

@@ -1,0 +1,269 @@
+// Operators of current transformer models: RMSNormalization (ONNX opset 23 semantics, plus Gemma's
+// scale offset), RotaryEmbedding (ONNX opset 23, 4-D input) and ScaledDotProductAttention
+// (torch.nn.functional.scaled_dot_product_attention as one operator: grouped-query heads, a causal flag
+// and the backend that runs it).
+//
+// Attention backends differ in what they compute and keep, not in their result:
+// - "math" (PyTorch's reference, transformers' "eager"): materializes the [T, S] scores and
+//   probabilities, applies a causal mask as an additive mask (all T*S scores are computed) and
+//   keeps the probabilities for backward;
+// - "flash" and "efficient" (memory-efficient) kernels: tile the scores in on-chip memory, skip
+//   the tiles a causal mask hides, keep only the output and a float logsumexp per query, and
+//   recompute the scores in backward.
+#include <cmath>
+
+#include "ops/registry.h"
+
+namespace ts::ops {
+namespace {
+
+// ---- RMSNormalization ----
+
+void inferRmsNorm(InferCtx& c) {
+    c.expectInputs(2, 2);
+    const Operation& op = c.op();
+    const Value& x = c.in(0);
+    if (x.shape.empty()) throw ShapeError("RMSNormalization does not accept a scalar input");
+    const int64_t axis = normalizeAxis(op.attrInt("axis", -1), static_cast<int64_t>(x.shape.size()));
+    const Shape normalized(x.shape.begin() + axis, x.shape.end());
+    const Value& scale = c.in(1);
+    bool ok = scale.shape.size() <= normalized.size();
+    if (ok) {
+        try {
+            ok = broadcastShapes(scale.shape, normalized) == normalized;
+        } catch (const ShapeError&) {
+            ok = false;
+        }
+    }
+    if (!ok)
+        throw ShapeError("RMSNormalization scale " + shapeStr(scale.shape) + " does not match the normalized dimensions " +
+                         shapeStr(normalized) + " of input " + shapeStr(x.shape));
+    if (c.numOutputs() != 1) throw ShapeError("RMSNormalization has one output");
+    c.setOutput(0, x.dtype, x.shape);
+}
+
+OpCost costRmsNorm(const CostCtx& c) {
+    OpCost cost;
+    const auto x = c.inShape(0);
+    const int64_t axis = normalizeAxis(c.op().attrInt("axis", -1), static_cast<int64_t>(x.size()));
+    double rows = 1;
+    for (int64_t i = 0; i < axis; ++i) rows *= static_cast<double>(x[static_cast<size_t>(i)]);
+    const double elems = c.inNumel(0);
+    // Square-accumulate (2), times the inverse RMS (1), times the scale (1) per element; eps and
+    // rsqrt per row; Gemma's (1 + scale) once per scale element.
+    cost.forwardFlops = 4 * elems + 2 * rows + (c.op().attrFloat("scale_offset", 0.0) != 0 ? c.inNumel(1) : 0.0);
+    cost.bytesRead = c.allInputBytes();
+    cost.bytesWritten = c.allOutputBytes();
+    // dx = r * (g*w - x_hat * mean(g*w*x_hat)): 6 per element; d(scale) = sum of g * x_hat: 2.
+    if (c.inNeedsGrad(0)) cost.backwardFlops += 6 * elems;
+    if (c.inNeedsGrad(1)) cost.backwardFlops += 2 * elems;
+    if (c.anyInputNeedsGrad()) {
+        // transformers' RMSNorm modules are Python (pow, mean, rsqrt, mul, mul): autograd keeps the
+        // input, the normalized tensor (the scale's gradient needs it) and a float inverse RMS per row.
+        saveInput(c, cost, 0);
+        cost.saved.push_back({-1, c.inBytes(0)});
+        cost.saved.push_back({-1, rows * 4});
+    }
+    return cost;
+}
+
+// ---- RotaryEmbedding ----
+
+// Rotated width: rotary_embedding_dim, or the whole head.
+int64_t rotaryWidth(const Operation& op, int64_t headDim) {
+    const int64_t r = op.attrInt("rotary_embedding_dim", 0);
+    return r == 0 ? headDim : r;
+}
+
+void inferRotary(InferCtx& c) {
+    c.expectInputs(3, 4);
+    const Operation& op = c.op();
+    const Value& x = c.in(0);
+    if (x.shape.size() != 4)
+        throw ShapeError("RotaryEmbedding expects an input [batch, heads, seq, head_size], got " + shapeStr(x.shape));
+    if (!x.shape[3].isConstant()) throw ShapeError("RotaryEmbedding head size must not depend on the batch");
+    const int64_t headDim = x.shape[3].constant();
+    const int64_t width = rotaryWidth(op, headDim);
+    if (width <= 0 || width > headDim || width % 2 != 0)
+        throw ShapeError("RotaryEmbedding rotary_embedding_dim " + std::to_string(width) +
+                         " must be even and at most the head size " + std::to_string(headDim));
+    const Dim half(width / 2);
+    const Shape& cosShape = c.in(1).shape;
+    if (c.in(2).shape != cosShape)
+        throw ShapeError("RotaryEmbedding cos " + shapeStr(cosShape) + " and sin " + shapeStr(c.in(2).shape) +
+                         " differ");
+    if (c.hasInput(3)) {  // caches [max_position, width/2] indexed by position_ids [batch, seq]
+        const Shape& ids = c.in(3).shape;
+        if (ids.size() != 2 || ids[1] != x.shape[2] || cosShape.size() != 2 || cosShape[1] != half)
+            throw ShapeError("RotaryEmbedding with position_ids " + shapeStr(ids) + " needs caches [positions, " +
+                             half.str() + "], got " + shapeStr(cosShape));
+    } else {
+        // cos, sin [batch or 1, seq, width/2].
+        if (cosShape.size() != 3 || cosShape[1] != x.shape[2] || cosShape[2] != half ||
+            (cosShape[0] != Dim(1) && cosShape[0] != x.shape[0]))
+            throw ShapeError("RotaryEmbedding cos " + shapeStr(cosShape) + " must have shape [" + x.shape[0].str() +
+                             " or 1, " + x.shape[2].str() + ", " + half.str() + "] for input " + shapeStr(x.shape));
+    }
+    c.setOutput(0, x.dtype, x.shape);
+}
+
+OpCost costRotary(const CostCtx& c) {
+    OpCost cost;
+    const auto x = c.inShape(0);
+    const double rotated = c.inNumel(0) * static_cast<double>(rotaryWidth(c.op(), x[3])) / static_cast<double>(x[3]);
+    // Each rotated element: x1*cos - x2*sin (2 multiplies, 1 add); the gradient is the inverse rotation.
+    cost.forwardFlops = 3 * rotated;
+    cost.bytesRead = c.allInputBytes();
+    cost.bytesWritten = c.allOutputBytes();
+    if (c.inNeedsGrad(0)) {
+        cost.backwardFlops = 3 * rotated;
+        // The gradient needs cos and sin only (constants, or one tensor shared by every layer).
+        saveInput(c, cost, 1);
+        saveInput(c, cost, 2);
+    }
+    return cost;
+}
+
+// ---- ScaledDotProductAttention ----
+
+enum class Backend { Math, Flash, Efficient };
+
+Backend backendOf(const Operation& op) {
+    const std::string b = op.attrString("backend", "math");
+    if (b == "math") return Backend::Math;
+    if (b == "flash") return Backend::Flash;
+    if (b == "efficient") return Backend::Efficient;
+    throw ShapeError("ScaledDotProductAttention backend must be \"math\", \"flash\" or \"efficient\", got \"" + b + "\"");
+}
+
+void inferSdpa(InferCtx& c) {
+    c.expectInputs(3, 4);
+    const Operation& op = c.op();
+    backendOf(op);
+    const double dropout = op.attrFloat("dropout", 0.0);
+    if (!(dropout >= 0 && dropout < 1)) throw ShapeError("ScaledDotProductAttention dropout must be in [0, 1)");
+    const Value& q = c.in(0);
+    const Value& k = c.in(1);
+    const Value& v = c.in(2);
+    for (const Value* t : {&q, &k, &v})
+        if (t->shape.size() != 4)
+            throw ShapeError("ScaledDotProductAttention expects query, key and value [batch, heads, seq, dim], got " +
+                             shapeStr(q.shape) + ", " + shapeStr(k.shape) + ", " + shapeStr(v.shape));
+    if (k.shape[3] != q.shape[3])
+        throw ShapeError("ScaledDotProductAttention key dim " + k.shape[3].str() + " differs from query dim " +
+                         q.shape[3].str());
+    if (k.shape[1] != v.shape[1] || k.shape[2] != v.shape[2])
+        throw ShapeError("ScaledDotProductAttention key " + shapeStr(k.shape) + " and value " + shapeStr(v.shape) +
+                         " differ in heads or length");
+    if (!q.shape[1].isConstant() || !k.shape[1].isConstant() || k.shape[1].constant() <= 0 ||
+        q.shape[1].constant() % k.shape[1].constant() != 0)
+        throw ShapeError("ScaledDotProductAttention query heads " + q.shape[1].str() +
+                         " are not a multiple of key/value heads " + k.shape[1].str() + " (grouped-query attention)");
+    Shape batch;
+    try {
+        batch = broadcastShapes({q.shape[0]}, {k.shape[0]});
+        broadcastShapes({k.shape[0]}, {v.shape[0]});
+    } catch (const ShapeError&) {
+        throw ShapeError("ScaledDotProductAttention batch sizes of " + shapeStr(q.shape) + " and " + shapeStr(k.shape) +
+                         " differ");
+    }
+    const Shape scores{batch[0], q.shape[1], q.shape[2], k.shape[2]};
+    if (c.hasInput(3)) {
+        const Shape& m = c.in(3).shape;
+        bool ok = m.size() <= 4;
+        if (ok) {
+            try {
+                ok = broadcastShapes(m, scores) == scores;
+            } catch (const ShapeError&) {
+                ok = false;
+            }
+        }
+        if (!ok)
+            throw ShapeError("ScaledDotProductAttention mask " + shapeStr(m) + " does not broadcast to the scores " +
+                             shapeStr(scores));
+    }
+    c.setOutput(0, q.dtype, {batch[0], q.shape[1], q.shape[2], v.shape[3]});
+}
+
+// Query-key pairs a causal mask keeps (top-left aligned, as PyTorch's is_causal): query i sees
+// keys 0..i.
+double causalPairs(double t, double s) {
+    if (t <= s) return t * (t + 1) / 2;
+    return s * (s + 1) / 2 + (t - s) * s;
+}
+
+// Per score: the scale (1) and softmax (max, subtract, exp, sum, divide: 5), plus the additive
+// mask (1) and dropout (random draw and masked scale: 2) when present.
+constexpr double kScoreFlops = 6;
+
+OpCost costSdpa(const CostCtx& c) {
+    OpCost cost;
+    const Operation& op = c.op();
+    const Backend backend = backendOf(op);
+    const bool causal = op.attrInt("causal", 0) != 0;
+    const double dropout = op.attrFloat("dropout", 0.0);
+    const auto q = c.inShape(0), k = c.inShape(1), v = c.inShape(2);
+    const auto out = c.outShape(0);
+    const double batch = static_cast<double>(out[0]), heads = static_cast<double>(q[1]);
+    const double t = static_cast<double>(q[2]), s = static_cast<double>(k[2]);
+    const double d = static_cast<double>(q[3]), dv = static_cast<double>(v[3]);
+    const double fullPairs = batch * heads * t * s;
+    // The math backend computes every score and masks; the tiled kernels skip the masked tiles.
+    const double pairs = causal && backend != Backend::Math ? batch * heads * causalPairs(t, s) : fullPairs;
+    const bool masked = c.hasInput(3) || (causal && backend == Backend::Math);
+    const double perScore = kScoreFlops + (masked ? 1 : 0) + (dropout > 0 ? 2 : 0);
+    cost.forwardFlops = 2 * pairs * d + 2 * pairs * dv + perScore * pairs;
+    cost.bytesRead = c.allInputBytes();
+    cost.bytesWritten = c.allOutputBytes();
+    const double scoreBytes = fullPairs * dtypeSize(c.g.values[static_cast<size_t>(c.inputValue(0))].dtype);
+    const double statsBytes = batch * heads * t * 4;  // float logsumexp per query
+    if (backend == Backend::Math) {
+        // Scores and probabilities (and the dropped probabilities) go through memory.
+        const double copies = dropout > 0 ? 3 : 2;
+        cost.bytesWritten += copies * scoreBytes;
+        cost.bytesRead += copies * scoreBytes;
+    } else {
+        cost.bytesWritten += statsBytes;
+    }
+    const bool dq = c.inNeedsGrad(0), dk = c.inNeedsGrad(1), dvGrad = c.inNeedsGrad(2);
+    if (!(dq || dk || dvGrad)) return cost;
+    // dP = dO V^T, the softmax (and dropout) backward, then dQ = dS K, dK = dS^T Q, dV = P^T dO.
+    cost.backwardFlops = 2 * pairs * dv + (4 + (dropout > 0 ? 1 : 0)) * pairs;
+    if (dq) cost.backwardFlops += 2 * pairs * d;
+    if (dk) cost.backwardFlops += 2 * pairs * d;
+    if (dvGrad) cost.backwardFlops += 2 * pairs * dv;
+    const double elem = dtypeSize(c.g.values[static_cast<size_t>(c.inputValue(0))].dtype);
+    if (backend == Backend::Math) {
+        saveInput(c, cost, 0);
+        const double kvHeads = static_cast<double>(k[1]);
+        if (kvHeads == heads) {
+            saveInput(c, cost, 1);
+            saveInput(c, cost, 2);
+        } else {  // grouped-query: key and value are repeated to every query head before the products
+            cost.saved.push_back({-1, batch * heads * s * d * elem});
+            cost.saved.push_back({-1, batch * heads * s * dv * elem});
+        }
+        cost.saved.push_back({-1, scoreBytes});  // the probabilities
+        if (dropout > 0) {
+            cost.saved.push_back({-1, fullPairs});       // bool mask
+            cost.saved.push_back({-1, scoreBytes});      // dropped probabilities
+        }
+    } else {
+        // Recompute the scores and probabilities from the saved logsumexp: QK^T, scale, exp.
+        cost.backwardFlops += 2 * pairs * d + 2 * pairs;
+        for (size_t i = 0; i < 3; ++i) saveInput(c, cost, i);
+        saveOutput(c, cost, 0);
+        cost.saved.push_back({-1, statsBytes});
+    }
+    return cost;
+}
+
+}  // namespace
+
+void registerTransformerOps(std::vector<OpDef>& t) {
+    t.push_back({"RMSNormalization", inferRmsNorm, costRmsNorm});
+    t.push_back({"RotaryEmbedding", inferRotary, costRotary});
+    t.push_back({"ScaledDotProductAttention", inferSdpa, costSdpa});
+}
+
+}  // namespace ts::ops

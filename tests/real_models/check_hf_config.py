@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Checks `trainscope-cli inspect config.json --json` (a Hugging Face config as a model source) against
+transformers' own models, one family at a time.
+
+    check_hf_config.py --cli CLI --family llama --out DIR [--real tests/data/hf-configs/X.json ...]
+
+For small configs of the family (several variants: grouped-query heads, tied or untied embeddings, biases,
+head_dim, partial rotary, each head class), built with transformers' config classes and written as JSON:
+- totals.parameters equals sum(p.numel() for p in model.parameters()) of the transformers class named in
+  `architectures` (buffers excluded, tied weights once), or, where transformers holds parameters that a
+  training step never reaches (no gradient), the count of those it reaches;
+- the forward FLOPs of TrainScope's matrix products (MatMul, Gemm, and the two products of each
+  ScaledDotProductAttention, 4*N*H*T*S*d at ?attention=math) equal torch.utils.flop_counter's count of one
+  forward of the eager model at batch 2, sequence 16, plus the bias adds TrainScope counts inside Gemm
+  (rank-2 linear layers with a bias);
+- every nn.Linear / nn.Conv2d / Conv1D module path of the model is a layer path.
+For the published configs given with --real (written by hand from the models' config.json), the parameter
+count equals that of the model built on the meta device (no memory, no weights).
+Exits 77 (ctest: skipped) without torch and transformers.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+SKIP = 77
+BATCH, SEQ = 2, 16
+
+try:
+    import torch
+    import transformers
+    from torch.utils.flop_counter import FlopCounterMode
+except Exception as e:  # noqa: BLE001: any import problem means "cannot check here"
+    print(f"SKIP: torch and transformers are needed ({e})")
+    sys.exit(SKIP)
+
+warnings.filterwarnings("ignore")
+transformers.logging.set_verbosity_error()
+T = transformers
+SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=176, vocab_size=1000)
+
+
+def small_configs(family):
+    """(variant name, config, architecture class name) for the family."""
+    if family in ("llama", "mistral", "qwen2", "gemma", "phi3"):
+        cls = {"llama": T.LlamaConfig, "mistral": T.MistralConfig, "qwen2": T.Qwen2Config, "gemma": T.GemmaConfig,
+               "phi3": T.Phi3Config}[family]
+        prefix = {"llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2", "gemma": "Gemma", "phi3": "Phi3"}[family]
+        base = dict(SMALL, num_key_value_heads=2, pad_token_id=0)
+        out = [("gqa", cls(**base), prefix + "ForCausalLM"),
+               ("tied", cls(**dict(base, tie_word_embeddings=True)), prefix + "ForCausalLM"),
+               ("seqcls", cls(**dict(base, num_labels=3)), prefix + "ForSequenceClassification"),
+               ("base", cls(**dict(base, num_key_value_heads=1)), prefix + "Model")]
+        if family == "llama":
+            out.append(("bias-headdim", cls(**dict(base, attention_bias=True, mlp_bias=True, head_dim=24)),
+                        "LlamaForCausalLM"))
+        if family in ("mistral", "gemma"):
+            out.append(("headdim", cls(**dict(base, head_dim=32)), prefix + "ForCausalLM"))
+        if family == "phi3":
+            out.append(("partial-rotary", cls(**dict(base, partial_rotary_factor=0.5)), "Phi3ForCausalLM"))
+        return out
+    if family == "gpt2":
+        base = dict(n_embd=64, n_layer=2, n_head=4, vocab_size=1000, n_positions=64)
+        return [("lm", T.GPT2Config(**base), "GPT2LMHeadModel"),
+                ("inner-untied", T.GPT2Config(**dict(base, n_inner=100, tie_word_embeddings=False)),
+                 "GPT2LMHeadModel"),
+                ("seqcls", T.GPT2Config(**dict(base, num_labels=3, pad_token_id=0)), "GPT2ForSequenceClassification"),
+                ("base", T.GPT2Config(**base), "GPT2Model")]
+    if family == "gpt_neox":
+        return [("parallel", T.GPTNeoXConfig(**SMALL), "GPTNeoXForCausalLM"),
+                ("sequential", T.GPTNeoXConfig(**dict(SMALL, use_parallel_residual=False, attention_bias=False,
+                                                      rotary_pct=0.5, tie_word_embeddings=True)),
+                 "GPTNeoXForCausalLM"),
+                ("seqcls", T.GPTNeoXConfig(**dict(SMALL, num_labels=3, pad_token_id=0)),
+                 "GPTNeoXForSequenceClassification"),
+                ("base", T.GPTNeoXConfig(**SMALL), "GPTNeoXModel")]
+    if family in ("bert", "roberta"):
+        cls, prefix = (T.BertConfig, "Bert") if family == "bert" else (T.RobertaConfig, "Roberta")
+        base = dict(SMALL, max_position_embeddings=66 if family == "roberta" else 64)
+        return [("mlm", cls(**base), prefix + "ForMaskedLM"),
+                ("mlm-untied", cls(**dict(base, tie_word_embeddings=False, type_vocab_size=1)), prefix + "ForMaskedLM"),
+                ("seqcls", cls(**dict(base, num_labels=3)), prefix + "ForSequenceClassification"),
+                ("base", cls(**base), prefix + "Model")]
+    if family == "vit":
+        base = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=176, image_size=32,
+                    patch_size=8)
+        return [("classifier", T.ViTConfig(**dict(base, num_labels=5)), "ViTForImageClassification"),
+                ("base", T.ViTConfig(**base), "ViTModel"),
+                ("nobias-pooler", T.ViTConfig(**dict(base, qkv_bias=False, pooler_output_size=48)), "ViTModel")]
+    raise SystemExit(f"unknown family {family}")
+
+
+def example_inputs(config, family):
+    if family == "vit":
+        return {"pixel_values": torch.randn(BATCH, config.num_channels, config.image_size, config.image_size)}
+    ids = torch.randint(3, config.vocab_size, (BATCH, SEQ))
+    if family in ("bert", "roberta"):
+        return {"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}
+    return {"input_ids": ids}
+
+
+def linear_layers(model):
+    """Module paths of the linear/conv layers, and the bias adds TrainScope counts inside Conv and Gemm (rank-2
+    linear inputs)."""
+    conv1d = transformers.pytorch_utils.Conv1D
+    paths, gemm_bias, handles = [], [0], []
+
+    def hook(mod, inp, out):
+        if getattr(mod, "bias", None) is not None and (inp[0].dim() == 2 or isinstance(mod, torch.nn.Conv2d)):
+            gemm_bias[0] += out.numel()
+
+    for name, mod in model.named_modules():
+        if isinstance(mod, (torch.nn.Linear, torch.nn.Conv2d, conv1d)):
+            paths.append(name)
+            handles.append(mod.register_forward_hook(hook))
+    return paths, gemm_bias, handles
+
+
+def used_parameters(model, config, family):
+    """Elements of the parameters a training step reaches (gradient defined after backward)."""
+    model.train()
+    model.zero_grad(set_to_none=True)
+    out = model(**example_inputs(config, family))
+    loss = sum(t.float().sum() for t in out.to_tuple() if torch.is_tensor(t) and t.is_floating_point())
+    loss.backward()
+    model.eval()
+    return sum(p.numel() for p in model.parameters() if p.grad is not None)
+
+
+def inspect(cli, spec):
+    cmd = [cli, "inspect", spec, "--batch", str(BATCH), "--json"]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    if run.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit status {run.returncode}: {run.stderr.strip()}")
+    return json.loads(run.stdout)
+
+
+def trainscope_matmul_flops(report):
+    total = 0
+    for layer in report["layers"]:
+        if layer["op"] in ("MatMul", "Gemm", "Conv"):
+            total += layer["forward_flops"]
+        elif layer["op"] == "ScaledDotProductAttention":  # q k^T and p v, every score (math backend)
+            n, h, t, d = layer["output_shape"]
+            total += 4 * n * h * t * t * d
+    return total
+
+
+def write_config(config, arch, path):
+    d = config.to_dict()
+    d["architectures"] = [arch]
+    with open(path, "w") as f:
+        json.dump(d, f, indent=1)
+
+
+def check_small(cli, family, out_dir, rows):
+    failures = []
+    for variant, config, arch in small_configs(family):
+        path = os.path.join(out_dir, f"{family}-{variant}.json")
+        write_config(config, arch, path)
+        config._attn_implementation = "eager"
+        model = getattr(transformers, arch)(config).eval()
+        params = sum(p.numel() for p in model.parameters())
+        paths, gemm_bias, handles = linear_layers(model)
+        counter = FlopCounterMode(display=False)
+        with torch.no_grad(), counter:
+            model(**example_inputs(config, family))
+        for h in handles:
+            h.remove()
+        used = used_parameters(model, config, family)
+        spec = path + ("" if family == "vit" else f"?seq={SEQ}") + ("&" if family != "vit" else "?") + "attention=math"
+        try:
+            report = inspect(cli, spec)
+        except RuntimeError as e:
+            failures.append(str(e))
+            continue
+        got = report["totals"]["parameters"]
+        rows.append((f"{family} {variant} ({arch})", got, params if used == params else used))
+        # TrainScope counts the parameters the forward uses; transformers 5 also keeps a few it never uses
+        # (the masked-LM head's "bias" beside an untied decoder's own), noted below.
+        if got != (params if used == params else used):
+            failures.append(f"{family} {variant}: parameters {got} != transformers' {params} (used {used})")
+        if used != params:
+            print(f"note: {family} {variant}: {params - used} of transformers' parameters get no gradient in a "
+                  f"training step (unused by the forward); TrainScope {got}, used {used}")
+        flops = trainscope_matmul_flops(report)
+        expected = counter.get_total_flops() + gemm_bias[0]
+        if flops != expected:
+            failures.append(f"{family} {variant}: matrix-product forward FLOPs {flops} != flop counter "
+                            f"{counter.get_total_flops()} + Gemm bias adds {gemm_bias[0]} (ratio {flops / expected:.6f})")
+        layer_paths = {l["path"] for l in report["layers"]}
+        missing = [p for p in paths if p not in layer_paths]
+        if missing:
+            failures.append(f"{family} {variant}: {len(missing)} linear/conv module paths have no layer, e.g. "
+                            f"{missing[:3]}")
+    return failures
+
+
+def check_real(cli, path, rows):
+    with open(path) as f:
+        d = json.load(f)
+    arch = d["architectures"][0]
+    config = transformers.CONFIG_MAPPING[d["model_type"]].from_dict(d)
+    with torch.device("meta"):
+        model = getattr(transformers, arch)(config)
+    params = sum(p.numel() for p in model.parameters())
+    report = inspect(cli, path)
+    got = report["totals"]["parameters"]
+    rows.append((f"{os.path.basename(path)} ({arch})", got, params))
+    return [] if got == params else [f"{path}: parameters {got} != transformers' {params}"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--family", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--real", nargs="*", default=[])
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.manual_seed(0)
+    rows = []
+    failures = check_small(args.cli, args.family, args.out, rows)
+    for path in args.real:
+        failures += check_real(args.cli, path, rows)
+    print(f"transformers {transformers.__version__}, torch {torch.__version__}")
+    for name, got, want in rows:
+        print(f"{name}: TrainScope {got}, transformers {want}{'' if got == want else '  MISMATCH'}")
+    print("(for the rows noted above, transformers' figure is the parameters a training step reaches)")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,198 @@
+// A Hugging Face config.json as a model source: parameter counts of published configs (as transformers
+// counts them), module paths, options, the costs of the attention, RMSNorm and rotary operators
+// against formulas written here, and one-line errors for bad configs. tests/real_models/check_hf_config.py
+// compares small configs of every family with transformers itself at test time.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "trainscope/core/costs.h"
+#include "trainscope/core/errors.h"
+#include "trainscope/core/model_loader.h"
+
+namespace {
+
+const std::string kConfigs = std::string(TRAINSCOPE_TEST_DATA_DIR) + "/hf-configs/";
+
+// A small Llama: V=1000, H=64, 2 layers, 4 heads of 16, 2 key/value heads, MLP 176.
+const std::string kSmallLlama = R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+  "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "num_key_value_heads": 2, "intermediate_size": 176, "rms_norm_eps": 1e-6})";
+
+ts::Graph load(const std::string& text, std::map<std::string, std::string> params = {}) {
+    return ts::importHfConfigText(text, "config.json", params);
+}
+
+std::string errorOf(const std::string& text, std::map<std::string, std::string> params = {}) {
+    try {
+        load(text, params);
+    } catch (const ts::ModelError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+bool hasModule(const ts::Graph& g, const std::string& path) {
+    for (const auto& op : g.ops)
+        if (op.modulePath == path) return true;
+    return false;
+}
+
+const ts::LayerCost& layerOf(const ts::Graph& g, const ts::ModelCosts& c, const std::string& type, int nth = 0) {
+    for (const ts::LayerCost& l : c.layers)
+        if (g.ops[size_t(l.op)].type == type && nth-- == 0) return l;
+    throw std::runtime_error("no " + type);
+}
+
+}  // namespace
+
+// Counts from transformers 5.24 in the project's venv: the class of `architectures` built from each
+// config on the meta device, sum(p.numel() for p in model.parameters()). The files are the models'
+// published config.json (vit-base-patch16-224 with "num_labels": 1000 in place of its 1000-entry id2label).
+TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
+    const std::pair<const char*, int64_t> expected[] = {
+        {"llama-3.1-8b.json", 8'030'261'248},   {"mistral-7b-v0.1.json", 7'241'732'096},
+        {"qwen2.5-7b.json", 7'615'616'512},     {"gemma-2b.json", 2'506'172'416},
+        {"phi-3-mini-4k.json", 3'821'079'552},  {"gpt2.json", 124'439'808},
+        {"pythia-1b.json", 1'011'781'632},      {"bert-base-uncased.json", 109'514'298},
+        {"roberta-base.json", 124'697'433},     {"vit-base-patch16-224.json", 86'567'656},
+    };
+    for (const auto& [file, params] : expected) {
+        ts::Graph g = ts::loadModel(kConfigs + file);
+        EXPECT_EQ(g.parameterCount(), params) << file;
+        EXPECT_EQ(g.format, "huggingface") << file;
+    }
+}
+
+// The count written out: embeddings, per layer q, k, v, o, the gated MLP and two RMSNorms, the final
+// norm and the untied lm_head.
+TEST(HfConfig, SmallLlamaCountFollowsTheFormula) {
+    const int64_t V = 1000, H = 64, L = 2, d = 16, heads = 4, kv = 2, I = 176;
+    const int64_t layer = H * heads * d + 2 * H * kv * d + heads * d * H + 3 * H * I + 2 * H;
+    EXPECT_EQ(load(kSmallLlama).parameterCount(), V * H + L * layer + H + V * H);
+    // Tied: the lm_head uses the embedding matrix.
+    std::string tied = kSmallLlama;
+    tied.insert(tied.size() - 1, R"(, "tie_word_embeddings": true)");
+    EXPECT_EQ(load(tied).parameterCount(), V * H + L * layer + H);
+}
+
+TEST(HfConfig, ModulePathsFollowTransformers) {
+    ts::Graph g = ts::loadModel(kConfigs + "llama-3.1-8b.json?seq=128");
+    EXPECT_EQ(g.name, "LlamaForCausalLM");
+    EXPECT_EQ(g.defaults.seq, 128);
+    for (const char* path : {"model.embed_tokens", "model.layers.0.input_layernorm", "model.layers.0.self_attn.q_proj",
+                             "model.layers.0.self_attn.k_proj", "model.layers.31.mlp.down_proj", "model.layers.31.mlp.act_fn",
+                             "model.norm", "lm_head"})
+        EXPECT_TRUE(hasModule(g, path)) << path;
+    // Grouped-query attention: 8 key/value heads of 128.
+    const int k = g.findValue("model.layers.0.self_attn.k_proj.weight");
+    ASSERT_GE(k, 0);
+    EXPECT_EQ(ts::numel(g.values[size_t(k)].shape).constant(), 4096 * 1024);
+
+    ts::Graph phi = ts::loadModel(kConfigs + "phi-3-mini-4k.json");
+    EXPECT_TRUE(hasModule(phi, "model.layers.0.self_attn.qkv_proj"));
+    EXPECT_TRUE(hasModule(phi, "model.layers.0.mlp.gate_up_proj"));
+    ts::Graph neox = ts::loadModel(kConfigs + "pythia-1b.json");
+    EXPECT_TRUE(hasModule(neox, "gpt_neox.layers.15.attention.query_key_value"));
+    ts::Graph vit = ts::loadModel(kConfigs + "vit-base-patch16-224.json");
+    EXPECT_GE(vit.findValue("vit.embeddings.cls_token"), 0);
+    EXPECT_TRUE(hasModule(vit, "vit.embeddings.patch_embeddings.projection"));
+    EXPECT_TRUE(hasModule(vit, "classifier"));
+    ts::Graph bert = ts::loadModel(kConfigs + "bert-base-uncased.json");
+    EXPECT_TRUE(hasModule(bert, "bert.encoder.layer.11.attention.self.query"));
+    EXPECT_TRUE(hasModule(bert, "cls.predictions.decoder"));
+}
+
+TEST(HfConfig, HeadOptionOverridesArchitectures) {
+    const int64_t V = 1000, H = 64;
+    const int64_t causal = load(kSmallLlama).parameterCount();
+    EXPECT_EQ(load(kSmallLlama, {{"head", "base"}}).parameterCount(), causal - V * H);
+    EXPECT_EQ(load(kSmallLlama, {{"head", "sequence-classification"}}).parameterCount(), causal - V * H + 2 * H);
+    EXPECT_NE(errorOf(kSmallLlama, {{"head", "masked-lm"}}).find("does not apply"), std::string::npos);
+    EXPECT_NE(errorOf(kSmallLlama, {{"seq", "4096"}}).find("option 'seq' must be between 1 and 2048"),
+              std::string::npos);
+    EXPECT_NE(errorOf(kSmallLlama, {{"image", "224"}}).find("unknown option 'image'"), std::string::npos);
+    EXPECT_NE(errorOf(kSmallLlama, {{"attention", "sparse"}}).find("flash, efficient or math"), std::string::npos);
+}
+
+// FlashAttention-style kernels compute the causal triangle and keep the output and a logsumexp; the math
+// backend computes every score, masks, and keeps the probabilities.
+TEST(HfConfig, AttentionCostsByBackend) {
+    const double N = 2, S = 16, heads = 4, kv = 2, d = 16;
+    const double causalPairs = N * heads * S * (S + 1) / 2, allPairs = N * heads * S * S;
+    const ts::Graph flash = load(kSmallLlama, {{"attention", "flash"}});
+    const ts::ModelCosts fc = ts::computeCosts(flash, int64_t(N), int64_t(S));
+    const ts::LayerCost& f = layerOf(flash, fc, "ScaledDotProductAttention");
+    // q k^T and p v (2 * pairs * d each), scale and softmax (6 per score).
+    EXPECT_DOUBLE_EQ(f.cost.forwardFlops, 4 * causalPairs * d + 6 * causalPairs);
+    // dP, dQ, dK, dV (2 * pairs * d each), softmax backward (4), recomputed scores (2 * pairs * d + 2).
+    EXPECT_DOUBLE_EQ(f.cost.backwardFlops, 10 * causalPairs * d + 6 * causalPairs);
+    const double q = N * heads * S * d * 4, kvBytes = N * kv * S * d * 4, lse = N * heads * S * 4;
+    EXPECT_DOUBLE_EQ(f.activationBytes, q + 2 * kvBytes + q + lse);  // q, k, v, output, logsumexp
+
+    const ts::Graph math = load(kSmallLlama, {{"attention", "math"}});
+    const ts::ModelCosts mc = ts::computeCosts(math, int64_t(N), int64_t(S));
+    const ts::LayerCost& m = layerOf(math, mc, "ScaledDotProductAttention");
+    EXPECT_DOUBLE_EQ(m.cost.forwardFlops, 4 * allPairs * d + 7 * allPairs);  // + the causal mask add
+    EXPECT_DOUBLE_EQ(m.cost.backwardFlops, 8 * allPairs * d + 4 * allPairs);
+    // q, k and v repeated to every query head, and the [S, S] probabilities.
+    EXPECT_DOUBLE_EQ(m.activationBytes, 3 * q + allPairs * 4);
+    EXPECT_GT(mc.totals.activationBytes, fc.totals.activationBytes);
+}
+
+TEST(HfConfig, RmsNormAndRotaryCosts) {
+    const int64_t N = 2, S = 16, H = 64;
+    const ts::Graph g = load(kSmallLlama);
+    const ts::ModelCosts c = ts::computeCosts(g, N, S);
+    const ts::LayerCost& norm = layerOf(g, c, "RMSNormalization");
+    const double elems = double(N * S * H), rows = double(N * S);
+    EXPECT_DOUBLE_EQ(norm.cost.forwardFlops, 4 * elems + 2 * rows);
+    // The first norm's input is the embedding output (needs a gradient) and its weight: 6 + 2 per element.
+    EXPECT_DOUBLE_EQ(norm.cost.backwardFlops, 8 * elems);
+    EXPECT_DOUBLE_EQ(norm.activationBytes, 2 * elems * 4 + rows * 4);  // input, normalized, inverse RMS
+    const ts::LayerCost& rotary = layerOf(g, c, "RotaryEmbedding");  // q: 4 heads of 16, all rotated
+    EXPECT_DOUBLE_EQ(rotary.cost.forwardFlops, 3.0 * N * 4 * S * 16);
+    EXPECT_DOUBLE_EQ(rotary.activationBytes, 0);  // cos and sin are constants of the forward
+
+    // gpt_neox rotates a quarter of each head (rotary_pct 0.25): pythia-1b, 8 heads of 256.
+    const ts::Graph neox = ts::loadModel(kConfigs + "pythia-1b.json");
+    const ts::ModelCosts nc = ts::computeCosts(neox, 1, 128);
+    EXPECT_DOUBLE_EQ(layerOf(neox, nc, "RotaryEmbedding").cost.forwardFlops, 3.0 * 8 * 128 * 64);
+}
+
+TEST(HfConfig, BadConfigsGiveOneLineNamingTheProblem) {
+    const std::pair<std::string, std::string> cases[] = {
+        {"[1, 2]", "must be a JSON object"},
+        {R"({"model_type": "llama"})", "\"vocab_size\" is missing"},
+        {R"({"model_type": 7})", "\"model_type\" must be a string"},
+        {R"({"model_type": "t5", "d_model": 512})", "model_type \"t5\" is not supported"},
+        {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 1e12, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "intermediate_size": 176})", "\"hidden_size\" must be a whole number"},
+        {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 1000000000000, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "intermediate_size": 176})", "\"hidden_size\" must be between 1 and"},
+        {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2,
+            "num_attention_heads": 5, "intermediate_size": 176})", "not a multiple of \"num_attention_heads\""},
+        {R"({"model_type": "gpt2", "vocab_size": 1000, "n_embd": 64, "n_layer": 2, "n_head": 4,
+            "activation_function": "swiglu_v9"})", "activation \"swiglu_v9\" is not supported"},
+        {R"({"model_type": "vit", "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
+            "intermediate_size": 176, "image_size": 30, "patch_size": 8})", "not a multiple of \"patch_size\""},
+        {R"({"model_type": "llama", "architectures": "LlamaForCausalLM"})", "\"architectures\" must be a list"},
+        {R"({"model_type": "bert", "architectures": ["BertForQuestionAnswering"]})",
+         "architecture \"BertForQuestionAnswering\" is not supported"},
+        {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "intermediate_size": 176, "tie_word_embeddings": "yes"})",
+         "\"tie_word_embeddings\" must be true or false"},
+        {R"({"model_type": "mixtral", "num_local_experts": 8})", "mixture-of-experts"},
+        {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 131072, "num_hidden_layers": 2,
+            "num_attention_heads": 4096, "head_dim": 131072, "intermediate_size": 176})", "absurd sizes"},
+        {R"({"model_type": "vit", "hidden_size": 131072, "num_hidden_layers": 1, "num_attention_heads": 4,
+            "intermediate_size": 176, "image_size": 16384, "patch_size": 1})", "absurd sizes"},
+    };
+    for (const auto& [text, fragment] : cases) {
+        const std::string e = errorOf(text);
+        EXPECT_EQ(e.rfind("config.json: ", 0), 0u) << text << " -> " << e;
+        EXPECT_NE(e.find(fragment), std::string::npos) << text << " -> " << e;
+        EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+    }
+}
