@@ -1,0 +1,603 @@
+// The streaming pass over a Kineto trace: an inflating stream buffer (zlib, gzip or plain) under
+// nlohmann-json's SAX parser, and a SAX handler that keeps one compact record per event of the
+// categories TrainScope uses. The document is never built: memory is the kept records.
+#include <zlib.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "kineto_raw.h"
+#include "trainscope/core/errors.h"
+
+namespace ts {
+namespace kineto {
+namespace {
+
+constexpr size_t kChunk = 1 << 18;
+
+// Plain or zlib/gzip-compressed bytes of a file, inflated as the parser asks for them. Errors
+// (a damaged or truncated stream, an enormous one) throw ModelError through the parser.
+class InflatingBuffer : public std::streambuf {
+public:
+    InflatingBuffer(std::istream& file, std::string source) : file_(file), source_(std::move(source)) {
+        in_.resize(kChunk);
+        out_.resize(kChunk);
+        fill();
+        const auto* b = reinterpret_cast<const unsigned char*>(in_.data());
+        // gzip (1f 8b) or a zlib stream (78 xx, header checksum): JSON text never starts with either.
+        compressed_ = avail_ >= 2 && ((b[0] == 0x1f && b[1] == 0x8b) || (b[0] == 0x78 && (b[0] * 256 + b[1]) % 31 == 0));
+        if (compressed_) {
+            std::memset(&z_, 0, sizeof z_);
+            if (inflateInit2(&z_, 15 + 32) != Z_OK) throw ModelError(source_, "zlib could not start");
+            zOpen_ = true;
+        }
+        setg(nullptr, nullptr, nullptr);
+    }
+    ~InflatingBuffer() override {
+        if (zOpen_) inflateEnd(&z_);
+    }
+    InflatingBuffer(const InflatingBuffer&) = delete;
+    InflatingBuffer& operator=(const InflatingBuffer&) = delete;
+
+    bool compressed() const { return compressed_; }
+
+protected:
+    int_type underflow() override {
+        if (gptr() && gptr() < egptr()) return traits_type::to_int_type(*gptr());
+        size_t n = compressed_ ? inflateSome() : plainSome();
+        if (n == 0) return traits_type::eof();
+        produced_ += int64_t(n);
+        if (produced_ > tracelimits::kMaxDecompressedBytes)
+            throw ModelError(source_, "is larger than 16 GB of JSON; record fewer steps (torch.profiler's schedule)");
+        setg(out_.data(), out_.data(), out_.data() + n);
+        return traits_type::to_int_type(out_[0]);
+    }
+
+private:
+    void fill() {
+        file_.read(in_.data(), std::streamsize(in_.size()));
+        avail_ = size_t(file_.gcount());
+        pos_ = 0;
+        if (file_.bad()) throw ModelError(source_, "could not be read");
+    }
+    size_t plainSome() {
+        if (pos_ >= avail_) {
+            fill();
+            if (avail_ == 0) return 0;
+        }
+        size_t n = avail_ - pos_;
+        std::memcpy(out_.data(), in_.data() + pos_, n);
+        pos_ = avail_;
+        return n;
+    }
+    size_t inflateSome() {
+        while (true) {
+            if (pos_ >= avail_) {
+                fill();
+                if (avail_ == 0) {
+                    if (!ended_) throw ModelError(source_, "the gzip stream is truncated (the file ends inside it)");
+                    return 0;
+                }
+                if (ended_) {  // another gzip member follows (concatenated files)
+                    if (inflateReset(&z_) != Z_OK) throw ModelError(source_, "zlib could not restart");
+                    ended_ = false;
+                }
+            }
+            z_.next_in = reinterpret_cast<Bytef*>(in_.data() + pos_);
+            z_.avail_in = uInt(avail_ - pos_);
+            z_.next_out = reinterpret_cast<Bytef*>(out_.data());
+            z_.avail_out = uInt(out_.size());
+            int rc = inflate(&z_, Z_NO_FLUSH);
+            pos_ = avail_ - z_.avail_in;
+            size_t n = out_.size() - z_.avail_out;
+            if (rc == Z_STREAM_END) {
+                ended_ = true;
+                if (pos_ < avail_) {  // a second member already in the buffer
+                    if (inflateReset(&z_) != Z_OK) throw ModelError(source_, "zlib could not restart");
+                    ended_ = false;
+                }
+            } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+                throw ModelError(source_, std::string("the gzip data is damaged (zlib: ") +
+                                              (z_.msg ? z_.msg : "error " + std::to_string(rc)) + ")");
+            }
+            if (n > 0) return n;
+        }
+    }
+
+    std::istream& file_;
+    std::string source_;
+    std::vector<char> in_, out_;
+    size_t avail_ = 0, pos_ = 0;
+    z_stream z_{};
+    bool zOpen_ = false, compressed_ = false, ended_ = false;
+    int64_t produced_ = 0;
+};
+
+// One event's fields as they stream past; reset for every event.
+struct PendingEvent {
+    std::string ph, cat, name, pid, tid;
+    std::optional<double> ts, dur;
+    int64_t correlation = -1, device = -1, stream = 0;
+    int64_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+    int64_t registers = 0, sharedMemory = 0;
+    double blocksPerSm = -1, warpsPerSm = -1, occupancy = -1, bytes = 0;
+    std::string inputDims, inputTypes, moduleHierarchy, collective, dtype;
+    int64_t inElements = 0, outElements = 0, groupSize = 0;
+    bool hasInputDims = false, hasInputTypes = false;
+    std::string argProblem;  // the first argument of a wrong type or out of range
+    void reset() { *this = PendingEvent{}; }
+};
+
+using Json = nlohmann::json;
+
+class TraceSax : public nlohmann::json_sax<Json> {
+public:
+    TraceSax(RawTrace& raw, std::string source) : raw_(raw), source_(std::move(source)) {}
+
+    bool null() override { return scalar(Value{Value::Null}); }
+    bool boolean(bool v) override { return scalar(Value{Value::Number, v ? 1.0 : 0.0}); }
+    bool number_integer(number_integer_t v) override { return scalar(Value{Value::Number, double(v), true}); }
+    bool number_unsigned(number_unsigned_t v) override { return scalar(Value{Value::Number, double(v), true}); }
+    bool number_float(number_float_t v, const string_t&) override { return scalar(Value{Value::Number, v}); }
+    bool string(string_t& v) override {
+        if (v.size() > tracelimits::kMaxStringBytes) fail("holds a string longer than 1 MB");
+        Value value{Value::String};
+        value.text = &v;
+        return scalar(value);
+    }
+    bool binary(binary_t&) override { return scalar(Value{Value::Null}); }
+
+    bool start_object(std::size_t) override { return open(false); }
+    bool start_array(std::size_t) override { return open(true); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+    bool key(string_t& k) override {
+        if (capture_) {
+            captureText(Json(k).dump(-1, ' ', false, Json::error_handler_t::replace) + ":");
+            return true;
+        }
+        if (depth_ == 1) rootKey_ = k;
+        else if (depth_ == eventDepth_) eventKey_ = k;
+        else if (depth_ == argsDepth_) argKey_ = k;
+        else if (depth_ == deviceDepth_) deviceKey_ = k;
+        return true;
+    }
+    bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+        std::string what = e.what();
+        const size_t colon = what.find("] ");
+        if (colon != std::string::npos) what = what.substr(colon + 2);
+        throw ModelError(source_, "not valid JSON near byte " + std::to_string(position) +
+                                      " (a truncated or damaged file?): " + what);
+    }
+
+    void finish() {
+        if (!raw_.sawTraceEvents)
+            fail("is not a PyTorch profiler trace: it has no \"traceEvents\" array");
+    }
+
+private:
+    struct Value {
+        enum Kind { Null, Number, String } kind = Null;
+        double number = 0;
+        bool integral = false;
+        std::string* text = nullptr;
+    };
+
+    [[noreturn]] void fail(const std::string& problem) const { throw ModelError(source_, problem); }
+    std::string where() const {
+        return "event " + std::to_string(eventNumber_) + (p_.name.empty() ? "" : " (\"" + shortName() + "\")");
+    }
+    std::string shortName() const { return p_.name.size() > 60 ? p_.name.substr(0, 57) + "..." : p_.name; }
+
+    bool open(bool array) {
+        if (++depth_ > limits::kMaxNesting) fail("is nested deeper than 64 levels");
+        if (capture_) {
+            captureText(array ? "[" : "{");
+            return true;
+        }
+        if (depth_ == 1) {
+            if (array) {  // a bare array of events (Chrome's JSON array format)
+                eventsArrayDepth_ = 1;
+                raw_.sawTraceEvents = true;
+            }
+        } else if (depth_ == 2 && eventsArrayDepth_ == 0 && rootKey_ == "traceEvents") {
+            if (!array) fail("\"traceEvents\" is not an array");
+            eventsArrayDepth_ = 2;
+            raw_.sawTraceEvents = true;
+        } else if (depth_ == 2 && rootKey_ == "deviceProperties" && array) {
+            devicesArrayDepth_ = 2;
+        } else if (eventsArrayDepth_ && depth_ == eventsArrayDepth_ + 1) {
+            if (array) fail("event " + std::to_string(raw_.trace.eventsRead + 1) + " is an array, not an object");
+            eventDepth_ = depth_;
+            eventNumber_ = raw_.trace.eventsRead + 1;
+            p_.reset();
+        } else if (eventDepth_ && depth_ == eventDepth_ + 1 && eventKey_ == "args") {
+            if (array) fail(where() + ": \"args\" is not an object");
+            argsDepth_ = depth_;
+        } else if (argsDepth_ && depth_ == argsDepth_ + 1 && isCapturedArg(argKey_)) {
+            capture_ = true;
+            captureDepth_ = depth_;
+            captured_.clear();
+            capturedNumbers_.clear();
+            captureText(array ? "[" : "{");
+        } else if (devicesArrayDepth_ && depth_ == devicesArrayDepth_ + 1 && !array) {
+            deviceDepth_ = depth_;
+            raw_.trace.devices.emplace_back();
+            if (raw_.trace.devices.size() > 1024) fail("lists more than 1024 devices");
+        }
+        return true;
+    }
+
+    bool close() {
+        if (capture_) {
+            captured_ += closingOf(depth_);
+            if (depth_ == captureDepth_) {
+                capture_ = false;
+                storeCapture();
+            }
+        } else if (depth_ == eventDepth_) {
+            finishEvent();
+            eventDepth_ = 0;
+        } else if (depth_ == argsDepth_) {
+            argsDepth_ = 0;
+        } else if (depth_ == deviceDepth_) {
+            deviceDepth_ = 0;
+        } else if (depth_ == eventsArrayDepth_) {
+            eventsArrayDepth_ = 0;
+        } else if (depth_ == devicesArrayDepth_) {
+            devicesArrayDepth_ = 0;
+        }
+        --depth_;
+        return true;
+    }
+
+    // Captured arguments keep their JSON text; closing brackets are recorded as opened.
+    char closingOf(int depth) {
+        const char c = openers_[size_t(depth)];
+        return c == '[' ? ']' : '}';
+    }
+    void captureText(const std::string& s) {
+        if (s.empty()) return;
+        const char first = s[0];
+        if (first == '[' || first == '{') {
+            if (!captured_.empty() && needsComma()) captured_ += ',';
+            if (openers_.size() <= size_t(depth_)) openers_.resize(size_t(depth_) + 1);
+            openers_[size_t(depth_)] = first;
+        } else if (!captured_.empty() && needsComma()) {
+            captured_ += ',';
+        }
+        captured_ += s;
+        if (captured_.size() > tracelimits::kMaxStringBytes) fail(where() + ": an argument longer than 1 MB");
+    }
+    bool needsComma() const {
+        const char c = captured_.back();
+        return c != '[' && c != '{' && c != ':';
+    }
+    static bool isCapturedArg(const std::string& k) {
+        return k == "Input Dims" || k == "Input type" || k == "grid" || k == "block";
+    }
+
+    bool scalar(const Value& v) {
+        if (capture_) {
+            if (v.kind == Value::Number) {
+                capturedNumbers_.push_back(v.number);
+                if (v.integral) {
+                    captureText(std::to_string(int64_t(v.number)));
+                } else {
+                    std::ostringstream s;
+                    s << v.number;
+                    captureText(s.str());
+                }
+            } else if (v.kind == Value::String) {
+                captureText(Json(*v.text).dump(-1, ' ', false, Json::error_handler_t::replace));
+            } else {
+                captureText("null");
+            }
+            return true;
+        }
+        if (depth_ == 1 && rootKey_ == "schemaVersion" && v.kind == Value::Number)
+            raw_.trace.schemaVersion = int(std::clamp(v.number, -1e6, 1e6));
+        else if (depth_ == eventDepth_)
+            eventField(v);
+        else if (depth_ == argsDepth_)
+            argField(v);
+        else if (depth_ == deviceDepth_)
+            deviceField(v);
+        else if (eventsArrayDepth_ && depth_ == eventsArrayDepth_)
+            fail("event " + std::to_string(raw_.trace.eventsRead + 1) + " is not an object");
+        return true;
+    }
+
+    std::string& stringField(const Value& v, const char* field) {
+        if (v.kind != Value::String) fail(where() + ": \"" + field + "\" is not a string");
+        return *v.text;
+    }
+    // An argument's problem matters only for an event that is kept (its category may come later):
+    // the first one is remembered and reported when the event ends.
+    void argProblem(const std::string& problem) {
+        if (p_.argProblem.empty()) p_.argProblem = problem;
+    }
+    double numberField(const Value& v, const std::string& field, double lo, double hi) {
+        if (v.kind != Value::Number) {
+            argProblem("\"" + field + "\" is not a number");
+            return lo;
+        }
+        if (!(v.number >= lo && v.number <= hi)) {
+            std::ostringstream s;
+            s << "\"" << field << "\" is " << v.number << ", outside " << lo << " to " << hi;
+            argProblem(s.str());
+            return lo;
+        }
+        return v.number;
+    }
+    static std::string idText(const Value& v) {
+        if (v.kind == Value::String) return *v.text;
+        if (v.kind == Value::Number && v.integral) return std::to_string(int64_t(v.number));
+        if (v.kind == Value::Number) return std::to_string(v.number);
+        return "";
+    }
+
+    void eventField(const Value& v) {
+        const std::string& k = eventKey_;
+        if (k == "ph") p_.ph = stringField(v, "ph");
+        else if (k == "cat") p_.cat = stringField(v, "cat");
+        else if (k == "name") p_.name = std::move(stringField(v, "name"));
+        else if (k == "pid") p_.pid = idText(v);
+        else if (k == "tid") p_.tid = idText(v);
+        else if (k == "ts") p_.ts = numberOf(v, "ts");
+        else if (k == "dur") p_.dur = numberOf(v, "dur");
+        else if (k == "args" && v.kind != Value::Null) fail(where() + ": \"args\" is not an object");
+    }
+    std::optional<double> numberOf(const Value& v, const char* field) {
+        if (v.kind == Value::Number) return v.number;
+        argProblem(std::string("\"") + field + "\" is not a number");
+        return std::nullopt;
+    }
+
+    void argField(const Value& v) {
+        const std::string& k = argKey_;
+        constexpr double kMaxId = double(int64_t(1) << 62);
+        constexpr double kMaxInt = double(std::numeric_limits<int32_t>::max());
+        if (k == "correlation") p_.correlation = int64_t(numberField(v, k, 0, kMaxId));
+        else if (k == "device") { if (v.kind == Value::Number) p_.device = int64_t(numberField(v, k, 0, 65535)); }
+        else if (k == "stream") { if (v.kind == Value::Number) p_.stream = int64_t(numberField(v, k, -kMaxInt, 2 * kMaxInt + 1)); }
+        else if (k == "registers per thread") p_.registers = int64_t(numberField(v, k, 0, 65536));
+        else if (k == "shared memory") p_.sharedMemory = int64_t(numberField(v, k, 0, kMaxInt));
+        else if (k == "blocks per SM") p_.blocksPerSm = numberField(v, k, 0, 1e12);
+        else if (k == "warps per SM") p_.warpsPerSm = numberField(v, k, 0, 1e12);
+        else if (k == "est. achieved occupancy %") p_.occupancy = numberField(v, k, 0, 100);
+        else if (k == "bytes") p_.bytes = numberField(v, k, 0, 1e18);
+        else if (k == "Module Hierarchy" && v.kind == Value::String) p_.moduleHierarchy = *v.text;
+        else if (k == "Collective name" && v.kind == Value::String) p_.collective = *v.text;
+        else if (k == "dtype" && v.kind == Value::String) p_.dtype = *v.text;
+        else if (k == "In msg nelems") p_.inElements = int64_t(numberField(v, k, 0, kMaxId));
+        else if (k == "Out msg nelems") p_.outElements = int64_t(numberField(v, k, 0, kMaxId));
+        else if (k == "Group size") p_.groupSize = int64_t(numberField(v, k, 0, 1e7));
+        else if (isCapturedArg(k) && v.kind != Value::Null) argProblem("\"" + k + "\" is not a list");
+    }
+
+    void storeCapture() {
+        if (argKey_ == "Input Dims") { p_.inputDims = captured_; p_.hasInputDims = true; }
+        else if (argKey_ == "Input type") { p_.inputTypes = captured_; p_.hasInputTypes = true; }
+        else {  // grid or block: three positive sizes
+            int64_t* out = argKey_ == "grid" ? p_.grid : p_.block;
+            if (capturedNumbers_.size() != 3 || captured_.find('[', 1) != std::string::npos) {
+                argProblem("\"" + argKey_ + "\" is not a list of three numbers");
+                return;
+            }
+            for (int i = 0; i < 3; ++i) {
+                const double d = capturedNumbers_[size_t(i)];
+                if (!(d >= 0 && d <= double(std::numeric_limits<int32_t>::max())) || d != std::floor(d)) {
+                    argProblem("\"" + argKey_ + "\" holds " + std::to_string(d) + ", not a size");
+                    return;
+                }
+                out[i] = int64_t(d);
+            }
+        }
+    }
+
+    void deviceField(const Value& v) {
+        DeviceProperties& d = raw_.trace.devices.back();
+        const std::string& k = deviceKey_;
+        if (k == "name") {
+            if (v.kind == Value::String) d.name = *v.text;
+            return;
+        }
+        if (v.kind != Value::Number) return;
+        const double x = v.number;
+        auto asInt = [&](double hi) {
+            if (!(x >= 0 && x <= hi)) fail("deviceProperties: \"" + k + "\" is out of range");
+            return int(x);
+        };
+        if (k == "id") d.index = asInt(65535);
+        else if (k == "totalGlobalMem") {
+            if (!(x >= 0 && x < 1e16)) fail("deviceProperties: \"totalGlobalMem\" is out of range");
+            d.totalMemoryBytes = uint64_t(x);
+        }
+        else if (k == "computeMajor") d.ccMajor = asInt(1000);
+        else if (k == "computeMinor") d.ccMinor = asInt(1000);
+        else if (k == "numSms") d.sms = asInt(1e6);
+        else if (k == "maxThreadsPerBlock") d.maxThreadsPerBlock = asInt(1e6);
+        else if (k == "maxThreadsPerMultiprocessor") d.maxThreadsPerSm = asInt(1e6);
+        else if (k == "regsPerBlock") d.registersPerBlock = asInt(1e9);
+        else if (k == "regsPerMultiprocessor") d.registersPerSm = asInt(1e9);
+        else if (k == "warpSize") d.warpSize = asInt(1024);
+        else if (k == "sharedMemPerBlock") d.sharedMemoryPerBlockBytes = asInt(1e9);
+        else if (k == "sharedMemPerMultiprocessor" || k == "maxSharedMemoryPerMultiProcessor")
+            d.sharedMemoryPerSmBytes = asInt(1e9);
+        else if (k == "sharedMemPerBlockOptin") d.sharedMemoryPerBlockOptinBytes = asInt(1e9);
+    }
+
+    void finishEvent();
+
+    RawTrace& raw_;
+    std::string source_;
+    int depth_ = 0;
+    int eventsArrayDepth_ = 0, eventDepth_ = 0, argsDepth_ = 0, devicesArrayDepth_ = 0, deviceDepth_ = 0;
+    std::string rootKey_, eventKey_, argKey_, deviceKey_;
+    bool capture_ = false;
+    int captureDepth_ = 0;
+    std::string captured_;
+    std::vector<double> capturedNumbers_;
+    std::vector<char> openers_;
+    PendingEvent p_;
+    int64_t eventNumber_ = 0;
+    bool haveOrigin_ = false;
+    std::vector<int8_t> classOfName_;  // by interned name, -1 unknown
+};
+
+void TraceSax::finishEvent() {
+    RawTrace& raw = raw_;
+    ++raw.trace.eventsRead;
+    if (p_.ph != "X") return;  // flows, instants, counters and metadata carry nothing used here
+    const std::string& cat = p_.cat;
+    const bool gpu = cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset";
+    const bool runtime = cat == "cuda_runtime" || cat == "cuda_driver";
+    const bool step = (cat == "user_annotation" || cat == "cpu_op") && p_.name.rfind("ProfilerStep#", 0) == 0;
+    const bool module = cat == "python_function" && p_.name.rfind("nn.Module: ", 0) == 0;
+    if (cat == "python_function") raw.trace.withStack = true;
+    if (!gpu && !runtime && !step && !module && cat != "cpu_op" && cat != "user_annotation") return;
+    if (runtime && p_.correlation < 0) return;  // a runtime call that launched nothing traced
+    if (!p_.argProblem.empty()) fail(where() + ": " + p_.argProblem);
+    if (!p_.ts) fail(where() + ": a complete event without \"ts\"");
+    if (!p_.dur) fail(where() + ": a complete event without \"dur\"");
+    // Microseconds: 1e17 us is three thousand years, 1e12 us eleven days.
+    if (!(std::fabs(*p_.ts) <= 1e17)) fail(where() + ": \"ts\" " + std::to_string(*p_.ts) + " is not a time in microseconds");
+    if (!(*p_.dur >= 0 && *p_.dur <= 1e12))
+        fail(where() + ": \"dur\" " + std::to_string(*p_.dur) + " is negative or longer than eleven days");
+    if (int64_t(raw.host.size() + raw.trace.kernels.size()) >= tracelimits::kMaxEvents)
+        fail("has more than " + std::to_string(tracelimits::kMaxEvents) +
+             " operator and kernel events, more than TrainScope reads; record fewer steps (torch.profiler's schedule)");
+    if (!haveOrigin_) {
+        raw.trace.originUs = *p_.ts;
+        haveOrigin_ = true;
+    }
+    const double ts = *p_.ts - raw.trace.originUs;
+
+    if (gpu) {
+        TraceKernel k;
+        k.name = raw.intern(p_.name);
+        if (cat == "gpu_memcpy") k.kind = KernelClass::Memcpy;
+        else if (cat == "gpu_memset") k.kind = KernelClass::Memset;
+        else {
+            if (size_t(k.name) >= classOfName_.size()) classOfName_.resize(size_t(k.name) + 1, -1);
+            int8_t& c = classOfName_[size_t(k.name)];
+            if (c < 0) c = int8_t(classifyKernelName(p_.name));
+            k.kind = KernelClass(c);
+            if (!p_.collective.empty()) k.kind = KernelClass::Communication;
+        }
+        if (p_.device >= 0) k.device = int32_t(p_.device);
+        else if (!p_.pid.empty() && std::from_chars(p_.pid.data(), p_.pid.data() + p_.pid.size(), k.device).ec != std::errc())
+            k.device = 0;
+        k.stream = int32_t(p_.stream);
+        k.correlation = p_.correlation;
+        k.startUs = ts;
+        k.durationUs = *p_.dur;
+        for (int i = 0; i < 3; ++i) {
+            k.grid[i] = int32_t(p_.grid[i]);
+            k.block[i] = int32_t(p_.block[i]);
+        }
+        k.registersPerThread = int32_t(p_.registers);
+        k.sharedMemoryBytes = int32_t(p_.sharedMemory);
+        k.blocksPerSm = float(p_.blocksPerSm);
+        k.warpsPerSm = float(p_.warpsPerSm);
+        k.occupancyPercent = float(p_.occupancy);
+        k.bytes = p_.bytes;
+        if (k.kind == KernelClass::Communication) {
+            TraceCollective c;
+            c.name = p_.collective.empty() ? p_.name.substr(0, 40) : p_.collective;
+            c.inElements = p_.inElements;
+            c.outElements = p_.outElements;
+            c.groupSize = int(p_.groupSize);
+            c.dtype = p_.dtype;
+            k.collective = int32_t(raw.trace.collectives.size());
+            raw.trace.collectives.push_back(std::move(c));
+        }
+        raw.trace.kernels.push_back(k);
+        return;
+    }
+    HostEvent h;
+    h.thread = raw.threadOf(p_.pid, p_.tid);
+    h.ts = ts;
+    h.dur = *p_.dur;
+    if (runtime) {
+        h.kind = HostKind::Runtime;
+        h.correlation = p_.correlation;
+        if (p_.name.rfind("hip", 0) == 0) raw.hipRuntime = true;
+    } else if (step) {
+        h.kind = HostKind::Step;
+        const char* first = p_.name.data() + 13;
+        if (std::from_chars(first, p_.name.data() + p_.name.size(), h.stepNumber).ec != std::errc()) h.kind = HostKind::Annotation;
+        h.name = raw.intern(p_.name);
+    } else if (module) {
+        h.kind = HostKind::ModuleScope;
+        h.name = raw.intern(std::string_view(p_.name).substr(11));
+    } else {
+        h.kind = cat == "cpu_op" ? HostKind::Operator : HostKind::Annotation;
+        h.name = raw.intern(p_.name);
+        if (p_.hasInputDims) h.inputShapes = raw.intern(p_.inputDims);
+        if (p_.hasInputTypes) h.inputTypes = raw.intern(p_.inputTypes);
+        if (!p_.moduleHierarchy.empty()) h.moduleHierarchy = raw.intern(p_.moduleHierarchy);
+    }
+    raw.host.push_back(h);
+}
+
+}  // namespace
+
+int32_t RawTrace::intern(std::string_view s) {
+    auto it = stringIndex.find(std::string(s));
+    if (it != stringIndex.end()) return it->second;
+    const auto id = int32_t(trace.strings.size());
+    trace.strings.emplace_back(s);
+    stringIndex.emplace(std::string(s), id);
+    return id;
+}
+
+int32_t RawTrace::threadOf(const std::string& pid, const std::string& tid) {
+    std::string key = pid + '\x1f' + tid;
+    auto it = threadIndex.find(key);
+    if (it != threadIndex.end()) return it->second;
+    const auto id = int32_t(trace.threads.size());
+    trace.threads.push_back({pid, tid});
+    threadIndex.emplace(std::move(key), id);
+    return id;
+}
+
+RawTrace parseTraceStream(std::istream& in, const std::string& source) {
+    RawTrace raw;
+    raw.trace.source = source;
+    TraceSax sax(raw, source);
+    try {
+        Json::sax_parse(in, &sax);
+    } catch (const Json::exception& e) {  // parse_error is handled by the handler; anything else lands here
+        throw ModelError(source, std::string("not valid JSON: ") + e.what());
+    }
+    sax.finish();
+    return raw;
+}
+
+}  // namespace kineto
+
+KinetoTrace readKinetoTrace(const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) throw ModelError(path, "cannot be opened");
+    kineto::InflatingBuffer buffer(file, path);
+    std::istream in(&buffer);
+    return kineto::joinTrace(kineto::parseTraceStream(in, path));
+}
+
+KinetoTrace readKinetoTraceText(const std::string& text, const std::string& source) {
+    std::istringstream file(text);
+    kineto::InflatingBuffer buffer(file, source);
+    std::istream in(&buffer);
+    return kineto::joinTrace(kineto::parseTraceStream(in, source));
+}
+
+}  // namespace ts
