@@ -221,6 +221,11 @@ private:
         } else if (eventDepth_ && depth_ == eventDepth_ + 1 && eventKey_ == "args") {
             if (array) fail(where() + ": \"args\" is not an object");
             argsDepth_ = depth_;
+        } else if (eventDepth_ && depth_ == eventDepth_ + 1 &&
+                   (eventKey_ == "ph" || eventKey_ == "cat" || eventKey_ == "name")) {
+            fail(where() + ": \"" + eventKey_ + "\" is not a string");
+        } else if (eventDepth_ && depth_ == eventDepth_ + 1 && (eventKey_ == "ts" || eventKey_ == "dur")) {
+            argProblem("\"" + eventKey_ + "\" is not a number");
         } else if (argsDepth_ && depth_ == argsDepth_ + 1 && isCapturedArg(argKey_)) {
             capture_ = true;
             captureDepth_ = depth_;
