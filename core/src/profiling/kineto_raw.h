@@ -27,12 +27,18 @@ struct HostEvent {
     double dur = 0;
 };
 
+// Lookup by string_view without building a std::string for every name seen.
+struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 struct RawTrace {
     KinetoTrace trace;             // strings, threads, kernels (unjoined), collectives, devices
     std::vector<HostEvent> host;
     bool sawTraceEvents = false;
     bool hipRuntime = false;
-    std::unordered_map<std::string, int32_t> stringIndex;
+    std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> stringIndex;
     std::unordered_map<std::string, int32_t> threadIndex;
 
     int32_t intern(std::string_view s);

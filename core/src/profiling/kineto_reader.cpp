@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <unordered_set>
 
 #include "kineto_raw.h"
 #include "trainscope/core/errors.h"
@@ -132,7 +133,19 @@ struct PendingEvent {
     int64_t inElements = 0, outElements = 0, groupSize = 0;
     bool hasInputDims = false, hasInputTypes = false;
     std::string argProblem;  // the first argument of a wrong type or out of range
-    void reset() { *this = PendingEvent{}; }
+    void reset() {  // keeps the strings' capacity: one event after another reuses them
+        for (std::string* s : {&ph, &cat, &name, &pid, &tid, &inputDims, &inputTypes, &moduleHierarchy, &collective,
+                               &dtype, &argProblem})
+            s->clear();
+        ts.reset();
+        dur.reset();
+        correlation = device = -1;
+        stream = registers = sharedMemory = inElements = outElements = groupSize = 0;
+        for (int i = 0; i < 3; ++i) grid[i] = block[i] = 0;
+        blocksPerSm = warpsPerSm = occupancy = -1;
+        bytes = 0;
+        hasInputDims = hasInputTypes = false;
+    }
 };
 
 using Json = nlohmann::json;
@@ -165,7 +178,10 @@ public:
         }
         if (depth_ == 1) rootKey_ = k;
         else if (depth_ == eventDepth_) eventKey_ = k;
-        else if (depth_ == argsDepth_) argKey_ = k;
+        else if (depth_ == argsDepth_) {
+            argKey_ = k;
+            argUsed_ = usedArgs().count(k) > 0;
+        }
         else if (depth_ == deviceDepth_) deviceKey_ = k;
         return true;
     }
@@ -268,7 +284,19 @@ private:
         const char c = openers_[size_t(depth)];
         return c == '[' ? ']' : '}';
     }
-    void captureText(const std::string& s) {
+    void captureString(const std::string& s) {
+        const bool plain = std::all_of(s.begin(), s.end(), [](char c) { return c != '"' && c != '\\' && (unsigned char)c >= 0x20 && (unsigned char)c < 0x80; });
+        if (!plain) {
+            captureText(Json(s).dump(-1, ' ', false, Json::error_handler_t::replace));
+            return;
+        }
+        if (!captured_.empty() && needsComma()) captured_ += ',';
+        captured_ += '"';
+        captured_ += s;
+        captured_ += '"';
+        if (captured_.size() > tracelimits::kMaxStringBytes) fail(where() + ": an argument longer than 1 MB");
+    }
+    void captureText(std::string_view s) {
         if (s.empty()) return;
         const char first = s[0];
         if (first == '[' || first == '{') {
@@ -294,14 +322,16 @@ private:
             if (v.kind == Value::Number) {
                 capturedNumbers_.push_back(v.number);
                 if (v.integral) {
-                    captureText(std::to_string(int64_t(v.number)));
+                    char digits[24];
+                    const auto end = std::to_chars(digits, digits + sizeof digits, int64_t(v.number)).ptr;
+                    captureText(std::string_view(digits, size_t(end - digits)));
                 } else {
                     std::ostringstream s;
                     s << v.number;
                     captureText(s.str());
                 }
             } else if (v.kind == Value::String) {
-                captureText(Json(*v.text).dump(-1, ' ', false, Json::error_handler_t::replace));
+                captureString(*v.text);
             } else {
                 captureText("null");
             }
@@ -366,7 +396,17 @@ private:
         return std::nullopt;
     }
 
+    // The arguments read; the others ("External id", "Ev Idx", "queued"...) are skipped at once.
+    static const std::unordered_set<std::string_view>& usedArgs() {
+        static const std::unordered_set<std::string_view> used = {
+            "correlation", "device", "stream", "registers per thread", "shared memory", "blocks per SM",
+            "warps per SM", "est. achieved occupancy %", "bytes", "Module Hierarchy", "Collective name", "dtype",
+            "In msg nelems", "Out msg nelems", "Group size", "Input Dims", "Input type", "grid", "block"};
+        return used;
+    }
+
     void argField(const Value& v) {
+        if (!argUsed_) return;
         const std::string& k = argKey_;
         constexpr double kMaxId = double(int64_t(1) << 62);
         constexpr double kMaxInt = double(std::numeric_limits<int32_t>::max());
@@ -447,6 +487,7 @@ private:
     int depth_ = 0;
     int eventsArrayDepth_ = 0, eventDepth_ = 0, argsDepth_ = 0, devicesArrayDepth_ = 0, deviceDepth_ = 0;
     std::string rootKey_, eventKey_, argKey_, deviceKey_;
+    bool argUsed_ = false;
     bool capture_ = false;
     int captureDepth_ = 0;
     std::string captured_;
@@ -557,7 +598,7 @@ void TraceSax::finishEvent() {
 }  // namespace
 
 int32_t RawTrace::intern(std::string_view s) {
-    auto it = stringIndex.find(std::string(s));
+    auto it = stringIndex.find(s);
     if (it != stringIndex.end()) return it->second;
     const auto id = int32_t(trace.strings.size());
     trace.strings.emplace_back(s);
