@@ -109,7 +109,7 @@ struct KinetoTrace {
 
 // Hard limits against hostile and enormous files.
 namespace tracelimits {
-inline constexpr int64_t kMaxEvents = 40'000'000;            // events kept (about 64 bytes each)
+inline constexpr int64_t kMaxEvents = 20'000'000;  // operator, launch and GPU events kept (50-120 bytes each)
 inline constexpr int64_t kMaxDecompressedBytes = int64_t(16) << 30;
 inline constexpr size_t kMaxStringBytes = 1 << 20;          // one name or shape text
 }  // namespace tracelimits
