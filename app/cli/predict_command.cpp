@@ -38,7 +38,8 @@ std::optional<Profile> loadProfileIfAny(const std::string& path) {
 
 PredictionInput loadPredictionInput(const std::string& modelOrProfile, int64_t seq, const GpuDatabase& db) {
     PredictionInput in;
-    if (isKinetoTraceFile(modelOrProfile)) throw ModelError(modelOrProfile, tracePredictionUnavailable(readKinetoTrace(modelOrProfile)));
+    if (isKinetoTraceFile(modelOrProfile))  // read first: a damaged trace is refused for what is wrong with it
+        throw ModelError(modelOrProfile, tracePredictionUnavailable(readKinetoTrace(modelOrProfile)));
     std::optional<Profile> profile = loadProfileIfAny(modelOrProfile);
     const std::string modelSpec = profile ? profile->scenario.model : modelOrProfile;
     if (profile && modelSpec.empty()) throw ModelError(modelOrProfile, "the profile does not name its model");

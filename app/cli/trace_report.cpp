@@ -15,10 +15,14 @@ std::string fixed(double v, int decimals = 2) {
     return buf;
 }
 
-std::string percent(double part, double whole) { return whole > 0 ? fixed(100 * part / whole, 1) + "%" : "-"; }
+std::string percent(double part, double whole) {
+    return whole > 0 ? fixed(100 * part / whole, 1) + "%" : "-";
+}
 
 // Kernel names run to hundreds of characters of template arguments: the head is what names them.
-std::string shortened(const std::string& s, size_t n = 90) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; }
+std::string shortened(const std::string& s, size_t n = 90) {
+    return s.size() > n ? s.substr(0, n - 3) + "..." : s;
+}
 
 std::string dims(const int v[3]) {
     if (v[0] == 0) return "-";  // copies, sets, and kernels whose configuration the trace lacks
@@ -42,7 +46,8 @@ nlohmann::json traceSummaryJson(const TraceSummary& s) {
                   {"record_shapes", s.recordShapes},
                   {"with_stack", s.withStack},
                   {"rocm", s.rocm}};
-    j["gpu"] = {{"name", s.gpuName}, {"database_id", s.gpuId.empty() ? nlohmann::json() : nlohmann::json(s.gpuId)},
+    j["gpu"] = {{"name", s.gpuName},
+                {"database_id", s.gpuId.empty() ? nlohmann::json() : nlohmann::json(s.gpuId)},
                 {"match", s.gpuMatch}};
     j["median_step_ms"] = s.medianStepMs;
     j["steps"] = nlohmann::json::array();
@@ -63,15 +68,16 @@ nlohmann::json traceSummaryJson(const TraceSummary& s) {
             {{"name", o.name}, {"calls", o.calls}, {"gpu_ms", o.gpuMs}, {"cpu_ms", o.cpuMs}, {"kernels", o.kernels}});
     j["kernels"] = nlohmann::json::array();
     for (const TraceKernelTotal& k : s.topKernels)
-        j["kernels"].push_back({{"name", k.name},
-                                {"class", kernelClassName(k.kind)},
-                                {"calls", k.calls},
-                                {"gpu_ms", k.gpuMs},
-                                {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
-                                {"block", {k.block[0], k.block[1], k.block[2]}},
-                                {"registers_per_thread", k.registersPerThread},
-                                {"shared_memory_bytes", k.sharedMemoryBytes},
-                                {"occupancy_percent", k.occupancyPercent < 0 ? nlohmann::json() : nlohmann::json(k.occupancyPercent)}});
+        j["kernels"].push_back(
+            {{"name", k.name},
+             {"class", kernelClassName(k.kind)},
+             {"calls", k.calls},
+             {"gpu_ms", k.gpuMs},
+             {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
+             {"block", {k.block[0], k.block[1], k.block[2]}},
+             {"registers_per_thread", k.registersPerThread},
+             {"shared_memory_bytes", k.sharedMemoryBytes},
+             {"occupancy_percent", k.occupancyPercent < 0 ? nlohmann::json() : nlohmann::json(k.occupancyPercent)}});
     j["classes"] = nlohmann::json::array();
     for (const TraceClassTotal& c : s.classes)
         j["classes"].push_back({{"class", kernelClassName(c.kind)}, {"calls", c.calls}, {"gpu_ms", c.gpuMs}});
@@ -91,8 +97,10 @@ void printTraceSummary(std::ostream& os, const TraceSummary& s) {
        << " GPU activities analysed; shapes " << (s.recordShapes ? "recorded" : "not recorded") << ", Python stack "
        << (s.withStack ? "recorded" : "not recorded") << "\n";
     os << "  GPU: " << (s.gpuName.empty() ? "none" : s.gpuName);
-    if (!s.gpuId.empty()) os << " -> database entry " << s.gpuId << " (" << s.gpuMatch << ")";
-    else os << " (" << s.gpuMatch << ")";
+    if (!s.gpuId.empty())
+        os << " -> database entry " << s.gpuId << " (" << s.gpuMatch << ")";
+    else
+        os << " (" << s.gpuMatch << ")";
     os << "\n";
     for (const std::string& n : s.notes) os << "  note: " << n << "\n";
 
@@ -112,8 +120,9 @@ void printTraceSummary(std::ostream& os, const TraceSummary& s) {
         os << "  median step " << fixed(s.medianStepMs) << " ms";
         const double comm = total(s, &TraceStepSummary::communicationMs);
         if (comm > 0)
-            os << "; communication " << fixed(comm) << " ms, of which exposed " << fixed(total(s, &TraceStepSummary::exposedCommunicationMs))
-               << " ms (" << percent(total(s, &TraceStepSummary::exposedCommunicationMs), comm) << ")";
+            os << "; communication " << fixed(comm) << " ms, of which exposed "
+               << fixed(total(s, &TraceStepSummary::exposedCommunicationMs)) << " ms ("
+               << percent(total(s, &TraceStepSummary::exposedCommunicationMs), comm) << ")";
         os << "\n";
     }
     const double gpuMs = [&] {
@@ -144,8 +153,9 @@ void printTraceSummary(std::ostream& os, const TraceSummary& s) {
         os << "\nTop kernels (by GPU time; launch configuration of the first call)\n";
         for (const TraceKernelTotal& k : s.topKernels) {
             char line[400];
-            std::snprintf(line, sizeof line, "  %10.2f ms %6lld calls %-13s grid %-12s block %-10s regs %3d smem %6d  %s\n",
-                          k.gpuMs, static_cast<long long>(k.calls), kernelClassName(k.kind), dims(k.grid).c_str(),
+            std::snprintf(line, sizeof line,
+                          "  %10.2f ms %6lld calls %-13s grid %-12s block %-10s regs %3d smem %6d  %s\n", k.gpuMs,
+                          static_cast<long long>(k.calls), kernelClassName(k.kind), dims(k.grid).c_str(),
                           dims(k.block).c_str(), k.registersPerThread, k.sharedMemoryBytes, shortened(k.name).c_str());
             os << line;
         }
@@ -165,8 +175,10 @@ void printTraceSummary(std::ostream& os, const TraceSummary& s) {
 int runInspectTrace(const std::string& path, bool json, int top) {
     const KinetoTrace trace = readKinetoTrace(path);
     const TraceSummary summary = summarizeTrace(trace, GpuDatabase::load(), size_t(top));
-    if (json) std::cout << traceSummaryJson(summary).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    else printTraceSummary(std::cout, summary);
+    if (json)
+        std::cout << traceSummaryJson(summary).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    else
+        printTraceSummary(std::cout, summary);
     return 0;
 }
 

@@ -104,7 +104,7 @@ TEST(KinetoTrace, TinyTraceJoinsKernelsToOperatorsAndSteps) {
     EXPECT_EQ(t.str(gemm.name), "ampere_sgemm_32x32_nn");
     EXPECT_EQ(gemm.kind, KernelClass::Gemm);
     EXPECT_EQ(t.str(t.operators[size_t(gemm.op)].name), "aten::addmm");  // the innermost operator
-    EXPECT_DOUBLE_EQ(gemm.launchUs, 15);                                  // times from the first event (1000)
+    EXPECT_DOUBLE_EQ(gemm.launchUs, 15);                                 // times from the first event (1000)
     EXPECT_EQ(gemm.grid[0], 4);
     EXPECT_EQ(gemm.block[0], 128);
     EXPECT_EQ(gemm.registersPerThread, 64);
@@ -194,7 +194,8 @@ TEST(KinetoTrace, GzipAndZlibReadTheSameAsPlain) {
     std::string z(compressBound(uLong(std::strlen(kTinyTrace))), '\0');
     uLongf n = uLongf(z.size());
     ASSERT_EQ(compress2(reinterpret_cast<Bytef*>(z.data()), &n, reinterpret_cast<const Bytef*>(kTinyTrace),
-                        uLong(std::strlen(kTinyTrace)), 9), Z_OK);
+                        uLong(std::strlen(kTinyTrace)), 9),
+              Z_OK);
     z.resize(n);
     EXPECT_EQ(readKinetoTraceText(z, "tiny.json.z").kernels.size(), 5u);
     // Two gzip members one after the other (concatenated files) read as one text.
@@ -229,7 +230,8 @@ TEST(KinetoTrace, BadInputIsRefusedWithOneLine) {
     EXPECT_NE(refusal("{\"schemaVersion\": 1}").find("no \"traceEvents\""), std::string::npos);
     EXPECT_NE(refusal("[1, 2]").find("not an object"), std::string::npos);
     EXPECT_NE(refusal(R"({"traceEvents": {}})").find("not an array"), std::string::npos);
-    EXPECT_NE(refusal("{\"x\": " + std::string(100, '[') + std::string(100, ']') + "}").find("nested deeper"), std::string::npos);
+    EXPECT_NE(refusal("{\"x\": " + std::string(100, '[') + std::string(100, ']') + "}").find("nested deeper"),
+              std::string::npos);
     EXPECT_NE(refusal(withEvent(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": "soon", "dur": 1})"))
                   .find("\"ts\" is not a number"),
               std::string::npos);
@@ -237,9 +239,9 @@ TEST(KinetoTrace, BadInputIsRefusedWithOneLine) {
               std::string::npos);
     EXPECT_NE(refusal(withEvent(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -5})")).find("negative"),
               std::string::npos);
-    EXPECT_NE(refusal(withEvent(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1e300, "dur": 1})"))
-                  .find("not a time"),
-              std::string::npos);
+    EXPECT_NE(
+        refusal(withEvent(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1e300, "dur": 1})")).find("not a time"),
+        std::string::npos);
     EXPECT_NE(refusal(withEvent(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1e400})")).find("JSON"),
               std::string::npos);
     EXPECT_NE(refusal(withEvent(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1,
@@ -301,8 +303,7 @@ TEST(KinetoTrace, RecordedCpuTracesMatchPythonsCount) {
         std::vector<int64_t> perStep(t.steps.size(), 0);
         for (const TraceOperator& op : t.operators)
             if (op.step >= 0) ++perStep[size_t(op.step)];
-        for (size_t i = 0; i < t.steps.size(); ++i)
-            EXPECT_EQ(perStep[i], e["steps"][i]["cpu_ops"].get<int64_t>());
+        for (size_t i = 0; i < t.steps.size(); ++i) EXPECT_EQ(perStep[i], e["steps"][i]["cpu_ops"].get<int64_t>());
         EXPECT_EQ(t.recordShapes, e["record_shapes"].get<bool>());
         EXPECT_EQ(t.withStack, e["with_stack"].get<bool>());
         EXPECT_TRUE(t.kernels.empty());

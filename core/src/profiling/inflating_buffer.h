@@ -26,7 +26,8 @@ public:
         fill();
         const auto* b = reinterpret_cast<const unsigned char*>(in_.data());
         // gzip (1f 8b) or a zlib stream (78 xx, header checksum): JSON text never starts with either.
-        compressed_ = avail_ >= 2 && ((b[0] == 0x1f && b[1] == 0x8b) || (b[0] == 0x78 && (b[0] * 256 + b[1]) % 31 == 0));
+        compressed_ =
+            avail_ >= 2 && ((b[0] == 0x1f && b[1] == 0x8b) || (b[0] == 0x78 && (b[0] * 256 + b[1]) % 31 == 0));
         if (compressed_) {
             std::memset(&z_, 0, sizeof z_);
             if (inflateInit2(&z_, 15 + 32) != Z_OK) throw ModelError(source_, "zlib could not start");

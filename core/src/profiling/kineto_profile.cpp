@@ -44,8 +44,9 @@ Profile profileFromKinetoTrace(const KinetoTrace& t) {
     p.kernelsRecorded = !t.kernels.empty();
     if (!p.kernelsRecorded) p.kernelsMissingReason = "the trace holds no GPU kernels";
     p.notes = t.notes;
-    p.notes.push_back("read from a PyTorch profiler trace: the model, batch size, precision and optimizer are not "
-                      "recorded in it; steps, streams and collectives are in the trace summary");
+    p.notes.push_back(
+        "read from a PyTorch profiler trace: the model, batch size, precision and optimizer are not "
+        "recorded in it; steps, streams and collectives are in the trace summary");
 
     ProfileRun run;
     run.batch = 0;

@@ -34,7 +34,7 @@ struct StringHash {
 };
 
 struct RawTrace {
-    KinetoTrace trace;             // strings, threads, kernels (unjoined), collectives, devices
+    KinetoTrace trace;  // strings, threads, kernels (unjoined), collectives, devices
     std::vector<HostEvent> host;
     bool sawTraceEvents = false;
     bool hipRuntime = false;

@@ -32,7 +32,7 @@ struct PendingEvent {
     int64_t inElements = 0, outElements = 0, groupSize = 0;
     bool hasInputDims = false, hasInputTypes = false;
     std::string argProblem;  // the first argument of a wrong type or out of range
-    void reset() {  // keeps the strings' capacity: one event after another reuses them
+    void reset() {           // keeps the strings' capacity: one event after another reuses them
         for (std::string* s : {&ph, &cat, &name, &pid, &tid, &inputDims, &inputTypes, &moduleHierarchy, &collective,
                                &dtype, &argProblem})
             s->clear();
@@ -75,13 +75,15 @@ public:
             captureText(Json(k).dump(-1, ' ', false, Json::error_handler_t::replace) + ":");
             return true;
         }
-        if (depth_ == 1) rootKey_ = k;
-        else if (depth_ == eventDepth_) eventKey_ = k;
+        if (depth_ == 1)
+            rootKey_ = k;
+        else if (depth_ == eventDepth_)
+            eventKey_ = k;
         else if (depth_ == argsDepth_) {
             argKey_ = k;
             argUsed_ = usedArgs().count(k) > 0;
-        }
-        else if (depth_ == deviceDepth_) deviceKey_ = k;
+        } else if (depth_ == deviceDepth_)
+            deviceKey_ = k;
         return true;
     }
     bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
@@ -93,8 +95,7 @@ public:
     }
 
     void finish() {
-        if (!raw_.sawTraceEvents)
-            fail("is not a PyTorch profiler trace: it has no \"traceEvents\" array");
+        if (!raw_.sawTraceEvents) fail("is not a PyTorch profiler trace: it has no \"traceEvents\" array");
     }
 
 private:
@@ -184,7 +185,9 @@ private:
         return c == '[' ? ']' : '}';
     }
     void captureString(const std::string& s) {
-        const bool plain = std::all_of(s.begin(), s.end(), [](char c) { return c != '"' && c != '\\' && (unsigned char)c >= 0x20 && (unsigned char)c < 0x80; });
+        const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+            return c != '"' && c != '\\' && (unsigned char)c >= 0x20 && (unsigned char)c < 0x80;
+        });
         if (!plain) {
             captureText(Json(s).dump(-1, ' ', false, Json::error_handler_t::replace));
             return;
@@ -280,14 +283,22 @@ private:
 
     void eventField(const Value& v) {
         const std::string& k = eventKey_;
-        if (k == "ph") p_.ph = stringField(v, "ph");
-        else if (k == "cat") p_.cat = stringField(v, "cat");
-        else if (k == "name") p_.name = std::move(stringField(v, "name"));
-        else if (k == "pid") p_.pid = idText(v);
-        else if (k == "tid") p_.tid = idText(v);
-        else if (k == "ts") p_.ts = numberOf(v, "ts");
-        else if (k == "dur") p_.dur = numberOf(v, "dur");
-        else if (k == "args" && v.kind != Value::Null) fail(where() + ": \"args\" is not an object");
+        if (k == "ph")
+            p_.ph = stringField(v, "ph");
+        else if (k == "cat")
+            p_.cat = stringField(v, "cat");
+        else if (k == "name")
+            p_.name = std::move(stringField(v, "name"));
+        else if (k == "pid")
+            p_.pid = idText(v);
+        else if (k == "tid")
+            p_.tid = idText(v);
+        else if (k == "ts")
+            p_.ts = numberOf(v, "ts");
+        else if (k == "dur")
+            p_.dur = numberOf(v, "dur");
+        else if (k == "args" && v.kind != Value::Null)
+            fail(where() + ": \"args\" is not an object");
     }
     std::optional<double> numberOf(const Value& v, const char* field) {
         if (v.kind == Value::Number) return v.number;
@@ -297,10 +308,25 @@ private:
 
     // The arguments read; the others ("External id", "Ev Idx", "queued"...) are skipped at once.
     static const std::unordered_set<std::string_view>& usedArgs() {
-        static const std::unordered_set<std::string_view> used = {
-            "correlation", "device", "stream", "registers per thread", "shared memory", "blocks per SM",
-            "warps per SM", "est. achieved occupancy %", "bytes", "Module Hierarchy", "Collective name", "dtype",
-            "In msg nelems", "Out msg nelems", "Group size", "Input Dims", "Input type", "grid", "block"};
+        static const std::unordered_set<std::string_view> used = {"correlation",
+                                                                  "device",
+                                                                  "stream",
+                                                                  "registers per thread",
+                                                                  "shared memory",
+                                                                  "blocks per SM",
+                                                                  "warps per SM",
+                                                                  "est. achieved occupancy %",
+                                                                  "bytes",
+                                                                  "Module Hierarchy",
+                                                                  "Collective name",
+                                                                  "dtype",
+                                                                  "In msg nelems",
+                                                                  "Out msg nelems",
+                                                                  "Group size",
+                                                                  "Input Dims",
+                                                                  "Input type",
+                                                                  "grid",
+                                                                  "block"};
         return used;
     }
 
@@ -309,28 +335,48 @@ private:
         const std::string& k = argKey_;
         constexpr double kMaxId = double(int64_t(1) << 62);
         constexpr double kMaxInt = double(std::numeric_limits<int32_t>::max());
-        if (k == "correlation") p_.correlation = int64_t(numberField(v, k, 0, kMaxId));
-        else if (k == "device") { if (v.kind == Value::Number) p_.device = int64_t(numberField(v, k, 0, 65535)); }
-        else if (k == "stream") { if (v.kind == Value::Number) p_.stream = int64_t(numberField(v, k, -kMaxInt, 2 * kMaxInt + 1)); }
-        else if (k == "registers per thread") p_.registers = int64_t(numberField(v, k, 0, 65536));
-        else if (k == "shared memory") p_.sharedMemory = int64_t(numberField(v, k, 0, kMaxInt));
-        else if (k == "blocks per SM") p_.blocksPerSm = numberField(v, k, 0, 1e12);
-        else if (k == "warps per SM") p_.warpsPerSm = numberField(v, k, 0, 1e12);
-        else if (k == "est. achieved occupancy %") p_.occupancy = numberField(v, k, 0, 100);
-        else if (k == "bytes") p_.bytes = numberField(v, k, 0, 1e18);
-        else if (k == "Module Hierarchy" && v.kind == Value::String) p_.moduleHierarchy = *v.text;
-        else if (k == "Collective name" && v.kind == Value::String) p_.collective = *v.text;
-        else if (k == "dtype" && v.kind == Value::String) p_.dtype = *v.text;
-        else if (k == "In msg nelems") p_.inElements = int64_t(numberField(v, k, 0, kMaxId));
-        else if (k == "Out msg nelems") p_.outElements = int64_t(numberField(v, k, 0, kMaxId));
-        else if (k == "Group size") p_.groupSize = int64_t(numberField(v, k, 0, 1e7));
-        else if (isCapturedArg(k) && v.kind != Value::Null) argProblem("\"" + k + "\" is not a list");
+        if (k == "correlation")
+            p_.correlation = int64_t(numberField(v, k, 0, kMaxId));
+        else if (k == "device") {
+            if (v.kind == Value::Number) p_.device = int64_t(numberField(v, k, 0, 65535));
+        } else if (k == "stream") {
+            if (v.kind == Value::Number) p_.stream = int64_t(numberField(v, k, -kMaxInt, 2 * kMaxInt + 1));
+        } else if (k == "registers per thread")
+            p_.registers = int64_t(numberField(v, k, 0, 65536));
+        else if (k == "shared memory")
+            p_.sharedMemory = int64_t(numberField(v, k, 0, kMaxInt));
+        else if (k == "blocks per SM")
+            p_.blocksPerSm = numberField(v, k, 0, 1e12);
+        else if (k == "warps per SM")
+            p_.warpsPerSm = numberField(v, k, 0, 1e12);
+        else if (k == "est. achieved occupancy %")
+            p_.occupancy = numberField(v, k, 0, 100);
+        else if (k == "bytes")
+            p_.bytes = numberField(v, k, 0, 1e18);
+        else if (k == "Module Hierarchy" && v.kind == Value::String)
+            p_.moduleHierarchy = *v.text;
+        else if (k == "Collective name" && v.kind == Value::String)
+            p_.collective = *v.text;
+        else if (k == "dtype" && v.kind == Value::String)
+            p_.dtype = *v.text;
+        else if (k == "In msg nelems")
+            p_.inElements = int64_t(numberField(v, k, 0, kMaxId));
+        else if (k == "Out msg nelems")
+            p_.outElements = int64_t(numberField(v, k, 0, kMaxId));
+        else if (k == "Group size")
+            p_.groupSize = int64_t(numberField(v, k, 0, 1e7));
+        else if (isCapturedArg(k) && v.kind != Value::Null)
+            argProblem("\"" + k + "\" is not a list");
     }
 
     void storeCapture() {
-        if (argKey_ == "Input Dims") { p_.inputDims = captured_; p_.hasInputDims = true; }
-        else if (argKey_ == "Input type") { p_.inputTypes = captured_; p_.hasInputTypes = true; }
-        else {  // grid or block: three positive sizes
+        if (argKey_ == "Input Dims") {
+            p_.inputDims = captured_;
+            p_.hasInputDims = true;
+        } else if (argKey_ == "Input type") {
+            p_.inputTypes = captured_;
+            p_.hasInputTypes = true;
+        } else {  // grid or block: three positive sizes
             int64_t* out = argKey_ == "grid" ? p_.grid : p_.block;
             if (capturedNumbers_.size() != 3 || captured_.find('[', 1) != std::string::npos) {
                 argProblem("\"" + argKey_ + "\" is not a list of three numbers");
@@ -360,23 +406,33 @@ private:
             if (!(x >= 0 && x <= hi)) fail("deviceProperties: \"" + k + "\" is out of range");
             return int(x);
         };
-        if (k == "id") d.index = asInt(65535);
+        if (k == "id")
+            d.index = asInt(65535);
         else if (k == "totalGlobalMem") {
             if (!(x >= 0 && x < 1e16)) fail("deviceProperties: \"totalGlobalMem\" is out of range");
             d.totalMemoryBytes = uint64_t(x);
-        }
-        else if (k == "computeMajor") d.ccMajor = asInt(1000);
-        else if (k == "computeMinor") d.ccMinor = asInt(1000);
-        else if (k == "numSms") d.sms = asInt(1e6);
-        else if (k == "maxThreadsPerBlock") d.maxThreadsPerBlock = asInt(1e6);
-        else if (k == "maxThreadsPerMultiprocessor") d.maxThreadsPerSm = asInt(1e6);
-        else if (k == "regsPerBlock") d.registersPerBlock = asInt(1e9);
-        else if (k == "regsPerMultiprocessor") d.registersPerSm = asInt(1e9);
-        else if (k == "warpSize") d.warpSize = asInt(1024);
-        else if (k == "sharedMemPerBlock") d.sharedMemoryPerBlockBytes = asInt(1e9);
+        } else if (k == "computeMajor")
+            d.ccMajor = asInt(1000);
+        else if (k == "computeMinor")
+            d.ccMinor = asInt(1000);
+        else if (k == "numSms")
+            d.sms = asInt(1e6);
+        else if (k == "maxThreadsPerBlock")
+            d.maxThreadsPerBlock = asInt(1e6);
+        else if (k == "maxThreadsPerMultiprocessor")
+            d.maxThreadsPerSm = asInt(1e6);
+        else if (k == "regsPerBlock")
+            d.registersPerBlock = asInt(1e9);
+        else if (k == "regsPerMultiprocessor")
+            d.registersPerSm = asInt(1e9);
+        else if (k == "warpSize")
+            d.warpSize = asInt(1024);
+        else if (k == "sharedMemPerBlock")
+            d.sharedMemoryPerBlockBytes = asInt(1e9);
         else if (k == "sharedMemPerMultiprocessor" || k == "maxSharedMemoryPerMultiProcessor")
             d.sharedMemoryPerSmBytes = asInt(1e9);
-        else if (k == "sharedMemPerBlockOptin") d.sharedMemoryPerBlockOptinBytes = asInt(1e9);
+        else if (k == "sharedMemPerBlockOptin")
+            d.sharedMemoryPerBlockOptinBytes = asInt(1e9);
     }
 
     void finishEvent();
@@ -414,7 +470,8 @@ void TraceSax::finishEvent() {
     if (!p_.ts) fail(where() + ": a complete event without \"ts\"");
     if (!p_.dur) fail(where() + ": a complete event without \"dur\"");
     // Microseconds: 1e17 us is three thousand years, 1e12 us eleven days.
-    if (!(std::fabs(*p_.ts) <= 1e17)) fail(where() + ": \"ts\" " + std::to_string(*p_.ts) + " is not a time in microseconds");
+    if (!(std::fabs(*p_.ts) <= 1e17))
+        fail(where() + ": \"ts\" " + std::to_string(*p_.ts) + " is not a time in microseconds");
     if (!(*p_.dur >= 0 && *p_.dur <= 1e12))
         fail(where() + ": \"dur\" " + std::to_string(*p_.dur) + " is negative or longer than eleven days");
     if (int64_t(raw.host.size() + raw.trace.kernels.size()) >= tracelimits::kMaxEvents)
@@ -429,8 +486,10 @@ void TraceSax::finishEvent() {
     if (gpu) {
         TraceKernel k;
         k.name = raw.intern(p_.name);
-        if (cat == "gpu_memcpy") k.kind = KernelClass::Memcpy;
-        else if (cat == "gpu_memset") k.kind = KernelClass::Memset;
+        if (cat == "gpu_memcpy")
+            k.kind = KernelClass::Memcpy;
+        else if (cat == "gpu_memset")
+            k.kind = KernelClass::Memset;
         else {
             if (size_t(k.name) >= classOfName_.size()) classOfName_.resize(size_t(k.name) + 1, -1);
             int8_t& c = classOfName_[size_t(k.name)];
@@ -438,8 +497,10 @@ void TraceSax::finishEvent() {
             k.kind = KernelClass(c);
             if (!p_.collective.empty()) k.kind = KernelClass::Communication;
         }
-        if (p_.device >= 0) k.device = int32_t(p_.device);
-        else if (!p_.pid.empty() && std::from_chars(p_.pid.data(), p_.pid.data() + p_.pid.size(), k.device).ec != std::errc())
+        if (p_.device >= 0)
+            k.device = int32_t(p_.device);
+        else if (!p_.pid.empty() &&
+                 std::from_chars(p_.pid.data(), p_.pid.data() + p_.pid.size(), k.device).ec != std::errc())
             k.device = 0;
         k.stream = int32_t(p_.stream);
         k.correlation = p_.correlation;
@@ -479,7 +540,8 @@ void TraceSax::finishEvent() {
     } else if (step) {
         h.kind = HostKind::Step;
         const char* first = p_.name.data() + 13;
-        if (std::from_chars(first, p_.name.data() + p_.name.size(), h.stepNumber).ec != std::errc()) h.kind = HostKind::Annotation;
+        if (std::from_chars(first, p_.name.data() + p_.name.size(), h.stepNumber).ec != std::errc())
+            h.kind = HostKind::Annotation;
         h.name = raw.intern(p_.name);
     } else if (module) {
         h.kind = HostKind::ModuleScope;

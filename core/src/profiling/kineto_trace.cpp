@@ -17,18 +17,30 @@ namespace ts {
 
 const char* kernelClassName(KernelClass c) {
     switch (c) {
-        case KernelClass::Gemm: return "gemm";
-        case KernelClass::Conv: return "conv";
-        case KernelClass::Attention: return "attention";
-        case KernelClass::Elementwise: return "elementwise";
-        case KernelClass::Reduction: return "reduction";
-        case KernelClass::Normalization: return "normalization";
-        case KernelClass::Embedding: return "embedding";
-        case KernelClass::Optimizer: return "optimizer";
-        case KernelClass::Communication: return "nccl";
-        case KernelClass::Memcpy: return "memcpy";
-        case KernelClass::Memset: return "memset";
-        case KernelClass::Other: return "other";
+        case KernelClass::Gemm:
+            return "gemm";
+        case KernelClass::Conv:
+            return "conv";
+        case KernelClass::Attention:
+            return "attention";
+        case KernelClass::Elementwise:
+            return "elementwise";
+        case KernelClass::Reduction:
+            return "reduction";
+        case KernelClass::Normalization:
+            return "normalization";
+        case KernelClass::Embedding:
+            return "embedding";
+        case KernelClass::Optimizer:
+            return "optimizer";
+        case KernelClass::Communication:
+            return "nccl";
+        case KernelClass::Memcpy:
+            return "memcpy";
+        case KernelClass::Memset:
+            return "memset";
+        case KernelClass::Other:
+            return "other";
     }
     return "other";
 }
@@ -43,12 +55,13 @@ KernelClass classifyKernelName(const std::string& name) {
     };
     if (has({"nccl", "rccl"})) return KernelClass::Communication;
     if (has({"flash", "fmha", "attention", "sdpa", "mha_"})) return KernelClass::Attention;
-    if (has({"batch_norm", "batchnorm", "bn_fw", "bn_bw", "layer_norm", "layernorm", "group_norm", "rms_norm", "rmsnorm"}))
+    if (has({"batch_norm", "batchnorm", "bn_fw", "bn_bw", "layer_norm", "layernorm", "group_norm", "rms_norm",
+             "rmsnorm"}))
         return KernelClass::Normalization;
     if (has({"conv", "scudnn", "fprop", "dgrad", "wgrad", "winograd", "implicit_convolve", "precomputed_convolve"}))
         return KernelClass::Conv;
-    if (has({"gemm", "gemv", "cutlass", "cublas", "matmul", "s1688", "s884", "h1688", "h884", "hmma", "xmma",
-             "ampere_", "volta_", "turing_", "sm90_", "splitkreduce", "dot_kernel", "cijk_"}))
+    if (has({"gemm", "gemv", "cutlass", "cublas", "matmul", "s1688", "s884", "h1688", "h884", "hmma", "xmma", "ampere_",
+             "volta_", "turing_", "sm90_", "splitkreduce", "dot_kernel", "cijk_"}))
         return KernelClass::Gemm;
     if (has({"embedding", "index_select", "indexselect", "gather", "scatter"})) return KernelClass::Embedding;
     if (has({"multi_tensor_apply", "adam", "adagrad", "sgd", "optimizer"})) return KernelClass::Optimizer;
@@ -76,11 +89,16 @@ namespace {
 
 int kindOrder(HostKind k) {
     switch (k) {
-        case HostKind::Step: return 0;
-        case HostKind::Annotation: return 1;
-        case HostKind::ModuleScope: return 2;
-        case HostKind::Operator: return 3;
-        case HostKind::Runtime: return 4;
+        case HostKind::Step:
+            return 0;
+        case HostKind::Annotation:
+            return 1;
+        case HostKind::ModuleScope:
+            return 2;
+        case HostKind::Operator:
+            return 3;
+        case HostKind::Runtime:
+            return 4;
     }
     return 5;
 }
@@ -92,7 +110,8 @@ struct Launch {
 
 // The step whose CPU span holds `t`, or -1.
 int32_t stepAt(const std::vector<TraceStep>& steps, double t) {
-    auto it = std::upper_bound(steps.begin(), steps.end(), t, [](double x, const TraceStep& s) { return x < s.startUs; });
+    auto it =
+        std::upper_bound(steps.begin(), steps.end(), t, [](double x, const TraceStep& s) { return x < s.startUs; });
     if (it == steps.begin()) return -1;
     --it;
     return t < it->startUs + it->durationUs ? int32_t(it - steps.begin()) : -1;
@@ -121,7 +140,8 @@ KinetoTrace joinTrace(RawTrace raw) {
         if (h.kind == HostKind::Step && !stepsByNumber.count(h.stepNumber))
             stepsByNumber[h.stepNumber] = TraceStep{h.stepNumber, h.ts, h.dur};
     for (auto& [n, s] : stepsByNumber) t.steps.push_back(s);
-    std::sort(t.steps.begin(), t.steps.end(), [](const TraceStep& a, const TraceStep& b) { return a.startUs < b.startUs; });
+    std::sort(t.steps.begin(), t.steps.end(),
+              [](const TraceStep& a, const TraceStep& b) { return a.startUs < b.startUs; });
 
     // One sweep per thread with a stack of open spans: the scope of an operator is the chain of
     // record_function labels and nn.Module calls around it; a runtime call belongs to the innermost
@@ -200,18 +220,22 @@ KinetoTrace joinTrace(RawTrace raw) {
         if (t.gpuDevice < 0 || us > busyByDevice[t.gpuDevice]) t.gpuDevice = device;
 
     const DeviceProperties* gpu = t.gpu();
-    t.rocm = raw.hipRuntime || (gpu && isAmdName(gpu->name)) ||
-             std::any_of(t.devices.begin(), t.devices.end(), [](const DeviceProperties& d) { return isAmdName(d.name); });
+    t.rocm =
+        raw.hipRuntime || (gpu && isAmdName(gpu->name)) ||
+        std::any_of(t.devices.begin(), t.devices.end(), [](const DeviceProperties& d) { return isAmdName(d.name); });
     if (t.kernels.empty() && t.devices.empty())
-        t.notes.push_back("a CPU-only trace: no GPU kernels and no GPU properties, so no GPU time, idle time, kernel "
-                          "classes or communication on a GPU");
+        t.notes.push_back(
+            "a CPU-only trace: no GPU kernels and no GPU properties, so no GPU time, idle time, kernel "
+            "classes or communication on a GPU");
     else if (t.kernels.empty())
         t.notes.push_back("no GPU kernels were recorded (torch.profiler without ProfilerActivity.CUDA?)");
     if (t.rocm)
-        t.notes.push_back("recorded on an AMD GPU (ROCm): TrainScope's GPU database, occupancy and kernel figures are "
-                          "NVIDIA-only, so the GPU is not matched and no NVIDIA figures are given; times are as measured");
+        t.notes.push_back(
+            "recorded on an AMD GPU (ROCm): TrainScope's GPU database, occupancy and kernel figures are "
+            "NVIDIA-only, so the GPU is not matched and no NVIDIA figures are given; times are as measured");
     if (t.steps.empty())
-        t.notes.push_back("no ProfilerStep#N marks: the trace is taken as one span from its first to its last GPU activity");
+        t.notes.push_back(
+            "no ProfilerStep#N marks: the trace is taken as one span from its first to its last GPU activity");
     if (!t.recordShapes && !t.operators.empty())
         t.notes.push_back("recorded without record_shapes: operators have no input shapes");
     if (t.unjoinedKernels > 0)
@@ -242,8 +266,9 @@ bool isKinetoTraceFile(const std::string& path) {
 std::string tracePredictionUnavailable(const KinetoTrace& trace) {
     std::string what = "a PyTorch profiler trace";
     if (!trace.steps.empty()) what += " of " + std::to_string(trace.steps.size()) + " steps";
-    return what + " holds no model graph, and predicting from a trace's kernels is not implemented yet; "
-                  "`trainscope-cli inspect` explains the trace";
+    return what +
+           " holds no model graph, and predicting from a trace's kernels is not implemented yet; "
+           "`trainscope-cli inspect` explains the trace";
 }
 
 const GpuSpec* matchTraceGpu(const KinetoTrace& trace, const GpuDatabase& db, std::string* how) {
@@ -260,8 +285,7 @@ const GpuSpec* matchTraceGpu(const KinetoTrace& trace, const GpuDatabase& db, st
         if (!spec.sms.known() || int(*spec.sms) != gpu->sms) continue;
         if (!spec.memoryGB.known() || gpu->totalMemoryBytes == 0) continue;
         const double gb = double(gpu->totalMemoryBytes) / 1e9;
-        if (std::abs(gb - *spec.memoryGB * 1.073741824) > 0.1 * gb &&
-            std::abs(gb - *spec.memoryGB) > 0.1 * gb)
+        if (std::abs(gb - *spec.memoryGB * 1.073741824) > 0.1 * gb && std::abs(gb - *spec.memoryGB) > 0.1 * gb)
             continue;
         candidates.push_back(&spec);
     }

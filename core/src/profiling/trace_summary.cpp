@@ -16,8 +16,10 @@ using Interval = std::pair<double, double>;
 std::vector<Interval> mergeSorted(const std::vector<Interval>& in) {
     std::vector<Interval> out;
     for (const Interval& i : in) {
-        if (!out.empty() && i.first <= out.back().second) out.back().second = std::max(out.back().second, i.second);
-        else out.push_back(i);
+        if (!out.empty() && i.first <= out.back().second)
+            out.back().second = std::max(out.back().second, i.second);
+        else
+            out.push_back(i);
     }
     return out;
 }
@@ -34,8 +36,10 @@ double overlapOf(const std::vector<Interval>& a, const std::vector<Interval>& b)
     while (i < a.size() && j < b.size()) {
         const double lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
         if (hi > lo) sum += hi - lo;
-        if (a[i].second < b[j].second) ++i;
-        else ++j;
+        if (a[i].second < b[j].second)
+            ++i;
+        else
+            ++j;
     }
     return sum;
 }
@@ -84,8 +88,10 @@ StepWork analyseStep(const KinetoTrace& t, const std::vector<const TraceKernel*>
         if (to <= from) return;
         s.hostBoundMs += (to - from) / 1000;
         HostBoundStretch h{number, (from - cpuStart) / 1000, (to - from) / 1000, ""};
-        if (next && next->op >= 0) h.nextOperator = t.str(t.operators[size_t(next->op)].name);
-        else if (!next) h.nextOperator = "(end of step)";
+        if (next && next->op >= 0)
+            h.nextOperator = t.str(t.operators[size_t(next->op)].name);
+        else if (!next)
+            h.nextOperator = "(end of step)";
         w.stretches.push_back(std::move(h));
     };
     double idleSince = start;
@@ -112,14 +118,16 @@ TraceSummary summarizeTrace(const KinetoTrace& t, const GpuDatabase& db, size_t 
     sum.events = t.eventsRead;
     sum.operators = int64_t(t.operators.size());
     sum.notes = t.notes;
-    if (const DeviceProperties* gpu = t.gpu()) sum.gpuName = gpu->name;
-    else if (!t.devices.empty()) sum.gpuName = t.devices.front().name;
+    if (const DeviceProperties* gpu = t.gpu())
+        sum.gpuName = gpu->name;
+    else if (!t.devices.empty())
+        sum.gpuName = t.devices.front().name;
     std::string how;
     if (const GpuSpec* spec = matchTraceGpu(t, db, &how)) {
         sum.gpuId = spec->id;
         sum.gpuMatch = how;
     } else {
-        sum.gpuMatch = t.rocm ? "not matched: an AMD GPU, and the database holds NVIDIA GPUs only"
+        sum.gpuMatch = t.rocm                ? "not matched: an AMD GPU, and the database holds NVIDIA GPUs only"
                        : sum.gpuName.empty() ? "no GPU in the trace"
                                              : "not in the GPU database (add it: docs/gpu-database.md)";
     }
@@ -210,7 +218,8 @@ TraceSummary summarizeTrace(const KinetoTrace& t, const GpuDatabase& db, size_t 
                      [](const auto& a, const auto& b) { return a.gpuMs > b.gpuMs; });
     if (sum.topKernels.size() > top) sum.topKernels.resize(top);
     for (auto& [kind, c] : classes) sum.classes.push_back(c);
-    std::stable_sort(sum.classes.begin(), sum.classes.end(), [](const auto& a, const auto& b) { return a.gpuMs > b.gpuMs; });
+    std::stable_sort(sum.classes.begin(), sum.classes.end(),
+                     [](const auto& a, const auto& b) { return a.gpuMs > b.gpuMs; });
     return sum;
 }
 

@@ -19,22 +19,32 @@ struct GpuSpec;
 
 // What a GPU-side activity is, from its category and, for kernels, its name.
 enum class KernelClass : uint8_t {
-    Gemm, Conv, Attention, Elementwise, Reduction, Normalization, Embedding, Optimizer,
-    Communication, Memcpy, Memset, Other
+    Gemm,
+    Conv,
+    Attention,
+    Elementwise,
+    Reduction,
+    Normalization,
+    Embedding,
+    Optimizer,
+    Communication,
+    Memcpy,
+    Memset,
+    Other
 };
 const char* kernelClassName(KernelClass c);
 KernelClass classifyKernelName(const std::string& name);
 
 // One CPU operator (`cat: cpu_op`) of the trace.
 struct TraceOperator {
-    int32_t name = -1;           // index into KinetoTrace::strings
-    int32_t inputShapes = -1;    // "Input Dims" as compact text "[[4,3,16,16],[8,3,3,3]]", -1 when not recorded
-    int32_t inputTypes = -1;     // "Input type" as text, -1 when not recorded
-    int32_t scope = -1;          // enclosing record_function labels and nn.Module names, "a/b/c"; -1 when none
-    int32_t thread = 0;          // index into KinetoTrace::threads
-    int32_t step = -1;           // index into KinetoTrace::steps, -1 outside every step
-    int32_t depth = 0;           // 0 for a top-level operator of its thread
-    double startUs = 0;          // from KinetoTrace::originUs
+    int32_t name = -1;         // index into KinetoTrace::strings
+    int32_t inputShapes = -1;  // "Input Dims" as compact text "[[4,3,16,16],[8,3,3,3]]", -1 when not recorded
+    int32_t inputTypes = -1;   // "Input type" as text, -1 when not recorded
+    int32_t scope = -1;        // enclosing record_function labels and nn.Module names, "a/b/c"; -1 when none
+    int32_t thread = 0;        // index into KinetoTrace::threads
+    int32_t step = -1;         // index into KinetoTrace::steps, -1 outside every step
+    int32_t depth = 0;         // 0 for a top-level operator of its thread
+    double startUs = 0;        // from KinetoTrace::originUs
     double durationUs = 0;
 };
 
@@ -44,28 +54,28 @@ struct TraceKernel {
     KernelClass kind = KernelClass::Other;
     int32_t device = 0;
     int32_t stream = 0;
-    int32_t op = -1;             // index into KinetoTrace::operators (the innermost one that launched it), -1 when unknown
-    int32_t step = -1;           // step of its launch
-    int64_t correlation = -1;    // -1 when the trace gives none
+    int32_t op = -1;    // index into KinetoTrace::operators (the innermost one that launched it), -1 when unknown
+    int32_t step = -1;  // step of its launch
+    int64_t correlation = -1;  // -1 when the trace gives none
     double startUs = 0;
     double durationUs = 0;
-    double launchUs = -1;        // start of the runtime call that launched it, -1 when unknown
+    double launchUs = -1;  // start of the runtime call that launched it, -1 when unknown
     // Launch configuration (kernels only; zero where the trace does not record it).
     int32_t grid[3] = {0, 0, 0};
     int32_t block[3] = {0, 0, 0};
     int32_t registersPerThread = 0;
     int32_t sharedMemoryBytes = 0;
-    float blocksPerSm = -1;      // as Kineto estimates them; -1 when absent
+    float blocksPerSm = -1;  // as Kineto estimates them; -1 when absent
     float warpsPerSm = -1;
-    float occupancyPercent = -1; // "est. achieved occupancy %"
+    float occupancyPercent = -1;  // "est. achieved occupancy %"
     // Copies and sets: bytes moved; collectives: elements per rank.
     double bytes = 0;
-    int32_t collective = -1;     // index into KinetoTrace::collectives for an NCCL kernel
+    int32_t collective = -1;  // index into KinetoTrace::collectives for an NCCL kernel
 };
 
 // An NCCL collective's arguments, as Kineto records them on the kernel.
 struct TraceCollective {
-    std::string name;            // "allreduce", from "Collective name" (or the kernel's name)
+    std::string name;  // "allreduce", from "Collective name" (or the kernel's name)
     int64_t inElements = 0;
     int64_t outElements = 0;
     int groupSize = 0;
@@ -74,8 +84,8 @@ struct TraceCollective {
 
 // One ProfilerStep#N: an iteration as the training loop marked it.
 struct TraceStep {
-    int64_t number = 0;          // N of ProfilerStep#N
-    double startUs = 0;          // CPU span of the step
+    int64_t number = 0;  // N of ProfilerStep#N
+    double startUs = 0;  // CPU span of the step
     double durationUs = 0;
 };
 
@@ -85,23 +95,23 @@ struct TraceThread {
 };
 
 struct KinetoTrace {
-    std::string source;                      // the path, for messages
+    std::string source;  // the path, for messages
     int schemaVersion = 0;
-    double originUs = 0;                     // the first timestamp read; every time is relative to it
-    std::vector<std::string> strings;        // interned names, shapes and scopes
+    double originUs = 0;               // the first timestamp read; every time is relative to it
+    std::vector<std::string> strings;  // interned names, shapes and scopes
     std::vector<TraceThread> threads;
-    std::vector<TraceOperator> operators;    // in start order per thread
-    std::vector<TraceKernel> kernels;        // GPU activities in start order
+    std::vector<TraceOperator> operators;  // in start order per thread
+    std::vector<TraceKernel> kernels;      // GPU activities in start order
     std::vector<TraceCollective> collectives;
-    std::vector<TraceStep> steps;            // in start order
-    std::vector<DeviceProperties> devices;   // deviceProperties
-    int gpuDevice = -1;                      // device index of the kernels (the busiest), -1 without any
-    bool recordShapes = false;               // operators carry Input Dims
-    bool withStack = false;                  // python_function events present
-    bool rocm = false;                       // HIP runtime calls or a non-NVIDIA device: AMD
-    int64_t eventsRead = 0;                  // every trace event, kept or not
-    int64_t unjoinedKernels = 0;             // kernels whose launch (correlation) was not found
-    std::vector<std::string> notes;          // what the trace cannot give, in sentences
+    std::vector<TraceStep> steps;           // in start order
+    std::vector<DeviceProperties> devices;  // deviceProperties
+    int gpuDevice = -1;                     // device index of the kernels (the busiest), -1 without any
+    bool recordShapes = false;              // operators carry Input Dims
+    bool withStack = false;                 // python_function events present
+    bool rocm = false;                      // HIP runtime calls or a non-NVIDIA device: AMD
+    int64_t eventsRead = 0;                 // every trace event, kept or not
+    int64_t unjoinedKernels = 0;            // kernels whose launch (correlation) was not found
+    std::vector<std::string> notes;         // what the trace cannot give, in sentences
 
     const std::string& str(int32_t i) const;  // "" for -1
     const DeviceProperties* gpu() const;      // the properties of gpuDevice, if recorded
@@ -111,7 +121,7 @@ struct KinetoTrace {
 namespace tracelimits {
 inline constexpr int64_t kMaxEvents = 20'000'000;  // operator, launch and GPU events kept (50-120 bytes each)
 inline constexpr int64_t kMaxDecompressedBytes = int64_t(16) << 30;
-inline constexpr size_t kMaxStringBytes = 1 << 20;          // one name or shape text
+inline constexpr size_t kMaxStringBytes = 1 << 20;  // one name or shape text
 }  // namespace tracelimits
 
 // Whether `path` is a Kineto trace: a .json or .json.gz (or .pt.trace.json[.gz]) whose opening
