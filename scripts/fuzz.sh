@@ -28,7 +28,7 @@ else
     seconds=${1:-60}
     shift $(( $# > 0 ? 1 : 0 ))
 fi
-all_targets=(onnx json_model gpu_database gpu_overrides kernel_csv profile published hf_config)
+all_targets=(onnx json_model gpu_database gpu_overrides kernel_csv profile published hf_config kineto)
 [[ ${TRAINSCOPE_FUZZ_TORCH:-0} = 1 ]] && all_targets=(torchscript)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all_targets[@]}")
@@ -78,6 +78,8 @@ seeds_of() {
             find "$repo/tests/data/bad" -name 'hf-*.json' ;;
         torchscript)
             find "$repo/tests/data" "$repo/build/generated-models" -name '*.pt' -size -1024k 2>/dev/null ;;
+        kineto)
+            find "$repo/tests/data/bad-traces" -name '*.json*' -size -64k ;;
     esac
     # The minimised seeds kept in the repository (ctest replays them) and earlier findings, once
     # fixed, are good starting points too.
@@ -125,6 +127,7 @@ for t in "${targets[@]}"; do
     case $t in
         json_model|gpu_database|gpu_overrides|hf_config) dict=(-dict="$repo/tests/fuzz/json.dict") ;;
         profile) dict=(-dict="$repo/tests/fuzz/profile.dict") ;;
+        kineto) dict=(-dict="$repo/tests/fuzz/kineto.dict") ;;
     esac
     log="$build/fuzz/$t.log"
     # Leaks inside LibTorch itself (upstream) are suppressed for the TorchScript target only.

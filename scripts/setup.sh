@@ -26,7 +26,7 @@ log() { echo "[setup] $*" >&2; }
 # ---- Debian packages ----
 packages=(build-essential cmake ninja-build ccache pkg-config python3-venv
           qt6-base-dev libqcustomplot-dev libonnx-dev libprotobuf-dev protobuf-compiler
-          nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev)
+          nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev zlib1g-dev)
 [ "$with_tests" = 1 ] && packages+=(libonnx-testdata)
 missing=()
 for p in "${packages[@]}"; do

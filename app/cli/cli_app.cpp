@@ -8,11 +8,13 @@
 #include "profile_command.h"
 #include "predict_command.h"
 #include "report_command.h"
+#include "trace_report.h"
 #include "validate_command.h"
 #include "validate_kernels_command.h"
 #include "validate_published_command.h"
 #include "trainscope/core/costs.h"
 #include "trainscope/core/errors.h"
+#include "trainscope/core/kineto_trace.h"
 #include "trainscope/core/model_loader.h"
 
 namespace ts::cli {
@@ -27,9 +29,11 @@ struct InspectOptions {
     int64_t seq = 0;
     bool json = false;
     int depth = -1;
+    int top = 15;
 };
 
 int runInspect(const InspectOptions& o) {
+    if (isKinetoTraceFile(o.model)) return runInspectTrace(o.model, o.json, o.top);
     Graph g = loadModel(o.model);
     int64_t batch = o.batch > 0 ? o.batch : g.defaults.batch;
     int64_t seq = o.seq > 0 ? o.seq : g.defaults.seq;
@@ -68,7 +72,10 @@ int run(int argc, char** argv) {
     CLI::App* inspectCmd = app.add_subcommand(
         "inspect", "Show the model's module tree with analytic per-layer costs: output shapes, parameters, "
                    "forward and backward FLOPs (a multiply-add is 2 FLOPs), and bytes saved for backward.");
-    inspectCmd->add_option("MODEL", inspect.model, "model file or zoo:NAME[?options]")->required();
+    inspectCmd->add_option("MODEL", inspect.model,
+                           "model file or zoo:NAME[?options], or a PyTorch profiler trace (TRACE.json[.gz]): its "
+                           "steps, GPU busy and idle time, top operators and kernels (docs/traces.md)")
+        ->required();
     inspectCmd->add_option("--batch,-b", inspect.batch, "batch size at which costs are evaluated (default 1)")
         ->check(CLI::Range(int64_t(1), int64_t(1) << 30));
     inspectCmd->add_option("--seq", inspect.seq, "sequence length for sequence models (default: the model's)")
@@ -77,6 +84,8 @@ int run(int argc, char** argv) {
                          "print JSON (model, totals, layers[], modules[]) instead of the table");
     inspectCmd->add_option("--depth", inspect.depth, "show modules down to this depth in the table (default: all)")
         ->check(CLI::Range(0, 64));
+    inspectCmd->add_option("--top", inspect.top, "for a trace: operators, kernels and stretches listed (default 15)")
+        ->check(CLI::Range(1, 100000));
 
     CLI::App* zooCmd = app.add_subcommand("zoo", "List the built-in models and their options.");
 

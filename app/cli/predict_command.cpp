@@ -8,6 +8,7 @@
 #include "scenario_options.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
+#include "trainscope/core/kineto_trace.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/profile_file.h"
 #include "trainscope/predictors/iteration/training_predictor.h"
@@ -37,6 +38,8 @@ std::optional<Profile> loadProfileIfAny(const std::string& path) {
 
 PredictionInput loadPredictionInput(const std::string& modelOrProfile, int64_t seq, const GpuDatabase& db) {
     PredictionInput in;
+    if (isKinetoTraceFile(modelOrProfile))  // read first: a damaged trace is refused for what is wrong with it
+        throw ModelError(modelOrProfile, tracePredictionUnavailable(readKinetoTrace(modelOrProfile)));
     std::optional<Profile> profile = loadProfileIfAny(modelOrProfile);
     const std::string modelSpec = profile ? profile->scenario.model : modelOrProfile;
     if (profile && modelSpec.empty()) throw ModelError(modelOrProfile, "the profile does not name its model");

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "trainscope/core/errors.h"
+#include "trainscope/core/kineto_trace.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/profile_file.h"
 
@@ -38,6 +39,7 @@ LoadedModel loadForExplorer(const std::string& spec, const GpuDatabase& db) {
     m.spec = spec;
     std::string modelSpec = spec;
     int64_t seq = 0;
+    if (isKinetoTraceFile(spec)) throw ModelError(spec, tracePredictionUnavailable(readKinetoTrace(spec)));
     if (isProfileFile(spec)) {
         m.profile = std::make_unique<Profile>(readProfile(spec));
         modelSpec = profileModelSpec(*m.profile, spec);

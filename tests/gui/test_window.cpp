@@ -130,6 +130,24 @@ private Q_SLOTS:
         }
     }
 
+    // A PyTorch profiler trace goes through the same loader: read (so a damaged one says what is
+    // wrong), then refused with the reason, the open model kept.
+    void aTraceIsRefusedWithTheReasonAndKeepsTheOpenModel() {
+        ExplorerState state;
+        QVERIFY(state.openModel("zoo:resnet18"));
+        MainWindow window(state);
+        const QString trace = TRAINSCOPE_TEST_DATA_DIR "/traces/cpu_cnn_shapes.json.gz";
+        const QString truncated = TRAINSCOPE_TEST_DATA_DIR "/bad-traces/truncated.json.gz";
+        for (const QString& input : {trace, truncated}) {
+            window.openModel(input);
+            QVERIFY(waitForJob(window, 30000));
+            QVERIFY2(window.errorText().contains(input), qPrintable(window.errorText()));
+            QVERIFY2(window.errorText().contains(input == trace ? "holds no model graph" : "truncated"),
+                     qPrintable(window.errorText()));
+            QCOMPARE(state.modelSpec(), std::string("zoo:resnet18"));
+        }
+    }
+
     void dragAndDropAndRecentFilesOpenModels() {
         QTemporaryDir dir;
         AppSettings settings(dir.filePath("settings.ini"));
