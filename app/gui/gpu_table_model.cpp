@@ -63,6 +63,7 @@ QVariant GpuTableModel::data(const QModelIndex& index, int role) const {
                 .arg(state_.settings().gpus)
                 .arg(QLocale().toString(c.usdToTrain.low, 'f', 0), QLocale().toString(c.usdToTrain.high, 'f', 0));
         }
+        if (column == Gpu && !p.interconnectNotice.empty()) return QString::fromStdString(p.interconnectNotice);
         return QString::fromStdString(p.sourceDetail);
     }
     if (role != Qt::DisplayRole && !sort) return {};

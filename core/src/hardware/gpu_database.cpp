@@ -102,7 +102,20 @@ const Price* GpuSpec::cheapestPrice() const {
     const Price* best = nullptr;
     for (const Price& p : prices)
         if (!best || p.usdPerGpuHour < best->usdPerGpuHour) best = &p;
+    // A card nobody rents out is costed as bought: an on-demand listing wins where there is one.
+    if (!best && amortisedPurchase) best = &*amortisedPurchase;
     return best;
+}
+
+const char* nvlinkTopologyName(NvLinkTopology t) {
+    switch (t) {
+        case NvLinkTopology::Unknown: return "unknown";
+        case NvLinkTopology::None: return "none";
+        case NvLinkTopology::Bridge: return "bridge";
+        case NvLinkTopology::Mesh: return "mesh";
+        case NvLinkTopology::Switch: return "switch";
+    }
+    return "unknown";
 }
 
 // The merged JSON document is kept so later user files can override field by field.
@@ -155,6 +168,16 @@ void GpuDatabase::finalize(const std::string& origin) {
     gpus_ = std::move(parsed.gpus);
     sources_ = std::move(parsed.sources);
     architectures_ = std::move(parsed.architectures);
+    priceSnapshot_ = parsed.priceSnapshot;
+    amortisation_ = parsed.amortisation;
+    for (GpuSpec& g : gpus_) {
+        g.amortisedPurchase.reset();
+        const PurchasePrice* buy = purchaseForAmortisation(g.purchases);
+        if (!buy) continue;
+        if (!g.tdpW.known())
+            throw ModelError(origin, "GPU '" + g.id + "': a purchase price needs \"tdp_w\" to be amortised");
+        g.amortisedPurchase = amortisedPrice(*buy, *g.tdpW, amortisation_);
+    }
 }
 
 const GpuSpec* GpuDatabase::find(const std::string& idOrName) const {
