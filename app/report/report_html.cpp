@@ -72,7 +72,11 @@ QString choiceSentence(const HardwareChoiceRow& r) {
                     .arg(esc(r.gpuName))
                     .arg(r.batch)
                     .arg(trainingPrecisionName(r.precision), range(r.cost.hoursToTrain, {}, " h", false));
-    if (r.cost.priced) s += ", " + range(r.cost.usdToTrain, "$", {}, false);
+    if (r.cost.priced)
+        s += ", " + range(r.cost.usdToTrain, "$", {}, false) +
+             QString(" at $%1 per GPU-hour (%2)")
+                 .arg(r.cost.usdPerGpuHour, 0, 'f', 2)
+                 .arg(esc(r.cost.priceSource) + (r.cost.amortised ? ", see Assumptions" : ""));
     return s + ".";
 }
 

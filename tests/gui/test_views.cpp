@@ -318,6 +318,30 @@ private Q_SLOTS:
         QCOMPARE(view.scatterPoints(), before.size());
     }
 
+    // An 8-GPU NVLink scenario drops no GPU: those whose NVLink does not join 8 run over PCIe, and
+    // the view says which, in plain sight and in the GPU's tooltip.
+    void nvlinkScenarioFallsBackToPcieVisibly() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        state.setInterconnect(ts::predictors::InterconnectKind::NvLink);
+        state.setGpuCount(8);
+        GpuView view(state);
+        GpuTableModel* model = view.model();
+        int row3090 = -1;
+        for (int row = 0; row < model->rowCount(); ++row) {
+            const auto& p = state.allGpus()[size_t(row)];
+            QVERIFY2(p.supported, qPrintable(QString::fromStdString(p.gpuId + ": " + p.reason)));
+            if (p.gpuId == "rtx-3090") row3090 = row;
+        }
+        QVERIFY(row3090 >= 0);
+        const QString tip = model->index(row3090, GpuTableModel::Gpu).data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains("PCIe") && tip.contains("at most 2"), qPrintable(tip));
+        const QString shown = view.notShown()->text();
+        QVERIFY2(shown.contains("Over PCIe, not NVLink") && shown.contains("NVIDIA GeForce RTX 3090") &&
+                     !shown.contains("NVIDIA H100 80GB SXM5"),
+                 qPrintable(shown));
+    }
+
     // GPUs that cost about the same sit close together: their labels must not be drawn over each
     // other (nor over other points), and the target's label always shows.
     void scatterLabelsDoNotOverlap() {

@@ -173,7 +173,7 @@ std::vector<std::string> assumptionsOf(const HardwareChoice& c, const std::vecto
         const Price* price = g->cheapestPrice();
         if (!price) ++unpriced;
         else if (price->amortised) ++amortised;
-        if (price && !price->date.empty()) dates.insert(price->date);
+        if (price && !price->amortised && !price->date.empty()) dates.insert(price->date);
     }
     std::string prices = "Prices: per GPU the cheapest on-demand price per GPU-hour in the GPU database "
                          "(docs/gpu-database.md)";

@@ -77,7 +77,8 @@ std::optional<LinkModel> nvlinkOrPcie(const GpuSpec& gpu, int gpus, std::string&
     LinkModel l;
     l.busBandwidthGBs = *ic.nvlinkBandwidthGBs / 2 * kLinkEfficiency;
     l.stepLatencyUs = 5;
-    const std::string bw = fixed(*ic.nvlinkBandwidthGBs, 0);
+    const double gbs = *ic.nvlinkBandwidthGBs;
+    const std::string bw = fixed(gbs, gbs == std::floor(gbs) ? 0 : 1);
     switch (topo.kind) {
         case NvLinkTopology::Bridge:
             l.basis = "an NVLink bridge between the 2 cards (" + bw + " GB/s bidirectional, half per direction) x 0.8";
