@@ -122,7 +122,9 @@ QVariant GpuTableModel::headerData(int section, Qt::Orientation orientation, int
         case Fits:
             return tip ? tr("Whether the current batch fits in the GPU's memory") : tr("Fits");
         case UsdPerGpuHour:
-            return tip ? tr("Cheapest on-demand price of one GPU the database knows") : tr("$/GPU-hour");
+            return tip ? tr("Price of one GPU-hour: the cheapest on-demand listing, else the amortised purchase "
+                            "price (Tools > Prices)")
+                       : tr("$/GPU-hour");
         case UsdPerMillionSamples:
             return tip ? tr("Dollars per million training samples at the predicted throughput, all GPUs paid")
                        : tr("$/M samples");

@@ -29,6 +29,8 @@
 #include <memory>
 
 #include "app_settings.h"
+#include "prices_dialog.h"
+#include "trainscope/core/gpu_user_file.h"
 #include "background_job.h"
 #include "batch_plot_view.h"
 #include "explorer_state.h"
@@ -191,6 +193,18 @@ void MainWindow::buildMenus() {
     profileAction_ = profile->addAction(tr("Profile on this &GPU"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
                                         &MainWindow::profileOnThisGpu);
     profile->setToolTipsVisible(true);
+
+    QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+    tools->addAction(tr("&Prices…"), this, [this] {
+        if (job_) return;  // a running report holds pointers into the database
+        const std::string userFile = userGpuFilePath();
+        if (userFile.empty()) {
+            showError(tr("Neither XDG_CONFIG_HOME nor HOME is set: there is no user GPU file to write prices to."));
+            return;
+        }
+        PricesDialog dialog(state_, QString::fromStdString(userFile), this);
+        dialog.exec();
+    });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About TrainScope"), this, [this] {

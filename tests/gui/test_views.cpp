@@ -24,10 +24,12 @@
 #include "module_tree_model.h"
 #include "module_tree_view.h"
 #include "overview_view.h"
+#include "prices_dialog.h"
 #include "roofline_view.h"
 #include "screenshot.h"
 #include "timeline_view.h"
 #include "view_refresher.h"
+#include "trainscope/core/gpu_user_file.h"
 #include "trainscope/predictors/choice/hardware_choice.h"
 
 using namespace ts::gui;
@@ -340,6 +342,38 @@ private Q_SLOTS:
         QVERIFY2(shown.contains("Over PCIe, not NVLink") && shown.contains("NVIDIA GeForce RTX 3090") &&
                      !shown.contains("NVIDIA H100 80GB SXM5"),
                  qPrintable(shown));
+    }
+
+    // Tools > Prices: a price of the user's own is written to the user GPU file, replaces the listed
+    // ones in the costs at once, and removing it brings them back.
+    void pricesDialogWritesTheUserFile() {
+        QTemporaryDir config;
+        qputenv("XDG_CONFIG_HOME", config.path().toUtf8());
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        const double listed = state.database().get("rtx-3090").cheapestPrice()->usdPerGpuHour;
+        const QString file = QString::fromStdString(ts::userGpuFilePath());
+        {
+            PricesDialog dialog(state, file);
+            QCOMPARE(dialog.table()->rowCount(), int(state.database().gpus().size()));
+            QVERIFY(dialog.ownPrice("rtx-3090"));
+            dialog.ownPrice("rtx-3090")->setValue(0.5);
+            QVERIFY(dialog.save());
+        }
+        const ts::Price* own = state.database().get("rtx-3090").cheapestPrice();
+        QVERIFY(own && !own->amortised);
+        QCOMPARE(own->usdPerGpuHour, 0.5);
+        QCOMPARE(QString::fromStdString(own->source), QString(ts::kUserPriceSource));
+        QVERIFY(QFile::exists(file));
+        QCOMPARE(ts::GpuDatabase::load().get("rtx-3090").cheapestPrice()->usdPerGpuHour, 0.5);  // what the CLI reads too
+        {
+            PricesDialog dialog(state, file);
+            QCOMPARE(dialog.ownPrice("rtx-3090")->value(), 0.5);
+            dialog.ownPrice("rtx-3090")->setValue(0);
+            QVERIFY(dialog.save());
+        }
+        QCOMPARE(state.database().get("rtx-3090").cheapestPrice()->usdPerGpuHour, listed);
+        qunsetenv("XDG_CONFIG_HOME");
     }
 
     // GPUs that cost about the same sit close together: their labels must not be drawn over each

@@ -158,6 +158,11 @@ public:
     void applyOverrides(const std::string& text, const std::string& origin);
     void applyOverrideFile(const std::string& path);
 
+    // Takes the prices (listings, purchases, the amortisation and the snapshot) of `other` for the
+    // GPUs both have, in place: no GpuSpec moves, so pointers into this database stay valid (the
+    // merged document later user files apply to is left as it was).
+    void takePricesFrom(const GpuDatabase& other);
+
     const std::vector<GpuSpec>& gpus() const { return gpus_; }
     const std::map<std::string, GpuSource>& sources() const { return sources_; }
     const std::map<std::string, ArchLimits>& architectures() const { return architectures_; }
