@@ -16,7 +16,7 @@ namespace ts::gui {
 
 namespace {
 
-enum Column { Gpu, Used, Basis, Own, ColumnCount };
+enum Column { Gpu, Used, Own, Basis, ColumnCount };  // the editable column before the long one
 
 QString basisOf(const Price& p) {
     QString s = QString::fromStdString(p.provider + (p.instance.empty() ? "" : " " + p.instance));
@@ -38,7 +38,9 @@ PricesDialog::PricesDialog(ExplorerState& state, QString userFile, QWidget* pare
         this);
     intro->setWordWrap(true);
     table_ = new QTableWidget(int(db.gpus().size()), ColumnCount, this);
-    table_->setHorizontalHeaderLabels({tr("GPU"), tr("$/GPU-hour used"), tr("from"), tr("your $/GPU-hour")});
+    table_->setHorizontalHeaderLabels({tr("GPU"), tr("$/GPU-hour used"), tr("your $/GPU-hour"), tr("from")});
+    table_->setTextElideMode(Qt::ElideRight);
+    table_->setWordWrap(false);
     table_->verticalHeader()->hide();
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     for (int row = 0; row < int(db.gpus().size()); ++row) {
@@ -47,7 +49,9 @@ PricesDialog::PricesDialog(ExplorerState& state, QString userFile, QWidget* pare
         const bool own = p && p->source == kUserPriceSource;
         table_->setItem(row, Gpu, new QTableWidgetItem(QString::fromStdString(g.name)));
         table_->setItem(row, Used, new QTableWidgetItem(p ? QString::number(p->usdPerGpuHour, 'f', 3) : tr("none")));
-        table_->setItem(row, Basis, new QTableWidgetItem(p ? basisOf(*p) : QString::fromStdString(g.pricesNote)));
+        auto* basis = new QTableWidgetItem(p ? basisOf(*p) : QString::fromStdString(g.pricesNote));
+        basis->setToolTip(basis->text());
+        table_->setItem(row, Basis, basis);
         auto* box = new QDoubleSpinBox(table_);
         box->setRange(0, 1000);
         box->setDecimals(3);
@@ -58,6 +62,8 @@ PricesDialog::PricesDialog(ExplorerState& state, QString userFile, QWidget* pare
         initial_[g.id] = box->value();
     }
     table_->resizeColumnsToContents();
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->setColumnWidth(Basis, 360);  // elided; the whole text is in the tooltip
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel, this);
     connect(buttons, &QDialogButtonBox::accepted, this, [this] {
         if (save()) accept();
