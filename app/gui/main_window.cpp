@@ -30,7 +30,6 @@
 
 #include "app_settings.h"
 #include "prices_dialog.h"
-#include "trainscope/core/gpu_user_file.h"
 #include "background_job.h"
 #include "batch_plot_view.h"
 #include "explorer_state.h"
@@ -196,14 +195,7 @@ void MainWindow::buildMenus() {
 
     QMenu* tools = menuBar()->addMenu(tr("&Tools"));
     tools->addAction(tr("&Prices…"), this, [this] {
-        if (job_) return;  // a running report holds pointers into the database
-        const std::string userFile = userGpuFilePath();
-        if (userFile.empty()) {
-            showError(tr("Neither XDG_CONFIG_HOME nor HOME is set: there is no user GPU file to write prices to."));
-            return;
-        }
-        PricesDialog dialog(state_, QString::fromStdString(userFile), this);
-        dialog.exec();
+        if (!job_) showPricesDialog(state_, this);  // a running report holds pointers into the database
     });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));

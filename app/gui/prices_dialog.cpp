@@ -99,4 +99,16 @@ bool PricesDialog::save() {
     return true;
 }
 
+void showPricesDialog(ExplorerState& state, QWidget* parent) {
+    const std::string userFile = userGpuFilePath();
+    if (userFile.empty()) {
+        QMessageBox::warning(parent, QObject::tr("Prices"),
+                             QObject::tr("Neither XDG_CONFIG_HOME nor HOME is set: there is no user GPU file to "
+                                         "write prices to."));
+        return;
+    }
+    PricesDialog dialog(state, QString::fromStdString(userFile), parent);
+    dialog.exec();
+}
+
 }  // namespace ts::gui

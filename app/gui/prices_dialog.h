@@ -33,4 +33,7 @@ private:
     std::map<std::string, double> initial_;
 };
 
+// Tools > Prices: the dialog on the user GPU file, or a message saying why there is none.
+void showPricesDialog(ExplorerState& state, QWidget* parent);
+
 }  // namespace ts::gui
