@@ -67,12 +67,15 @@ void printGpuTable(std::ostream& os, const GpuDatabase& db) {
         std::vector<std::string> cells = {g.id, g.computeCapability(), cell(g.sms), cell(g.memoryGB),
                                           cell(g.memoryBandwidthGBs), cell(g.l2CacheMB, g.l2CacheMB.known() && *g.l2CacheMB < 10 ? 1 : 0),
                                           cell(g.fp32Tflops, 1), tensor("tf32"), tensor("fp16"), tensor("bf16"),
-                                          tensor("fp8"), cell(g.tdpW), price ? fixed(price->usdPerGpuHour, 2) : "-"};
+                                          tensor("fp8"), cell(g.tdpW),
+                                          price ? (price->amortised ? "*" : "") + fixed(price->usdPerGpuHour, 2) : "-"};
         for (size_t i = 0; i < cells.size(); ++i)
             os << (i == 0 ? pad(cells[i], header[i].second) : padLeft(cells[i], header[i].second)) << " ";
         os << " " << g.name << (g.origin != "built-in" ? "  [" + g.origin + "]" : "") << "\n";
     }
-    os << "\n" << db.gpus().size() << " GPUs";
+    os << "\n" << db.gpus().size() << " GPUs; $/GPU-h: the cheapest on-demand listing of the price snapshot of "
+       << (db.priceSnapshot().date.empty() ? "?" : db.priceSnapshot().date)
+       << ", * a purchase price amortised where no cloud lists the GPU";
     if (!db.appliedFiles().empty()) {
         os << "; user files applied:";
         for (const std::string& f : db.appliedFiles()) os << " " << f;
@@ -110,6 +113,12 @@ void printGpuDetail(std::ostream& os, const GpuDatabase& db, const GpuSpec& g) {
     line("PCIe lanes", g.interconnect.pcieLanes, "");
     line("NVLink generation", g.interconnect.nvlinkGeneration, "");
     line("NVLink bandwidth", g.interconnect.nvlinkBandwidthGBs, "GB/s");
+    if (const NvLinkTopologyInfo& t = g.interconnect.nvlinkTopology; t.kind != NvLinkTopology::Unknown) {
+        auto src = db.sources().find(t.source);
+        os << "  NVLink topology     " << nvlinkTopologyName(t.kind) << ", up to " << t.maxGpus << " GPU"
+           << (t.maxGpus == 1 ? "" : "s") << (t.note.empty() ? "" : "  (" + t.note + ")") << "  <- "
+           << (src == db.sources().end() ? t.source : src->second.title) << "\n";
+    }
     os << "  ridge points        ";
     bool any = false;
     for (ComputePrecision p : kAllComputePrecisions)
@@ -123,7 +132,9 @@ void printGpuDetail(std::ostream& os, const GpuDatabase& db, const GpuSpec& g) {
        << " blocks, " << l.registersPerSm << " registers, " << l.sharedMemoryPerSmBytes / 1024
        << " KB shared (per block " << l.sharedMemoryPerBlockBytes / 1024 << " KB, opt-in "
        << l.sharedMemoryPerBlockOptinBytes / 1024 << " KB)\n";
-    if (g.prices.empty()) os << "  prices              none known (add one in a user file: docs/gpu-database.md)\n";
+    if (g.prices.empty() && !g.amortisedPurchase)
+        os << "  prices              none known (add one in a user file: docs/gpu-database.md)\n";
+    if (!g.pricesNote.empty()) os << "  prices note         " << g.pricesNote << "\n";
     for (const Price& p : g.prices) {
         auto src = db.sources().find(p.source);
         os << "  price               " << fixed(p.usdPerGpuHour, 3) << " USD/GPU-hour, " << p.provider
@@ -131,6 +142,16 @@ void printGpuDetail(std::ostream& os, const GpuDatabase& db, const GpuSpec& g) {
            << p.date << "  <- " << (src == db.sources().end() ? p.source : src->second.url)
            << (p.note.empty() ? "" : "  (" + p.note + ")") << "\n";
     }
+    for (const PurchasePrice& p : g.purchases) {
+        auto src = db.sources().find(p.source);
+        os << "  purchase            " << fixed(p.usd, 0) << " USD (" << (p.kind == "street" ? "street price" : "launch MSRP")
+           << "), " << p.date << "  <- " << (src == db.sources().end() ? p.source : src->second.url)
+           << (p.note.empty() ? "" : "  (" + p.note + ")") << "\n";
+    }
+    if (g.amortisedPurchase)
+        os << "  amortised purchase  " << fixed(g.amortisedPurchase->usdPerGpuHour, 3) << " USD/GPU-hour ("
+           << g.amortisedPurchase->note << ")" << (g.prices.empty() ? ", used for costs" : ", not used: a cloud lists it")
+           << "\n";
     if (g.calibration) {
         os << "  calibrated          " << g.calibration->date << ", " << g.calibration->software << "\n";
         for (const auto& [name, value] : g.calibration->measured)

@@ -13,6 +13,7 @@
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/gpu_json.h"
+#include "trainscope/core/gpu_user_file.h"
 #include "trainscope/core/occupancy.h"
 #include "trainscope/kernels/calibration.h"
 #include "trainscope/kernels/device_query.h"
@@ -56,9 +57,8 @@ void writeGpuEntry(const std::string& path, const json& entry, const json& sourc
 }  // namespace
 
 std::string defaultUserGpuFile() {
-    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) return std::string(xdg) + "/trainscope/gpus.json";
-    if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.config/trainscope/gpus.json";
-    return "trainscope-gpus.json";
+    const std::string path = userGpuFilePath();
+    return path.empty() ? "trainscope-gpus.json" : path;
 }
 
 int runGpus(const GpusOptions& o) {

@@ -82,6 +82,8 @@ ordered_json predictionJson(const TrainingPrediction& p, bool layers) {
     j["other_ms"] = intervalJson(p.otherMs);
     j["host_bound_ms"] = intervalJson(p.hostBoundMs);
     j["scaling_efficiency"] = intervalJson(p.scalingEfficiency);
+    j["interconnect"] = p.interconnect.empty() ? ordered_json(nullptr) : ordered_json(p.interconnect);
+    j["interconnect_notice"] = p.interconnectNotice.empty() ? ordered_json(nullptr) : ordered_json(p.interconnectNotice);
     const MemoryBreakdown& m = p.memory;
     j["memory_bytes"] = {{"weights", m.weights},
                          {"cast_weight_copies", m.castWeightCopies},

@@ -147,6 +147,8 @@ int runReport(const ReportOptions& o) {
     const std::string format = formatOf(o);
     HardwareChoiceOptions options = choiceOptionsFrom(o);
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
+    options.priceSnapshot = db.priceSnapshot();
+    options.amortisation = db.amortisation();
     const std::vector<const GpuSpec*> gpus = gpusFrom(o, db);
     const PredictionInput input = loadPredictionInput(o.model, o.seq, db);
     TrainingGoal goal;

@@ -101,6 +101,11 @@ void ExplorerState::applySettings(const ExplorerSettings& settings) {
     Q_EMIT changed();
 }
 
+void ExplorerState::reloadPrices() {
+    db_.takePricesFrom(loadDatabase());
+    Q_EMIT changed();
+}
+
 void ExplorerState::setBatch(int64_t batch) {
     batch = std::clamp<int64_t>(batch, 1, kMaxBatch);
     if (batch == settings_.batch) return;

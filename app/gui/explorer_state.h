@@ -57,6 +57,9 @@ public:
     // Its runs carry per-layer times and, on a GPU with CUPTI, each layer's kernels.
     const Profile* profile() const { return profile_.get(); }
     const GpuDatabase& database() const { return db_; }
+    // The user's GPU file changed (the Prices dialog wrote it): prices are read again, in place.
+    // Emits changed(); predictions do not depend on prices and stay.
+    void reloadPrices();
     const GpuSpec* targetGpu() const { return db_.find(settings_.gpuId); }
     const ExplorerSettings& settings() const { return settings_; }
 

@@ -63,6 +63,7 @@ QVariant GpuTableModel::data(const QModelIndex& index, int role) const {
                 .arg(state_.settings().gpus)
                 .arg(QLocale().toString(c.usdToTrain.low, 'f', 0), QLocale().toString(c.usdToTrain.high, 'f', 0));
         }
+        if (column == Gpu && !p.interconnectNotice.empty()) return QString::fromStdString(p.interconnectNotice);
         return QString::fromStdString(p.sourceDetail);
     }
     if (role != Qt::DisplayRole && !sort) return {};
@@ -121,7 +122,9 @@ QVariant GpuTableModel::headerData(int section, Qt::Orientation orientation, int
         case Fits:
             return tip ? tr("Whether the current batch fits in the GPU's memory") : tr("Fits");
         case UsdPerGpuHour:
-            return tip ? tr("Cheapest on-demand price of one GPU the database knows") : tr("$/GPU-hour");
+            return tip ? tr("Price of one GPU-hour: the cheapest on-demand listing, else the amortised purchase "
+                            "price (Tools > Prices)")
+                       : tr("$/GPU-hour");
         case UsdPerMillionSamples:
             return tip ? tr("Dollars per million training samples at the predicted throughput, all GPUs paid")
                        : tr("$/M samples");

@@ -144,12 +144,13 @@ void GpuView::refreshScatter() {
     pointHours_.clear();
     pointUsd_.clear();
     QVector<double> targetX, targetY;
-    QStringList unpriced, unfit;
+    QStringList unpriced, unfit, overPcie;
     const QColor text = palette().color(QPalette::Text);
     for (int row = 0; row < model_->rowCount() && size_t(row) < state_.allGpus().size(); ++row) {
         const TrainingPrediction& p = state_.allGpus()[size_t(row)];
         const QString name = QString::fromStdString(p.gpuName);
         const TrainingCost c = model_->costOf(row);
+        if (!p.interconnectNotice.empty()) overPcie << name;
         if (!model_->costApplies(row)) {
             unfit << name;
             continue;
@@ -202,6 +203,10 @@ void GpuView::refreshScatter() {
         scatter_->yAxis->setRange(*yMin / 1.5, *yMax * 1.8);
     }
     QStringList lines;
+    if (!overPcie.isEmpty())
+        lines << tr("Over PCIe, not NVLink (no NVLink, or it does not join %1 GPUs): %2")
+                     .arg(state_.settings().gpus)
+                     .arg(overPcie.join(", "));
     if (!unpriced.isEmpty()) lines << tr("Not shown, no price in the database: %1").arg(unpriced.join(", "));
     if (!unfit.isEmpty())
         lines << tr("Not shown, the batch does not fit or the precision is not supported: %1").arg(unfit.join(", "));

@@ -29,6 +29,7 @@
 #include <memory>
 
 #include "app_settings.h"
+#include "prices_dialog.h"
 #include "background_job.h"
 #include "batch_plot_view.h"
 #include "explorer_state.h"
@@ -191,6 +192,11 @@ void MainWindow::buildMenus() {
     profileAction_ = profile->addAction(tr("Profile on this &GPU"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
                                         &MainWindow::profileOnThisGpu);
     profile->setToolTipsVisible(true);
+
+    QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+    tools->addAction(tr("&Prices…"), this, [this] {
+        if (!job_) showPricesDialog(state_, this);  // a running report holds pointers into the database
+    });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About TrainScope"), this, [this] {

@@ -16,6 +16,8 @@ ReportRequest requestFor(const TrainingPredictor* predictor, const GpuDatabase& 
     r.base = base;
     r.goal = goal;
     r.options.modelLabel = modelLabel;
+    r.options.priceSnapshot = db.priceSnapshot();
+    r.options.amortisation = db.amortisation();
     return r;
 }
 

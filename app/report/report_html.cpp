@@ -50,7 +50,10 @@ QString scenarioLine(const HardwareChoice& c) {
     const TrainingScenario& s = c.base;
     QString line = QString("optimizer %1").arg(optimizerName(s.optimizer));
     line += QString(", %1 GPU%2 per run").arg(s.dataParallel.gpus).arg(s.dataParallel.gpus == 1 ? "" : "s");
-    if (s.dataParallel.gpus > 1) line += QString(" over %1").arg(interconnectName(s.dataParallel.interconnect));
+    if (s.dataParallel.gpus > 1)
+        line += s.dataParallel.interconnect == InterconnectKind::NvLink
+                    ? QString(" over NVLink where the GPU's topology joins that many, else PCIe")
+                    : QString(" over %1").arg(interconnectName(s.dataParallel.interconnect));
     if (s.checkpointing) line += ", activation checkpointing";
     line += c.options.batch > 0 ? QString(", batch %1 per GPU (fixed)").arg(c.options.batch)
                                 : QString(", batch size chosen per GPU");
@@ -69,7 +72,11 @@ QString choiceSentence(const HardwareChoiceRow& r) {
                     .arg(esc(r.gpuName))
                     .arg(r.batch)
                     .arg(trainingPrecisionName(r.precision), range(r.cost.hoursToTrain, {}, " h", false));
-    if (r.cost.priced) s += ", " + range(r.cost.usdToTrain, "$", {}, false);
+    if (r.cost.priced)
+        s += ", " + range(r.cost.usdToTrain, "$", {}, false) +
+             QString(" at $%1 per GPU-hour (%2)")
+                 .arg(r.cost.usdPerGpuHour, 0, 'f', 2)
+                 .arg(esc(r.cost.priceSource) + (r.cost.amortised ? ", see Assumptions" : ""));
     return s + ".";
 }
 
@@ -79,7 +86,9 @@ QString summary(const HardwareChoice& c) {
     if (first == c.rows.end())
         return "<p class=\"summary\">Nothing fits on any GPU considered (see the reasons below).</p>";
     QString html = "<p class=\"summary\">";
-    html += (first->cost.priced ? "Cheapest for the goal: " : "Fastest for the goal (no GPU has a price): ") +
+    // "Cheapest" always names the set it is cheapest in, so a subset is never passed off as all.
+    html += (first->cost.priced ? "Cheapest for the goal " + esc(rankingScope(c)) + ": "
+                                : QString("Fastest for the goal (no GPU has a price): ")) +
             choiceSentence(*first);
     const HardwareChoiceRow* fastest = nullptr;
     for (const HardwareChoiceRow& r : c.rows)
@@ -190,10 +199,14 @@ QString reportHtml(const HardwareChoice& c, const ImageSources& images, const QS
     html += summary(c) + "\n";
     html += QString(
                 "<p>Every figure is a prediction with, below it, the range it is expected in. The goal: %1 %2 "
-                "of %3 samples.</p>\n")
+                "of %3 samples.%4</p>\n")
                 .arg(c.goal.epochs)
                 .arg(c.goal.epochs == 1 ? "epoch" : "epochs")
-                .arg(c.goal.datasetSamples, 0, 'f', 0);
+                .arg(c.goal.datasetSamples, 0, 'f', 0)
+                .arg(c.options.priceSnapshot.date.empty()
+                         ? QString()
+                         : " Prices per GPU-hour: the GPU database's snapshot of " +
+                               esc(c.options.priceSnapshot.date) + " (see Assumptions).");
     html += "<h2>Ranking</h2>\n" + rankingTable(c) + "\n";
     html += image(images.throughput, "Throughput against batch size on the best-ranked GPUs", images.width);
     html += image(images.costVsTime, "Cost against time to train on every priced GPU", images.width);

@@ -99,6 +99,24 @@ private Q_SLOTS:
         QVERIFY2(row.contains(QString(">%1<").arg(first.batch)), qPrintable(row));
     }
 
+    // The headline never calls a GPU cheapest without the set it is cheapest in, and gives the
+    // price snapshot.
+    void headlineNamesTheSetAndTheSnapshot() {
+        std::vector<const GpuSpec*> gpus;
+        const GpuDatabase& db = GpuDatabase::builtin();
+        for (const char* id : {"t4", "p4", "a100-sxm4-80gb"}) gpus.push_back(&db.get(id));
+        HardwareChoiceOptions options;
+        options.modelLabel = kModel;
+        options.priceSnapshot = db.priceSnapshot();
+        const HardwareChoice c = chooseHardware(predictor_, gpus, TrainingScenario{}, TrainingGoal{}, options);
+        const QString html = QString::fromUtf8(reportBytes(c, ReportFormat::Html));
+        const QString summary = html.section("<p class=\"summary\">", 1, 1).section("</p>", 0, 0);
+        QVERIFY2(summary.contains("Cheapest for the goal of the 2 priced GPUs where a batch fits, out of 3 "
+                                  "(1 without a price):"),
+                 qPrintable(summary));
+        QVERIFY(html.contains("snapshot of " + QString::fromStdString(db.priceSnapshot().date)));
+    }
+
     void pdfIsCompleteWithPages() {
         QTemporaryDir dir;
         const QString path = dir.filePath("report.pdf");

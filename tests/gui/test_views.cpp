@@ -24,10 +24,12 @@
 #include "module_tree_model.h"
 #include "module_tree_view.h"
 #include "overview_view.h"
+#include "prices_dialog.h"
 #include "roofline_view.h"
 #include "screenshot.h"
 #include "timeline_view.h"
 #include "view_refresher.h"
+#include "trainscope/core/gpu_user_file.h"
 #include "trainscope/predictors/choice/hardware_choice.h"
 
 using namespace ts::gui;
@@ -341,6 +343,62 @@ private Q_SLOTS:
         QCOMPARE(costs().size(), before.size());
         // The scatter shows every priced GPU the batch fits on, and lists the others.
         QCOMPARE(view.scatterPoints(), before.size());
+    }
+
+    // An 8-GPU NVLink scenario drops no GPU: those whose NVLink does not join 8 run over PCIe, and
+    // the view says which, in plain sight and in the GPU's tooltip.
+    void nvlinkScenarioFallsBackToPcieVisibly() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        state.setInterconnect(ts::predictors::InterconnectKind::NvLink);
+        state.setGpuCount(8);
+        GpuView view(state);
+        GpuTableModel* model = view.model();
+        int row3090 = -1;
+        for (int row = 0; row < model->rowCount(); ++row) {
+            const auto& p = state.allGpus()[size_t(row)];
+            QVERIFY2(p.supported, qPrintable(QString::fromStdString(p.gpuId + ": " + p.reason)));
+            if (p.gpuId == "rtx-3090") row3090 = row;
+        }
+        QVERIFY(row3090 >= 0);
+        const QString tip = model->index(row3090, GpuTableModel::Gpu).data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains("PCIe") && tip.contains("at most 2"), qPrintable(tip));
+        const QString shown = view.notShown()->text();
+        QVERIFY2(shown.contains("Over PCIe, not NVLink") && shown.contains("NVIDIA GeForce RTX 3090") &&
+                     !shown.contains("NVIDIA H100 80GB SXM5"),
+                 qPrintable(shown));
+    }
+
+    // Tools > Prices: a price of the user's own is written to the user GPU file, replaces the listed
+    // ones in the costs at once, and removing it brings them back.
+    void pricesDialogWritesTheUserFile() {
+        QTemporaryDir config;
+        qputenv("XDG_CONFIG_HOME", config.path().toUtf8());
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        const double listed = state.database().get("rtx-3090").cheapestPrice()->usdPerGpuHour;
+        const QString file = QString::fromStdString(ts::userGpuFilePath());
+        {
+            PricesDialog dialog(state, file);
+            QCOMPARE(dialog.table()->rowCount(), int(state.database().gpus().size()));
+            QVERIFY(dialog.ownPrice("rtx-3090"));
+            dialog.ownPrice("rtx-3090")->setValue(0.5);
+            QVERIFY(dialog.save());
+        }
+        const ts::Price* own = state.database().get("rtx-3090").cheapestPrice();
+        QVERIFY(own && !own->amortised);
+        QCOMPARE(own->usdPerGpuHour, 0.5);
+        QCOMPARE(QString::fromStdString(own->source), QString(ts::kUserPriceSource));
+        QVERIFY(QFile::exists(file));
+        QCOMPARE(ts::GpuDatabase::load().get("rtx-3090").cheapestPrice()->usdPerGpuHour, 0.5);  // what the CLI reads too
+        {
+            PricesDialog dialog(state, file);
+            QCOMPARE(dialog.ownPrice("rtx-3090")->value(), 0.5);
+            dialog.ownPrice("rtx-3090")->setValue(0);
+            QVERIFY(dialog.save());
+        }
+        QCOMPARE(state.database().get("rtx-3090").cheapestPrice()->usdPerGpuHour, listed);
+        qunsetenv("XDG_CONFIG_HOME");
     }
 
     // GPUs that cost about the same sit close together: their labels must not be drawn over each

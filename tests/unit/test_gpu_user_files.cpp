@@ -10,6 +10,7 @@
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/gpu_json.h"
+#include "trainscope/core/gpu_user_file.h"
 
 namespace ts {
 namespace {
@@ -55,6 +56,36 @@ private:
     const char* name_;
     std::optional<std::string> old_;
 };
+
+TEST(GpuUserFiles, AUserPriceIsWrittenKeepingTheRestOfTheFileAndCanBeRemoved) {
+    TempDir dir;
+    const std::string path = dir.write("gpus.json", userFile(R"([{"id": "t4", "sms": 41}])"));
+    setUserPrice(path, "h100-sxm", 1.5, "2026-11-25");
+    GpuDatabase db = GpuDatabase::builtin();
+    db.applyOverrideFile(path);
+    const Price* p = db.get("h100-sxm").cheapestPrice();
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->usdPerGpuHour, 1.5);
+    EXPECT_EQ(p->date, "2026-11-25");
+    EXPECT_EQ(db.sources().count(kUserPriceSource), 1u);
+    EXPECT_EQ(*db.get("t4").sms, 41);  // the file's other entry is kept
+    setUserPrice(path, "h100-sxm", std::nullopt, "2026-11-25");
+    GpuDatabase back = GpuDatabase::builtin();
+    back.applyOverrideFile(path);
+    EXPECT_EQ(back.get("h100-sxm").prices.size(), GpuDatabase::builtin().get("h100-sxm").prices.size());
+    EXPECT_EQ(*back.get("t4").sms, 41);
+    // A file that is not a GPU file is refused and left alone.
+    const std::string other = dir.write("other.json", R"({"hello": 1})");
+    EXPECT_THROW(setUserPrice(other, "t4", 1.0, "2026-11-25"), ModelError);
+    std::ifstream in(other);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), R"({"hello": 1})");
+    // A new file is created, directories included.
+    const std::string fresh = dir.path() + "/sub/gpus.json";
+    setUserPrice(fresh, "l4", 0.6, "2026-11-25");
+    GpuDatabase created = GpuDatabase::builtin();
+    created.applyOverrideFile(fresh);
+    EXPECT_EQ(created.get("l4").cheapestPrice()->usdPerGpuHour, 0.6);
+}
 
 TEST(GpuUserFiles, OverrideChangesOnlyTheGivenFieldsAndReplacesPrices) {
     GpuDatabase db = GpuDatabase::builtin();

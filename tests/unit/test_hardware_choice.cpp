@@ -107,6 +107,31 @@ TEST(HardwareChoice, RankingFollowsCostThenTimeThenNothingFits) {
     EXPECT_FALSE(c.assumptions.empty());
 }
 
+TEST(HardwareChoice, CheapestIsAlwaysSaidOfTheSetItWasChosenFrom) {
+    Fixture f;
+    // Three priced GPUs that all fit: "cheapest" is of all of them.
+    const std::vector<const GpuSpec*> priced = {&f.db.get("t4"), &f.db.get("a100-sxm4-80gb"), &f.db.get("h100-sxm")};
+    EXPECT_EQ(rankingScope(chooseHardware(f.predictor, priced, TrainingScenario{}, TrainingGoal{})), "of all 3 GPUs");
+    // Add one without a price (the P4): the sentence names the priced subset and what is left out.
+    std::vector<const GpuSpec*> mixed = priced;
+    mixed.push_back(&f.db.get("p4"));
+    ASSERT_EQ(f.db.get("p4").cheapestPrice(), nullptr);
+    const HardwareChoice c = chooseHardware(f.predictor, mixed, TrainingScenario{}, TrainingGoal{});
+    EXPECT_EQ(rankingScope(c), "of the 3 priced GPUs where a batch fits, out of 4 (1 without a price)");
+    // The assumptions give the snapshot and count the unpriced GPUs.
+    HardwareChoiceOptions o;
+    o.priceSnapshot = f.db.priceSnapshot();
+    const HardwareChoice dated = chooseHardware(f.predictor, mixed, TrainingScenario{}, TrainingGoal{}, o);
+    bool stated = false;
+    for (const std::string& a : dated.assumptions)
+        if (a.rfind("Prices:", 0) == 0) {
+            stated = true;
+            EXPECT_NE(a.find("snapshot of " + f.db.priceSnapshot().date), std::string::npos) << a;
+            EXPECT_NE(a.find("1 of 4 GPUs have no price"), std::string::npos) << a;
+        }
+    EXPECT_TRUE(stated);
+}
+
 TEST(HardwareChoice, RecommendationIsTheDocumentedRule) {
     Fixture f;
     const std::vector<const GpuSpec*> gpus = {&f.db.get("t4"), &f.db.get("a100-sxm4-80gb"), &f.db.get("h100-sxm")};

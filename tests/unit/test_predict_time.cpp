@@ -4,6 +4,7 @@
 // GPU, data-parallel efficiency behaves, and the fast sweep equals predict().
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "trainscope/core/builder.h"
@@ -149,9 +150,11 @@ TEST(PredictTime, UnsupportedPrecisionsAreRefusedWithTheReason) {
     TrainingScenario s;
     s.dataParallel.gpus = 2;
     s.dataParallel.interconnect = InterconnectKind::NvLink;
+    // A GPU without NVLink is not dropped from an NVLink scenario: it runs over PCIe and says so.
     const TrainingPrediction t4 = p.predict(gpu("t4"), s);
-    EXPECT_FALSE(t4.supported);
-    EXPECT_NE(t4.reason.find("NVLink"), std::string::npos);
+    EXPECT_TRUE(t4.supported) << t4.reason;
+    EXPECT_EQ(t4.interconnect, "pcie");
+    EXPECT_NE(t4.interconnectNotice.find("no NVLink"), std::string::npos) << t4.interconnectNotice;
 }
 
 TEST(PredictTime, EveryZooModelOnEveryGpuIsFiniteAndPositive) {
@@ -182,6 +185,28 @@ TEST(PredictTime, EveryZooModelOnEveryGpuIsFiniteAndPositive) {
                 EXPECT_NEAR(sum, r.forwardMs.value + r.backwardMs.value, 1e-5 * sum);  // the sums run in float
             }
     }
+}
+
+TEST(PredictTime, NvLinkScenariosUseTheBridgeForAPairAndPcieBeyondIt) {
+    TrainingPredictor p(loadModel("zoo:resnet50"));
+    TrainingScenario s;
+    s.batch = 32;
+    s.precision = TrainingPrecision::AmpFp16;
+    s.dataParallel.interconnect = InterconnectKind::NvLink;
+    s.dataParallel.gpus = 2;
+    const TrainingPrediction pair = p.predict(gpu("rtx-3090"), s, false);
+    ASSERT_TRUE(pair.supported) << pair.reason;
+    EXPECT_EQ(pair.interconnect, "nvlink");
+    EXPECT_TRUE(pair.interconnectNotice.empty()) << pair.interconnectNotice;
+    s.dataParallel.gpus = 8;
+    const TrainingPrediction eight = p.predict(gpu("rtx-3090"), s, false);
+    ASSERT_TRUE(eight.supported) << eight.reason;
+    EXPECT_EQ(eight.interconnect, "pcie");
+    EXPECT_NE(eight.interconnectNotice.find("at most 2"), std::string::npos) << eight.interconnectNotice;
+    EXPECT_NE(std::find(eight.notes.begin(), eight.notes.end(), eight.interconnectNotice), eight.notes.end());
+    // The same 8 GPUs over PCIe asked for outright give the same time: the fallback is PCIe, nothing else.
+    s.dataParallel.interconnect = InterconnectKind::Pcie;
+    EXPECT_DOUBLE_EQ(p.predict(gpu("rtx-3090"), s, false).iterationMs.value, eight.iterationMs.value);
 }
 
 TEST(PredictTime, DataParallelEfficiencyFallsWithSlowerLinksAndMoreGpus) {

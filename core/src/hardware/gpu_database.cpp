@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gpu_document.h"
+#include "trainscope/core/gpu_user_file.h"
 #include "trainscope/core/errors.h"
 
 namespace ts {
@@ -102,7 +103,20 @@ const Price* GpuSpec::cheapestPrice() const {
     const Price* best = nullptr;
     for (const Price& p : prices)
         if (!best || p.usdPerGpuHour < best->usdPerGpuHour) best = &p;
+    // A card nobody rents out is costed as bought: an on-demand listing wins where there is one.
+    if (!best && amortisedPurchase) best = &*amortisedPurchase;
     return best;
+}
+
+const char* nvlinkTopologyName(NvLinkTopology t) {
+    switch (t) {
+        case NvLinkTopology::Unknown: return "unknown";
+        case NvLinkTopology::None: return "none";
+        case NvLinkTopology::Bridge: return "bridge";
+        case NvLinkTopology::Mesh: return "mesh";
+        case NvLinkTopology::Switch: return "switch";
+    }
+    return "unknown";
 }
 
 // The merged JSON document is kept so later user files can override field by field.
@@ -137,11 +151,7 @@ void GpuDatabase::applyOverrideFile(const std::string& path) { applyOverrides(re
 
 GpuDatabase GpuDatabase::load(const std::vector<std::string>& extraFiles) {
     GpuDatabase db = builtin();
-    std::string configDir;
-    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) configDir = xdg;
-    else if (const char* home = std::getenv("HOME"); home && *home) configDir = std::string(home) + "/.config";
-    if (!configDir.empty()) {
-        std::string userFile = configDir + "/trainscope/gpus.json";
+    if (const std::string userFile = userGpuFilePath(); !userFile.empty()) {
         std::error_code ec;
         if (std::filesystem::exists(userFile, ec)) db.applyOverrideFile(userFile);
     }
@@ -155,6 +165,30 @@ void GpuDatabase::finalize(const std::string& origin) {
     gpus_ = std::move(parsed.gpus);
     sources_ = std::move(parsed.sources);
     architectures_ = std::move(parsed.architectures);
+    priceSnapshot_ = parsed.priceSnapshot;
+    amortisation_ = parsed.amortisation;
+    for (GpuSpec& g : gpus_) {
+        g.amortisedPurchase.reset();
+        const PurchasePrice* buy = purchaseForAmortisation(g.purchases);
+        if (!buy) continue;
+        if (!g.tdpW.known())
+            throw ModelError(origin, "GPU '" + g.id + "': a purchase price needs \"tdp_w\" to be amortised");
+        g.amortisedPurchase = amortisedPrice(*buy, *g.tdpW, amortisation_);
+    }
+}
+
+void GpuDatabase::takePricesFrom(const GpuDatabase& other) {
+    for (GpuSpec& g : gpus_)
+        for (const GpuSpec& o : other.gpus_)
+            if (o.id == g.id) {
+                g.prices = o.prices;
+                g.purchases = o.purchases;
+                g.amortisedPurchase = o.amortisedPurchase;
+                g.pricesNote = o.pricesNote;
+            }
+    for (const auto& [key, source] : other.sources_) sources_[key] = source;
+    priceSnapshot_ = other.priceSnapshot_;
+    amortisation_ = other.amortisation_;
 }
 
 const GpuSpec* GpuDatabase::find(const std::string& idOrName) const {

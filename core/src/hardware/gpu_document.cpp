@@ -31,7 +31,7 @@ const std::set<std::string> kTensorKeys = {"tf32", "fp16", "bf16", "fp8", "int8_
 const std::set<std::string> kGpuKeys = {
     "id", "name", "device_names", "architecture", "chip", "compute_capability", "segment", "form_factor",
     "release_year", "memory_type", "tensor_tflops", "tensor_tflops_fp16_accumulate", "interconnect", "prices",
-    "calibration", "notes", "_origin", "_history"};
+    "purchase", "prices_note", "calibration", "notes", "_origin", "_history"};
 const std::set<std::string> kSegments = {"datacenter", "workstation", "geforce"};
 
 bool isFigureObject(const json& j) {
@@ -176,6 +176,48 @@ std::vector<Price> parsePrices(const json& j, const Where& w) {
     return out;
 }
 
+std::vector<PurchasePrice> parsePurchases(const json& j, const Where& w) {
+    if (!j.is_array()) w.fail("purchase", "expected a list");
+    std::vector<PurchasePrice> out;
+    for (const json& p : j) {
+        if (!p.is_object()) w.fail("purchase", "each purchase price must be an object");
+        checkKeys(p, {"kind", "usd", "date", "source", "note"}, "purchase", w);
+        PurchasePrice price;
+        price.kind = str(p, "kind", w, true);
+        if (price.kind != "msrp" && price.kind != "street") w.fail("purchase.kind", "expected \"msrp\" or \"street\"");
+        price.date = str(p, "date", w, true);
+        price.source = str(p, "source", w, true);
+        price.note = str(p, "note", w);
+        if (!p.contains("usd")) w.fail("purchase", "a purchase price needs \"usd\"");
+        price.usd = number(p["usd"], "purchase.usd", w);
+        if (price.usd <= 0 || price.usd > 1e7) w.fail("purchase.usd", "must be between 0 and 10,000,000 USD");
+        out.push_back(std::move(price));
+    }
+    return out;
+}
+
+NvLinkTopologyInfo parseTopology(const json& j, const Where& w) {
+    const std::string field = "interconnect.nvlink_topology";
+    if (!j.is_object()) w.fail(field, "expected {\"kind\": \"switch\", \"max_gpus\": 8, \"source\": ...}");
+    checkKeys(j, {"kind", "max_gpus", "source", "note"}, field, w);
+    NvLinkTopologyInfo t;
+    const std::string kind = str(j, "kind", w, true);
+    for (NvLinkTopology k : {NvLinkTopology::None, NvLinkTopology::Bridge, NvLinkTopology::Mesh, NvLinkTopology::Switch})
+        if (kind == nvlinkTopologyName(k)) t.kind = k;
+    if (t.kind == NvLinkTopology::Unknown) w.fail(field + ".kind", "expected none, bridge, mesh or switch");
+    t.source = str(j, "source", w, true);
+    t.note = str(j, "note", w);
+    if (!j.contains("max_gpus") || !j["max_gpus"].is_number_integer())
+        w.fail(field + ".max_gpus", "expected a whole number of GPUs");
+    const int64_t n = j["max_gpus"].get<int64_t>();
+    const int64_t least = t.kind == NvLinkTopology::None ? 1 : 2;
+    if (n < least || n > 576) w.fail(field + ".max_gpus", "must be between " + std::to_string(least) + " and 576");
+    if (t.kind == NvLinkTopology::Bridge && n != 2) w.fail(field + ".max_gpus", "a bridge joins 2 GPUs");
+    if (t.kind == NvLinkTopology::None && n != 1) w.fail(field + ".max_gpus", "is 1 without NVLink");
+    t.maxGpus = int(n);
+    return t;
+}
+
 GpuCalibration parseCalibration(const json& j, const Where& w) {
     if (!j.is_object() || !j.contains("measurements") || !j["measurements"].is_object())
         w.fail("calibration", "expected {\"measurements\": {...}, \"date\": ...}");
@@ -253,15 +295,23 @@ GpuSpec parseGpu(const json& g, const std::string& origin, size_t index) {
     if (g.contains("interconnect")) {
         const json& ic = g["interconnect"];
         if (!ic.is_object()) w.fail("interconnect", "expected an object");
-        std::set<std::string> known;
+        std::set<std::string> known = {"nvlink_topology"};
         for (const InterconnectField& f : kInterconnectFields) known.insert(f.key);
         checkKeys(ic, known, "interconnect", w);
         for (const InterconnectField& f : kInterconnectFields)
             if (ic.contains(f.key))
                 s.interconnect.*f.member =
                     parseFigure(ic[f.key], std::string("interconnect.") + f.key, w, defaultSource, false);
+        if (ic.contains("nvlink_topology")) s.interconnect.nvlinkTopology = parseTopology(ic["nvlink_topology"], w);
+        const Figure& bw = s.interconnect.nvlinkBandwidthGBs;
+        const NvLinkTopology kind = s.interconnect.nvlinkTopology.kind;
+        if (bw.known() && kind != NvLinkTopology::Unknown && (*bw > 0) != (kind != NvLinkTopology::None))
+            w.fail("interconnect.nvlink_topology", *bw > 0 ? "is \"none\" but the GPU has an NVLink bandwidth"
+                                                           : "names an NVLink topology but the NVLink bandwidth is 0");
     }
     if (g.contains("prices")) s.prices = parsePrices(g["prices"], w);
+    if (g.contains("purchase")) s.purchases = parsePurchases(g["purchase"], w);
+    s.pricesNote = str(g, "prices_note", w);
     if (g.contains("calibration")) s.calibration = parseCalibration(g["calibration"], w);
     // A GPU must carry at least what every prediction needs.
     for (auto [key, fig] : {std::pair{"sms", &s.sms}, {"memory_gb", &s.memoryGB},
@@ -313,6 +363,30 @@ ParsedDatabase parseDocument(const json& doc, const std::string& origin) {
             db.architectures[key] = l;
         }
     }
+    if (doc.contains("prices_snapshot")) {
+        const json& p = doc["prices_snapshot"];
+        Where ws{origin, "prices_snapshot"};
+        if (!p.is_object()) ws.fail("", "expected {\"date\": ..., \"note\": ...}");
+        checkKeys(p, {"date", "note"}, "", ws);
+        db.priceSnapshot = {str(p, "date", ws, true), str(p, "note", ws)};
+    }
+    if (doc.contains("amortisation")) {
+        const json& a = doc["amortisation"];
+        Where wa{origin, "amortisation"};
+        if (!a.is_object()) wa.fail("", "expected {\"years\": ..., \"utilisation\": ..., \"usd_per_kwh\": ...}");
+        checkKeys(a, {"years", "utilisation", "usd_per_kwh", "source", "note"}, "", wa);
+        Amortisation& m = db.amortisation;
+        if (a.contains("years")) m.years = number(a["years"], "years", wa);
+        if (a.contains("utilisation")) m.utilisation = number(a["utilisation"], "utilisation", wa);
+        if (a.contains("usd_per_kwh")) m.usdPerKWh = number(a["usd_per_kwh"], "usd_per_kwh", wa);
+        m.source = str(a, "source", wa);
+        m.note = str(a, "note", wa);
+        if (m.years <= 0 || m.years > 50) wa.fail("years", "must be between 0 and 50");
+        if (m.utilisation <= 0 || m.utilisation > 1) wa.fail("utilisation", "must be in (0, 1]");
+        if (m.usdPerKWh > 100) wa.fail("usd_per_kwh", "must be at most 100 USD per kWh");
+        if (!m.source.empty() && !db.sources.count(m.source))
+            wa.fail("source", "names source '" + m.source + "', which \"sources\" lacks");
+    }
     std::set<std::string> ids, names;
     size_t index = 0;
     for (const json& g : doc.value("gpus", json::array())) {
@@ -342,6 +416,8 @@ ParsedDatabase parseDocument(const json& doc, const std::string& origin) {
         for (const auto& [k, f] : s.tensorTflops) checkSource(s, "tensor_tflops." + k, f.source);
         for (const auto& [k, f] : s.tensorTflopsFp16Accumulate) checkSource(s, "tensor_tflops_fp16_accumulate." + k, f.source);
         for (const Price& p : s.prices) checkSource(s, "prices", p.source);
+        for (const PurchasePrice& p : s.purchases) checkSource(s, "purchase", p.source);
+        checkSource(s, "interconnect.nvlink_topology", s.interconnect.nvlinkTopology.source);
     }
     return db;
 }
@@ -352,6 +428,13 @@ void mergeDocument(json& base, const json& patch, const std::string& origin) {
         for (auto it = patch["sources"].begin(); it != patch["sources"].end(); ++it) sources[it.key()] = it.value();
     // Bare numbers in a user file are sourced to the file itself.
     sources[origin] = {{"title", "user file " + origin}, {"url", "file://" + origin}};
+
+    if (patch.contains("prices_snapshot")) base["prices_snapshot"] = patch["prices_snapshot"];
+    if (patch.contains("amortisation")) {
+        if (!patch["amortisation"].is_object()) throw ModelError(origin, "\"amortisation\" must be an object");
+        for (auto it = patch["amortisation"].begin(); it != patch["amortisation"].end(); ++it)
+            base["amortisation"][it.key()] = it.value();
+    }
 
     json& archs = base["architectures"];
     for (const json& a : patch.value("architectures", json::array())) {

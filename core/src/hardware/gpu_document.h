@@ -12,6 +12,8 @@ struct ParsedDatabase {
     std::vector<GpuSpec> gpus;
     std::map<std::string, GpuSource> sources;
     std::map<std::string, ArchLimits> architectures;
+    PriceSnapshot priceSnapshot;
+    Amortisation amortisation;
 };
 
 // Parse JSON text, checking the format marker and version; errors name `origin`.
@@ -19,7 +21,8 @@ nlohmann::json parseDocumentText(const std::string& text, const std::string& ori
 // Structs from a (merged) document; throws ModelError naming `origin` and the entry.
 ParsedDatabase parseDocument(const nlohmann::json& doc, const std::string& origin);
 // Apply a user document to a merged one: GPUs and architectures merge by key field by
-// field, figures and "prices" are replaced whole, sources merge by key.
+// field, figures, "prices" and "purchase" are replaced whole, sources and "amortisation" merge
+// by key, "prices_snapshot" is replaced.
 void mergeDocument(nlohmann::json& base, const nlohmann::json& patch, const std::string& origin);
 
 }  // namespace ts::gpudb

@@ -61,6 +61,11 @@ json gpuToJson(const GpuSpec& g) {
         const Figure& fig = g.interconnect.*f.member;
         if (fig.known() || !fig.unknown.empty()) ic[f.key] = figureToJson(fig);
     }
+    const NvLinkTopologyInfo& topo = g.interconnect.nvlinkTopology;
+    if (topo.kind != NvLinkTopology::Unknown) {
+        ic["nvlink_topology"] = {{"kind", nvlinkTopologyName(topo.kind)}, {"max_gpus", topo.maxGpus}, {"source", topo.source}};
+        if (!topo.note.empty()) ic["nvlink_topology"]["note"] = topo.note;
+    }
     if (!ic.empty()) j["interconnect"] = ic;
     json prices = json::array();
     for (const Price& p : g.prices) {
@@ -72,6 +77,16 @@ json gpuToJson(const GpuSpec& g) {
         prices.push_back(pj);
     }
     j["prices"] = prices;
+    if (!g.pricesNote.empty()) j["prices_note"] = g.pricesNote;
+    if (!g.purchases.empty()) {
+        json buy = json::array();
+        for (const PurchasePrice& p : g.purchases) {
+            json pj = {{"kind", p.kind}, {"usd", p.usd}, {"date", p.date}, {"source", p.source}};
+            if (!p.note.empty()) pj["note"] = p.note;
+            buy.push_back(pj);
+        }
+        j["purchase"] = buy;
+    }
     if (g.calibration) {
         json m = json::object();
         for (const auto& [name, value] : g.calibration->measured) {

@@ -172,18 +172,28 @@ std::vector<std::string> assumptionsOf(const HardwareChoice& c, const std::vecto
                 (s.checkpointing ? ", activation checkpointing" : "") +
                 "; the batch size is per GPU; time is wall-clock, cost pays for every GPU of the run.");
     std::set<std::string> dates;
-    int unpriced = 0;
+    int unpriced = 0, amortised = 0;
     for (const GpuSpec* g : gpus) {
         const Price* price = g->cheapestPrice();
         if (!price) ++unpriced;
-        if (price && !price->date.empty()) dates.insert(price->date);
+        else if (price->amortised) ++amortised;
+        if (price && !price->amortised && !price->date.empty()) dates.insert(price->date);
     }
-    std::string prices =
-        "Prices: the cheapest on-demand price per GPU-hour in the GPU database (docs/gpu-database.md), "
-        "each row naming its provider and instance";
+    std::string prices = "Prices: per GPU the cheapest on-demand price per GPU-hour in the GPU database "
+                         "(docs/gpu-database.md)";
+    if (!o.priceSnapshot.date.empty()) prices += ", snapshot of " + o.priceSnapshot.date;
     if (!dates.empty())
-        prices += ", dated " + (dates.size() == 1 ? *dates.begin() : *dates.begin() + " to " + *dates.rbegin());
-    prices += "; " + std::to_string(unpriced) + " of " + std::to_string(gpus.size()) + " GPUs have no price.";
+        prices += ", listings dated " + (dates.size() == 1 ? *dates.begin() : *dates.begin() + " to " + *dates.rbegin());
+    prices += "; each row names its provider and instance";
+    if (amortised > 0) {
+        const Amortisation& m = o.amortisation;
+        prices += "; for " + std::to_string(amortised) + (amortised == 1 ? " GPU" : " GPUs") +
+                  " no cloud listing was found and the card's purchase price is amortised instead: over " +
+                  fixed(m.years, 0) + " years at " + fixed(m.utilisation * 100, 0) + "% utilisation, plus its TDP at $" +
+                  fixed(m.usdPerKWh, 2) + "/kWh";
+    }
+    prices += "; " + std::to_string(unpriced) + " of " + std::to_string(gpus.size()) +
+              " GPUs have no price and are ranked after the priced ones by time.";
     a.push_back(prices);
     a.push_back(
         "Intervals: every figure is a prediction with the range it is expected in (low to high), from "
@@ -215,6 +225,23 @@ std::vector<std::string> assumptionsOf(const HardwareChoice& c, const std::vecto
 }
 
 }  // namespace
+
+std::string rankingScope(const HardwareChoice& c) {
+    int fitting = 0, priced = 0;
+    for (const HardwareChoiceRow& r : c.rows)
+        if (r.recommended) {
+            ++fitting;
+            if (r.cost.priced) ++priced;
+        }
+    const int all = int(c.rows.size());
+    const int unpriced = fitting - priced, unfit = all - fitting;
+    if (priced == all) return "of all " + std::to_string(all) + " GPUs";
+    std::string why;
+    if (unpriced > 0) why += std::to_string(unpriced) + " without a price";
+    if (unfit > 0) why += (why.empty() ? "" : ", ") + std::to_string(unfit) + " where nothing fits";
+    return "of the " + std::to_string(priced) + " priced GPUs where a batch fits, out of " + std::to_string(all) +
+           " (" + why + ")";
+}
 
 std::vector<int64_t> candidateBatches(int64_t limit) {
     limit = std::min(limit, kMaxCandidateBatch);

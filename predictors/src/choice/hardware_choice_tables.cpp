@@ -59,7 +59,7 @@ const std::vector<std::string>& hardwareChoiceCsvColumns() {
         c.insert(c.end(), {"priced", "usd_per_gpu_hour"});
         interval("usd_to_train");
         interval("usd_per_million_samples");
-        c.insert(c.end(), {"price_source", "source", "reason"});
+        c.insert(c.end(), {"price_source", "price_basis", "interconnect", "source", "reason"});
         return c;
     }();
     return columns;
@@ -99,6 +99,8 @@ std::string hardwareChoiceCsv(const HardwareChoice& choice) {
         for (const Interval* i : {&c.usdToTrain, &c.usdPerMillionSamples})
             for (std::string& s : three(cost, *i)) f.push_back(std::move(s));
         f.push_back(c.priced ? c.priceSource : "");
+        f.push_back(c.priced ? (c.amortised ? "amortised purchase" : "on-demand") : "");
+        f.push_back(show.running ? p.interconnect : "");
         f.push_back(show.running ? predictionSourceName(p.source) : "");
         f.push_back(r.reason);
         record(f);
@@ -123,6 +125,8 @@ std::string hardwareChoiceJson(const HardwareChoice& choice) {
     j["goal"] = {{"epochs", choice.goal.epochs},
                  {"dataset_samples", choice.goal.datasetSamples},
                  {"samples", choice.goal.samples()}};
+    j["prices_snapshot"] = choice.options.priceSnapshot.date.empty() ? ordered_json(nullptr)
+                                                                      : ordered_json(choice.options.priceSnapshot.date);
     j["assumptions"] = choice.assumptions;
     ordered_json rows = ordered_json::array();
     for (const HardwareChoiceRow& r : choice.rows) {
@@ -147,8 +151,12 @@ std::string hardwareChoiceJson(const HardwareChoice& choice) {
         row["priced"] = c.priced;
         row["usd_per_gpu_hour"] = maybe(c.priced, c.usdPerGpuHour);
         row["price_source"] = maybe(c.priced, c.priceSource);
+        row["price_basis"] = maybe(c.priced, c.amortised ? "amortised purchase" : "on-demand");
+        row["price_date"] = maybe(c.priced, c.priceDate);
         row["usd_to_train"] = maybe(show.running && c.priced, interval(c.usdToTrain));
         row["usd_per_million_samples"] = maybe(show.running && c.priced, interval(c.usdPerMillionSamples));
+        row["interconnect"] = maybe(show.running && !p.interconnect.empty(), p.interconnect);
+        row["interconnect_notice"] = maybe(!p.interconnectNotice.empty(), p.interconnectNotice);
         row["source"] = maybe(show.running, predictionSourceName(p.source));
         row["source_detail"] = maybe(show.running, p.sourceDetail);
         row["notes"] = r.notes;

@@ -8,8 +8,11 @@ TrainingCost trainingCost(const TrainingPrediction& p, const GpuSpec& gpu, const
     TrainingCost c;
     if (const Price* price = gpu.cheapestPrice()) {
         c.priced = true;
+        c.amortised = price->amortised;
+        c.priceDate = price->date;
         c.usdPerGpuHour = price->usdPerGpuHour;
-        c.priceSource = price->provider + " " + price->instance + (price->date.empty() ? "" : " (" + price->date + ")");
+        c.priceSource = (price->amortised ? "amortised " : "") + price->provider + " " + price->instance +
+                        (price->date.empty() ? "" : " (" + price->date + ")");
     }
     if (!p.supported || p.samplesPerS.value <= 0 || p.samplesPerS.low <= 0) return c;
     const double gpus = double(std::max(p.scenario.dataParallel.gpus, 1));

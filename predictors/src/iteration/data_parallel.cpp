@@ -45,6 +45,7 @@ std::optional<LinkModel> pcieLink(const GpuSpec& gpu, std::string& reason) {
     }
     const int gen = int(*ic.pcieGeneration), lanes = int(*ic.pcieLanes);
     LinkModel l;
+    l.used = InterconnectKind::Pcie;
     l.busBandwidthGBs = pcieLaneGBs(gen) * lanes * kLinkEfficiency;
     l.stepLatencyUs = 10;
     l.basis = "PCIe " + std::to_string(gen) + ".0 x" + std::to_string(lanes) + " (" +
@@ -52,23 +53,56 @@ std::optional<LinkModel> pcieLink(const GpuSpec& gpu, std::string& reason) {
     return l;
 }
 
+// NVLink as the GPU's topology allows for `gpus` GPUs; PCIe with a notice where it does not.
+std::optional<LinkModel> nvlinkOrPcie(const GpuSpec& gpu, int gpus, std::string& reason) {
+    const Interconnect& ic = gpu.interconnect;
+    const NvLinkTopologyInfo& topo = ic.nvlinkTopology;
+    std::string why;
+    if (!ic.nvlinkBandwidthGBs.known() || *ic.nvlinkBandwidthGBs <= 0 || topo.kind == NvLinkTopology::None) {
+        why = gpu.name + (ic.nvlinkBandwidthGBs.known() ? " has no NVLink" : " has no NVLink figure in the database");
+    } else if (topo.kind != NvLinkTopology::Unknown && gpus > topo.maxGpus) {
+        why = gpu.name + "'s NVLink joins at most " + std::to_string(topo.maxGpus) + " GPUs (" +
+              (topo.kind == NvLinkTopology::Bridge ? "bridged pairs" : topo.kind == NvLinkTopology::Mesh
+                                                                          ? "a hybrid cube-mesh board"
+                                                                          : "an NVSwitch board") +
+              "), not " + std::to_string(gpus);
+    }
+    if (!why.empty()) {
+        auto l = pcieLink(gpu, reason);
+        if (!l) return l;
+        l->used = InterconnectKind::Pcie;
+        l->notice = why + ": the all-reduce runs over PCIe instead of NVLink";
+        return l;
+    }
+    LinkModel l;
+    l.busBandwidthGBs = *ic.nvlinkBandwidthGBs / 2 * kLinkEfficiency;
+    l.stepLatencyUs = 5;
+    const double gbs = *ic.nvlinkBandwidthGBs;
+    const std::string bw = fixed(gbs, gbs == std::floor(gbs) ? 0 : 1);
+    switch (topo.kind) {
+        case NvLinkTopology::Bridge:
+            l.basis = "an NVLink bridge between the 2 cards (" + bw + " GB/s bidirectional, half per direction) x 0.8";
+            break;
+        case NvLinkTopology::Mesh:
+            l.basis = "NVLink " + bw + " GB/s bidirectional per GPU in a hybrid cube-mesh (rings over direct links, "
+                      "half per direction) x 0.8";
+            break;
+        case NvLinkTopology::Switch:
+            l.basis = "NVLink " + bw + " GB/s bidirectional per GPU through NVSwitch (half per direction) x 0.8";
+            break;
+        default:
+            l.basis = "NVLink " + bw + " GB/s bidirectional per GPU (half per direction; the database does not say "
+                      "how the GPUs are joined, all assumed switched) x 0.8";
+    }
+    return l;
+}
+
 }  // namespace
 
 std::optional<LinkModel> linkFor(const GpuSpec& gpu, const DataParallel& dp, std::string& reason) {
     switch (dp.interconnect) {
-        case InterconnectKind::NvLink: {
-            const Interconnect& ic = gpu.interconnect;
-            if (!ic.nvlinkBandwidthGBs.known() || *ic.nvlinkBandwidthGBs <= 0) {
-                reason = gpu.name + " has no NVLink" + (ic.nvlinkBandwidthGBs.known() ? "" : " figure in the database");
-                return std::nullopt;
-            }
-            LinkModel l;
-            l.busBandwidthGBs = *ic.nvlinkBandwidthGBs / 2 * kLinkEfficiency;
-            l.stepLatencyUs = 5;
-            l.basis = "NVLink " + fixed(*ic.nvlinkBandwidthGBs, 0) +
-                      " GB/s bidirectional per GPU (half per direction, all GPUs switched) x 0.8";
-            return l;
-        }
+        case InterconnectKind::NvLink:
+            return nvlinkOrPcie(gpu, dp.gpus, reason);
         case InterconnectKind::Pcie:
             return pcieLink(gpu, reason);
         case InterconnectKind::InfiniBand: {
@@ -77,6 +111,7 @@ std::optional<LinkModel> linkFor(const GpuSpec& gpu, const DataParallel& dp, std
                 return std::nullopt;
             }
             LinkModel l;
+            l.used = InterconnectKind::InfiniBand;
             const double ib = dp.infinibandGbps / 8;
             l.busBandwidthGBs = ib * kLinkEfficiency;
             l.stepLatencyUs = 10;

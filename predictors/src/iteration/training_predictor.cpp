@@ -25,6 +25,8 @@ struct TrainingPredictor::Target {
     double capacity = 0;
     int64_t batchLimit = MemoryModel::kMaxBatch;  // below the smallest batch the profile saw fail here
     std::string linkBasis;
+    std::string linkUsed;
+    std::string linkNotice;
     bool fits(double need, double n) const { return need <= capacity && n <= double(batchLimit); }
 };
 
@@ -77,6 +79,8 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
         link = linkFor(gpu, s.dataParallel, t->reason);
         if (!link) return t;
         t->linkBasis = link->basis;
+        t->linkUsed = interconnectName(link->used);
+        t->linkNotice = link->notice;
     }
     LayerRegions regions;
     regions.lastSegmentStart = analysis_.segmentStart.back();
@@ -165,6 +169,9 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
         r.scalingEfficiency = {t1 / it.iterationMs.value,
                                t1 / (it.iterationMs.value - exposed + it.communicationMs.high),
                                t1 / (it.iterationMs.value - exposed + it.communicationMs.low)};
+        r.interconnect = t->linkUsed;
+        r.interconnectNotice = t->linkNotice;
+        if (!t->linkNotice.empty()) r.notes.push_back(t->linkNotice);
         r.notes.push_back("all-reduce over " + t->linkBasis + " (assumed NCCL efficiency; docs/prediction.md)");
     }
     if (perLayer) r.layers = t->source->layers(n);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trainscope/core/gpu_device.h"
+#include "trainscope/core/gpu_prices.h"
 
 namespace ts {
 
@@ -57,13 +58,16 @@ struct ArchLimits {
     std::string source;
 };
 
-struct Price {
-    std::string provider;
-    std::string instance;
-    std::string region;
-    double usdPerGpuHour = 0;
+// How a GPU's NVLink joins GPUs: through an NVSwitch (all of up to maxGpus at full bandwidth),
+// a hybrid cube-mesh of direct links (DGX-1's P100/V100 SXM2: not all-to-all), a bridge between
+// two cards, or not at all. Unknown for user-added GPUs that do not say.
+enum class NvLinkTopology { Unknown, None, Bridge, Mesh, Switch };
+const char* nvlinkTopologyName(NvLinkTopology t);  // "unknown", "none", "bridge", "mesh", "switch"
+
+struct NvLinkTopologyInfo {
+    NvLinkTopology kind = NvLinkTopology::Unknown;
+    int maxGpus = 0;  // the most GPUs NVLink joins (2 for a bridge); 0 when unknown
     std::string source;
-    std::string date;
     std::string note;
 };
 
@@ -72,6 +76,7 @@ struct Interconnect {
     Figure pcieLanes;
     Figure nvlinkGeneration;     // 0 = none
     Figure nvlinkBandwidthGBs;   // total bidirectional per GPU
+    NvLinkTopologyInfo nvlinkTopology;
 };
 
 // A GPU's calibrated figures (trainscope-cli calibrate), kept beside the datasheet's.
@@ -110,7 +115,10 @@ struct GpuSpec {
     std::map<std::string, Figure> tensorTflops;                 // tf32, fp16, bf16, fp8, int8_tops
     std::map<std::string, Figure> tensorTflopsFp16Accumulate;   // GeForce/Ada where it differs
     Interconnect interconnect;
-    std::vector<Price> prices;
+    std::vector<Price> prices;              // on-demand listings
+    std::vector<PurchasePrice> purchases;   // what the card costs to buy (GeForce, workstation)
+    std::optional<Price> amortisedPurchase; // purchases turned into a cost per hour (finalize)
+    std::string pricesNote;                 // why there is no price, or what the prices leave out
     std::optional<GpuCalibration> calibration;
 
     ArchLimits limits;           // resolved from the compute capability
@@ -122,7 +130,8 @@ struct GpuSpec {
     bool supports(ComputePrecision p) const;
     // FLOP per byte at which a kernel turns compute-bound: peak / DRAM bandwidth.
     std::optional<double> ridgePoint(ComputePrecision p) const;
-    // The cheapest known on-demand price, if any.
+    // The price a cost is computed with: the cheapest on-demand listing, or where there is
+    // none the amortised purchase price; nullptr when neither is known.
     const Price* cheapestPrice() const;
 };
 
@@ -149,10 +158,17 @@ public:
     void applyOverrides(const std::string& text, const std::string& origin);
     void applyOverrideFile(const std::string& path);
 
+    // Takes the prices (listings, purchases, the amortisation and the snapshot) of `other` for the
+    // GPUs both have, in place: no GpuSpec moves, so pointers into this database stay valid (the
+    // merged document later user files apply to is left as it was).
+    void takePricesFrom(const GpuDatabase& other);
+
     const std::vector<GpuSpec>& gpus() const { return gpus_; }
     const std::map<std::string, GpuSource>& sources() const { return sources_; }
     const std::map<std::string, ArchLimits>& architectures() const { return architectures_; }
     const std::vector<std::string>& appliedFiles() const { return appliedFiles_; }
+    const PriceSnapshot& priceSnapshot() const { return priceSnapshot_; }
+    const Amortisation& amortisation() const { return amortisation_; }
 
     // By id ("a100-sxm4-40gb"), display name or CUDA device name, case-insensitive.
     const GpuSpec* find(const std::string& idOrName) const;
@@ -173,6 +189,8 @@ private:
     std::map<std::string, GpuSource> sources_;
     std::map<std::string, ArchLimits> architectures_;  // key "8.0"
     std::vector<std::string> appliedFiles_;
+    PriceSnapshot priceSnapshot_;
+    Amortisation amortisation_;
     std::shared_ptr<const GpuDatabaseDocument> document_;
 };
 

@@ -24,6 +24,8 @@ struct HardwareChoiceOptions {
     std::vector<TrainingPrecision> precisions;
     // A smaller batch is preferred when its throughput is within this share of the best one.
     double nearBestShare = 0.03;
+    PriceSnapshot priceSnapshot;  // GpuDatabase::priceSnapshot(), stated with the prices
+    Amortisation amortisation;    // GpuDatabase::amortisation(), stated where a price is amortised
 };
 
 // The recommended batch of one (GPU, precision) sweep: the smallest batch whose throughput is
@@ -70,6 +72,10 @@ struct HardwareChoice {
     std::vector<HardwareChoiceRow> rows;   // ranked
     std::vector<std::string> assumptions;  // sentences: the rules, the goal, prices, intervals, sources
 };
+
+// Which GPUs "cheapest" is chosen among, for a sentence that names the best row: "of all 28 GPUs",
+// or "of the 19 priced GPUs where a batch fits, out of 28 (6 without a price, 3 where nothing fits)".
+std::string rankingScope(const HardwareChoice& choice);
 
 // Throws what the predictor throws for an invalid base scenario (ModelError naming the option).
 HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vector<const GpuSpec*>& gpus,

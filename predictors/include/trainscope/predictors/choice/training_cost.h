@@ -1,5 +1,6 @@
 #pragma once
-// What a training run costs on a GPU: the price per GPU-hour (the cheapest the database knows),
+// What a training run costs on a GPU: the price per GPU-hour (GpuSpec::cheapestPrice: the cheapest
+// on-demand listing, else the amortised purchase price),
 // dollars per million samples, and the time and money to train a given number of samples. Shared
 // by the explorer's GPUs view, the hardware-choice report and the CLI, so they agree to the cent.
 #include <string>
@@ -18,8 +19,10 @@ struct TrainingGoal {
 
 struct TrainingCost {
     bool priced = false;       // the GPU has a known price
-    double usdPerGpuHour = 0;  // the cheapest on-demand price of one GPU
+    bool amortised = false;    // the price is a purchase price amortised (no on-demand listing)
+    double usdPerGpuHour = 0;  // GpuSpec::cheapestPrice() of one GPU
     std::string priceSource;   // "provider instance (date)", empty when !priced
+    std::string priceDate;
     // All intervals follow samplesPerS's: the fastest end of the throughput is the cheapest.
     Interval hoursToTrain;          // wall-clock hours for the goal (all GPUs together)
     Interval usdPerMillionSamples;  // 0 when !priced

@@ -18,13 +18,17 @@ struct LinkModel {
     double busBandwidthGBs = 0;  // per direction, achieved
     double stepLatencyUs = 0;    // per ring step
     std::string basis;           // how it was derived, for the user
+    InterconnectKind used = InterconnectKind::NvLink;  // may differ from the one asked for
+    std::string notice;          // why `used` is not the one asked for; empty when it is
 };
 
-// The link of `gpu` for `dp`; nullopt with `reason` set when the GPU has no such link or the
-// database lacks the figure. NVLink: half the database's bidirectional figure, x 0.8; PCIe:
-// generation x lanes, x 0.8; InfiniBand: dp.infinibandGbps / 8, x 0.8, and no more than the GPU's
-// PCIe link (GPUDirect RDMA crosses it). The 0.8 (NCCL's achieved fraction of a link) and the
-// latencies (NVLink 5 us, PCIe and InfiniBand 10 us per step) are assumptions.
+// The link of `gpu` for `dp`; nullopt with `reason` set when the database lacks the figures.
+// NVLink is used only where the GPU's NVLink topology joins dp.gpus GPUs (a bridge joins 2, an
+// NVSwitch board or DGX-1's hybrid cube-mesh 8); otherwise, and on GPUs without NVLink, the
+// ring falls back to PCIe and `notice` says so. NVLink: half the database's bidirectional
+// figure, x 0.8; PCIe: generation x lanes, x 0.8; InfiniBand: dp.infinibandGbps / 8, x 0.8, and
+// no more than the GPU's PCIe link (GPUDirect RDMA crosses it). The 0.8 (NCCL's achieved fraction
+// of a link) and the latencies (NVLink 5 us, PCIe and InfiniBand 10 us per step) are assumptions.
 std::optional<LinkModel> linkFor(const GpuSpec& gpu, const DataParallel& dp, std::string& reason);
 
 struct GradientBucket {

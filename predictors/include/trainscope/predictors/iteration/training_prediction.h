@@ -61,6 +61,8 @@ struct TrainingPrediction {
     Interval otherMs;               // profile only: measured iteration time outside the layers
     Interval hostBoundMs;           // the GPU idle, waiting for the host's dispatch (small batches)
     Interval scalingEfficiency;     // iteration on one GPU / iteration on N (1 on one GPU)
+    std::string interconnect;       // the link the all-reduce runs over ("nvlink", ...); empty on one GPU
+    std::string interconnectNotice; // why it is not the one asked for (NVLink -> PCIe); empty when it is
     std::vector<LayerTime> layers;  // graph order; operations that do no work are absent
 
     MemoryBreakdown memory;
