@@ -50,7 +50,8 @@ QByteArray pdfBytes(const HardwareChoice& choice) {
     {
         QPdfWriter pdf(&buffer);
         pdf.setPageSize(QPageSize(QPageSize::A4));
-        pdf.setPageOrientation(QPageLayout::Portrait);
+        // Landscape: the ranking's eight columns keep GPU names whole (portrait broke them mid-word).
+        pdf.setPageOrientation(QPageLayout::Landscape);
         pdf.setTitle("TrainScope hardware choice: " + QString::fromStdString(choice.modelLabel));
         pdf.setCreator("TrainScope " TRAINSCOPE_VERSION);
         doc.print(&pdf);  // ends the painter: the PDF is complete when this returns
