@@ -127,6 +127,11 @@ private Q_SLOTS:
         const qsizetype pages = QString::fromLatin1(pdf).count(QRegularExpression("/Type\\s*/Page[^s]"));
         QVERIFY2(pages >= 2, qPrintable(QString::number(pages)));  // 28 GPUs, two tables, two plots
         QVERIFY(pdf.contains("/Image"));                           // the plots
+        // A4 landscape (842 x 595 points): the ranking's columns need the width.
+        const QRegularExpressionMatch box =
+            QRegularExpression("/MediaBox \\[0 0 ([0-9.]+) ([0-9.]+)\\]").match(QString::fromLatin1(pdf));
+        QVERIFY(box.hasMatch());
+        QVERIFY2(box.captured(1).toDouble() > box.captured(2).toDouble(), qPrintable(box.captured(0)));
     }
 
     void csvAndJsonCarryTheSameRanking() {
