@@ -111,6 +111,19 @@ BatchPlotView::BatchPlotView(ExplorerState& state, QWidget* parent) : QWidget(pa
     recommendedLabel_->position->setType(QCPItemPosition::ptPlotCoords);
     recommendedLabel_->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
 
+    // Batches that do not fit the GPU: shaded from the largest that fits to the right end, so their
+    // throughput is never read as if it ran.
+    notFitting_ = new QCPItemRect(plot_);
+    notFitting_->setLayer("background");
+    notFitting_->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    notFitting_->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    notFitting_->bottomRight->setTypeX(QCPItemPosition::ptAxisRectRatio);
+    notFittingLabel_ = new QCPItemText(plot_);
+    notFittingLabel_->position->setTypeX(QCPItemPosition::ptPlotCoords);
+    notFittingLabel_->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    notFittingLabel_->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    notFittingLabel_->setText(tr(" does not fit"));
+
     connect(plot_, &QCustomPlot::mousePress, this, &BatchPlotView::mousePress);
     connect(plot_, &QCustomPlot::mouseMove, this, &BatchPlotView::mouseMove);
     connect(plot_, &QCustomPlot::mouseRelease, this, &BatchPlotView::mouseRelease);
@@ -196,7 +209,27 @@ void BatchPlotView::refresh() {
         // The smallest batch within 3% of the best throughput that fits.
         recommendedLabel_->setText(tr(" recommended %1").arg(recommended));
     }
+    // The largest batch that fits (the prediction's value); shaded beyond it.
+    const double fitsUpTo = state_.hasModel() ? state_.current().maxBatch.value : 0;
+    const bool shade = state_.hasModel() && fitsUpTo + 1 <= last;
+    notFitting_->setVisible(shade);
+    notFittingLabel_->setVisible(shade);
+    if (shade) {
+        const double from = std::max(first, fitsUpTo + 1);
+        QColor fill = palette().color(QPalette::Text);
+        fill.setAlpha(28);
+        notFitting_->setBrush(fill);
+        notFitting_->setPen(Qt::NoPen);
+        notFitting_->topLeft->setCoords(from, 0);
+        notFitting_->bottomRight->setCoords(1, 1);
+        notFittingLabel_->position->setCoords(from, 0.12);
+        notFittingLabel_->setColor(palette().color(QPalette::Text));
+    }
     plot_->replot(dragging_ ? QCustomPlot::rpQueuedReplot : QCustomPlot::rpRefreshHint);
+}
+
+double BatchPlotView::notFittingFrom() const {
+    return notFitting_->visible() ? notFitting_->topLeft->coords().x() : 0;
 }
 
 double BatchPlotView::batchLinePixel() const {

@@ -6,6 +6,7 @@
 #include <QWidget>
 
 class QCustomPlot;
+class QCPItemRect;
 class QCPItemStraightLine;
 class QCPItemText;
 class QMouseEvent;
@@ -26,6 +27,8 @@ public:
     int measuredPoints() const;  // measured points shown (throughput)
     // The batch the dashed recommended line marks; 0 when it is hidden (nothing fits).
     double recommendedShown() const;
+    // The first batch the shaded "does not fit" region starts at; 0 when every batch shown fits.
+    double notFittingFrom() const;
 
 private:
     void mousePress(QMouseEvent* event);
@@ -40,6 +43,8 @@ private:
     QCPItemText* batchLabel_ = nullptr;
     QCPItemStraightLine* recommendedLine_ = nullptr;
     QCPItemText* recommendedLabel_ = nullptr;
+    QCPItemRect* notFitting_ = nullptr;  // batches beyond the largest that fits
+    QCPItemText* notFittingLabel_ = nullptr;
     bool dragging_ = false;
 };
 

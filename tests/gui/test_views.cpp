@@ -223,6 +223,22 @@ private Q_SLOTS:
 
     // The dashed line marks the recommended batch: a batch of the sweep that fits, within 3% of the
     // best fitting throughput, and no smaller batch is; it follows the GPU and hides when nothing fits.
+    // Batches that do not fit are shaded from the largest that fits: on a 16 GB T4 the sweep runs
+    // past its memory; on every GPU the shading starts right after the prediction's largest batch.
+    void batchesThatDoNotFitAreShaded() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        state.setTargetGpu("t4");
+        state.setBatch(8);
+        showOffscreen(window, View::BatchPlot);
+        auto* view = qobject_cast<BatchPlotView*>(window.viewWidget(View::BatchPlot));
+        const double largest = state.current().maxBatch.value;
+        QVERIFY(largest > 0);
+        QVERIFY(double(state.batchSweep().points.back().batch) > largest);  // the plot reaches past it
+        QCOMPARE(view->notFittingFrom(), largest + 1);
+    }
+
     void recommendedBatchIsMarked() {
         ExplorerState state;
         QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
