@@ -151,7 +151,16 @@ void OverviewView::refresh() {
         return;
     }
     const QString source = QString::fromUtf8(predictionSourceName(p.source));
-    throughput_->setText(formatInterval(p.samplesPerS, 1, tr(" samples/s")) + " · " + source);
+    // A batch that does not fit never headlines a throughput as if it ran: the figure is what the
+    // GPU would reach with the memory, said so, beside the largest batch that does fit.
+    if (p.fits)
+        throughput_->setText(formatInterval(p.samplesPerS, 1, tr(" samples/s")) + " · " + source);
+    else
+        throughput_->setText(
+            tr("<b>does not fit</b> (peak %1 of %2): would be %3 with the memory; the largest batch that fits is %4")
+                .arg(formatBytes(p.peakMemoryBytes.value), formatBytes(p.capacityBytes),
+                     formatInterval(p.samplesPerS, 1, tr(" samples/s")),
+                     p.maxBatch.value < 1 ? tr("none") : QString::number(p.maxBatch.value, 'f', 0)));
     iteration_->setText(formatInterval(p.iterationMs, 2, tr(" ms")) + " · " + source);
     const Interval gb{p.peakMemoryBytes.value / kGiB, p.peakMemoryBytes.low / kGiB, p.peakMemoryBytes.high / kGiB};
     memory_->setText(tr("%1 of %2 (%3) · model of the allocator")

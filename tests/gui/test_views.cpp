@@ -7,6 +7,7 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSet>
 #include <QSortFilterProxyModel>
@@ -237,6 +238,26 @@ private Q_SLOTS:
         QVERIFY(largest > 0);
         QVERIFY(double(state.batchSweep().points.back().batch) > largest);  // the plot reaches past it
         QCOMPARE(view->notFittingFrom(), largest + 1);
+    }
+
+    // A batch beyond the GPU's memory says so where the throughput would headline.
+    void aBatchThatDoesNotFitIsNotHeadlined() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        state.setTargetGpu("t4");
+        state.setBatch(8);
+        showOffscreen(window, View::Overview);
+        auto* overview = window.viewWidget(View::Overview);
+        auto* throughput = overview->findChild<QLabel*>("throughputValue");
+        QVERIFY(throughput);
+        QVERIFY(state.current().fits);
+        QVERIFY2(!throughput->text().contains("does not fit"), qPrintable(throughput->text()));
+        state.setBatch(int64_t(state.current().maxBatch.value) + 64);
+        QCoreApplication::processEvents();
+        overview->repaint();
+        QVERIFY(!state.current().fits);
+        QTRY_VERIFY2(throughput->text().startsWith("<b>does not fit</b>"), qPrintable(throughput->text()));
     }
 
     void recommendedBatchIsMarked() {
