@@ -148,7 +148,7 @@ int runReport(const ReportOptions& o) {
     HardwareChoiceOptions options = choiceOptionsFrom(o);
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
     const std::vector<const GpuSpec*> gpus = gpusFrom(o, db);
-    const PredictionInput input = loadPredictionInput(o.model, o.seq, db);
+    const PredictionInput input = loadPredictionInput(o.model, o.seq, db, o.scenario);
     TrainingGoal goal;
     goal.epochs = o.epochs;
     goal.datasetSamples = o.datasetSamples;
