@@ -36,7 +36,8 @@ std::optional<Profile> loadProfileIfAny(const std::string& path) {
     return readProfile(path);
 }
 
-PredictionInput loadPredictionInput(const std::string& modelOrProfile, int64_t seq, const GpuDatabase& db) {
+PredictionInput loadPredictionInput(const std::string& modelOrProfile, int64_t seq, const GpuDatabase& db,
+                                    const ScenarioOptions& scenario) {
     PredictionInput in;
     if (isKinetoTraceFile(modelOrProfile))  // read first: a damaged trace is refused for what is wrong with it
         throw ModelError(modelOrProfile, tracePredictionUnavailable(readKinetoTrace(modelOrProfile)));
@@ -44,6 +45,12 @@ PredictionInput loadPredictionInput(const std::string& modelOrProfile, int64_t s
     const std::string modelSpec = profile ? profile->scenario.model : modelOrProfile;
     if (profile && modelSpec.empty()) throw ModelError(modelOrProfile, "the profile does not name its model");
     in.graph = std::make_unique<Graph>(loadModel(modelSpec));
+    if (scenario.fineTuning()) {
+        if (profile)
+            throw ModelError(modelOrProfile,
+                             "a measured profile is of the whole model: --lora, --qlora and --train apply to a model");
+        applyFineTuning(*in.graph, scenario);
+    }
     if (seq <= 0 && profile && profile->scenario.seq > 0) seq = profile->scenario.seq;
     in.predictor = std::make_unique<TrainingPredictor>(*in.graph, seq);
     if (profile) {
@@ -82,7 +89,7 @@ CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
 
 int runPredict(const PredictOptions& o) {
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
-    const PredictionInput input = loadPredictionInput(o.model, o.seq, db);
+    const PredictionInput input = loadPredictionInput(o.model, o.seq, db, o.scenario);
     const TrainingPredictor& predictor = *input.predictor;
     TrainingScenario scenario = scenarioFrom(o, input.profileOptimizer);
     const int64_t batch = batchFrom(o.batch, input.graph->defaults.batch);

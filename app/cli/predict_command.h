@@ -48,6 +48,9 @@ struct PredictionInput {
     std::unique_ptr<predictors::TrainingPredictor> predictor;
     std::optional<predictors::Optimizer> profileOptimizer;  // the profile's, when one was given
 };
-PredictionInput loadPredictionInput(const std::string& modelOrProfile, int64_t seq, const GpuDatabase& db);
+// `scenario`'s fine-tuning options (LoRA, frozen parameters) transform the model first; they
+// apply to a model, not to a measured profile.
+PredictionInput loadPredictionInput(const std::string& modelOrProfile, int64_t seq, const GpuDatabase& db,
+                                    const ScenarioOptions& scenario);
 
 }  // namespace ts::cli

@@ -44,6 +44,10 @@ std::string scenarioLine(const TrainingScenario& s) {
     if (s.dataParallel.gpus > 1)
         line +=
             ", " + std::to_string(s.dataParallel.gpus) + " GPUs over " + interconnectName(s.dataParallel.interconnect);
+    if (s.dataParallel.zeroStage > 0) line += ", ZeRO stage " + std::to_string(s.dataParallel.zeroStage);
+    if (s.accumulation > 1)
+        line += ", accumulation " + std::to_string(s.accumulation) + " (global batch " +
+                std::to_string(s.batch * s.accumulation * s.dataParallel.gpus) + ")";
     if (s.checkpointing) line += ", activation checkpointing";
     return line;
 }
@@ -66,7 +70,11 @@ ordered_json predictionJson(const TrainingPrediction& p, bool layers) {
         return j;
     }
     j["iteration_ms"] = intervalJson(p.iterationMs);
+    j["step_ms"] = intervalJson(p.stepMs);
     j["samples_per_s"] = intervalJson(p.samplesPerS);
+    j["tokens_per_s"] = intervalJson(p.tokensPerS);
+    j["mfu"] = intervalJson(p.mfu);
+    j["model_flops_per_sample"] = p.modelFlopsPerSample;
     j["peak_memory_bytes"] = intervalJson(p.peakMemoryBytes);
     j["capacity_bytes"] = p.capacityBytes;
     j["max_batch"] = intervalJson(p.maxBatch);
@@ -118,6 +126,7 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
                     {"source", m.modelSource},
                     {"seq", m.sequenceModel ? ordered_json(m.seq) : ordered_json(nullptr)},
                     {"parameters", m.parameters},
+                    {"trainable_parameters", m.trainableParameters},
                     {"operations", m.ops.size()}};
     if (!predictions.empty()) {
         const TrainingScenario& s = predictions.front().scenario;
@@ -125,7 +134,9 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
                            {"optimizer", optimizerName(s.optimizer)},
                            {"gpus", s.dataParallel.gpus},
                            {"interconnect", interconnectName(s.dataParallel.interconnect)},
-                           {"checkpointing", s.checkpointing}};
+                           {"checkpointing", s.checkpointing},
+                           {"accumulation", s.accumulation},
+                           {"zero_stage", s.dataParallel.zeroStage}};
     }
     ordered_json a = ordered_json::array();
     for (const TrainingPrediction& p : predictions) a.push_back(predictionJson(p, layers));
@@ -137,6 +148,7 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
                        bool allLayers) {
     if (predictions.empty()) return;
     os << m.modelName << " (" << fixed(m.parameters / 1e6, 1) << "M parameters";
+    if (m.trainableParameters != m.parameters) os << ", " << fixed(m.trainableParameters / 1e6, 2) << "M trainable";
     if (m.sequenceModel) os << ", sequence " << m.seq;
     os << "): " << scenarioLine(predictions.front().scenario) << "\n";
     os << "Figures are predictions with their expected range in parentheses (docs/prediction.md).\n\n";
@@ -186,6 +198,12 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
     if (p.hostBoundMs.value > 0) os << ", waiting for the host " << range(p.hostBoundMs) << " ms";
     os << "\n";
     if (p.scenario.dataParallel.gpus > 1) os << "Scaling efficiency: " << range(p.scalingEfficiency) << "\n";
+    if (p.scenario.accumulation > 1) os << "Optimizer step (all micro-batches): " << range(p.stepMs) << " ms\n";
+    if (p.tokensPerS.value > 0) os << "Tokens/s (all GPUs): " << range(p.tokensPerS) << "\n";
+    if (p.mfu.value > 0) {
+        const Interval pct{p.mfu.value * 100, p.mfu.low * 100, p.mfu.high * 100};
+        os << "MFU: " << range(pct) << " % (the set-up's forward and backward FLOPs / peak)\n";
+    }
     os << "\nMemory (GiB): weights " << fixed(mb.weights / kGiB, 2);
     if (mb.castWeightCopies > 0) os << " + cast copies " << fixed(mb.castWeightCopies / kGiB, 2);
     os << ", gradients " << fixed(mb.gradients / kGiB, 2) << ", optimizer " << fixed(mb.optimizerState / kGiB, 2)

@@ -150,7 +150,7 @@ int runReport(const ReportOptions& o) {
     options.priceSnapshot = db.priceSnapshot();
     options.amortisation = db.amortisation();
     const std::vector<const GpuSpec*> gpus = gpusFrom(o, db);
-    const PredictionInput input = loadPredictionInput(o.model, o.seq, db);
+    const PredictionInput input = loadPredictionInput(o.model, o.seq, db, o.scenario);
     TrainingGoal goal;
     goal.epochs = o.epochs;
     goal.datasetSamples = o.datasetSamples;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "trainscope/core/errors.h"
+#include "trainscope/core/fine_tuning.h"
 
 namespace ts::cli {
 
@@ -20,6 +21,58 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
     cmd.add_option("--infiniband-gbps", o.infinibandGbps, "InfiniBand rate per GPU in Gb/s (default 400, NDR)")
         ->check(CLI::Range(1.0, 1e5));
     cmd.add_flag("--checkpointing", o.checkpointing, "activation checkpointing in sqrt(L) segments");
+    cmd.add_option("--accumulation", o.accumulation,
+                   "gradient accumulation: micro-batches per optimizer step (default 1; --batch is the micro-batch)");
+    cmd.add_option("--zero", o.zero,
+                   "ZeRO stage over the data-parallel GPUs: 1 shards optimizer states, 2 also gradients, 3 also "
+                   "parameters (default 0: DDP)");
+    cmd.add_flag("--fsdp", o.fsdp, "PyTorch FSDP FULL_SHARD: ZeRO stage 3");
+    cmd.add_option("--lora", o.lora, "LoRA adapters of this rank beside the linear layers (base weights frozen)");
+    cmd.add_option("--lora-targets", o.loraTargets,
+                   "comma-separated module-name substrings of the layers LoRA adapts (default: every linear "
+                   "layer of the transformer blocks, PEFT's all-linear)");
+    cmd.add_option("--lora-alpha", o.loraAlpha, "LoRA alpha (scaling alpha/rank; default: the rank)");
+    cmd.add_flag("--qlora", o.qlora, "QLoRA: the adapted layers' base weights in 4-bit NF4 (needs --lora)");
+    cmd.add_option("--train", o.train,
+                   "comma-separated parameter-name substrings: only those train, the rest is frozen "
+                   "(with --lora: trained beside the adapters)");
+}
+
+namespace {
+
+std::vector<std::string> splitList(const std::string& text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t end = text.find(',', start);
+        if (end == std::string::npos) end = text.size();
+        if (end > start) out.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+void applyFineTuning(Graph& g, const ScenarioOptions& o) {
+    if (o.qlora && o.lora == ScenarioOptions::kNotGiven)
+        throw ModelError("--qlora", "needs --lora RANK (QLoRA trains LoRA adapters on 4-bit base weights)");
+    if (!o.loraTargets.empty() && o.lora == ScenarioOptions::kNotGiven)
+        throw ModelError("--lora-targets", "needs --lora RANK");
+    if (o.lora != ScenarioOptions::kNotGiven) {
+        if (!(o.loraAlpha >= 0)) throw ModelError("--lora-alpha", "must not be negative");
+        LoraOptions lora;
+        lora.rank = o.lora;
+        lora.alpha = o.loraAlpha;
+        lora.qlora = o.qlora;
+        lora.targets = splitList(o.loraTargets);
+        if (!o.loraTargets.empty() && lora.targets.empty())
+            throw ModelError("--lora-targets", "no module name in " + quoted(o.loraTargets));
+        g = withLora(g, lora);
+        if (!o.train.empty()) trainAlso(g, splitList(o.train), "--train");
+    } else if (!o.train.empty()) {
+        trainOnly(g, splitList(o.train), "--train");
+    }
 }
 
 int64_t batchFrom(const std::string& text, int64_t modelDefault) {
@@ -55,6 +108,15 @@ TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Opt
     s.dataParallel.interconnect = *link;
     s.dataParallel.infinibandGbps = o.infinibandGbps;
     s.checkpointing = o.checkpointing;
+    if (o.accumulation < 1 || o.accumulation > (int64_t(1) << 20))
+        throw ModelError("--accumulation", "the gradient accumulation steps must be from 1 to 2^20, got " +
+                                               std::to_string(o.accumulation));
+    s.accumulation = o.accumulation;
+    if (o.zero < 0 || o.zero > 3)
+        throw ModelError("--zero", "the ZeRO stage must be 0, 1, 2 or 3, got " + std::to_string(o.zero));
+    if (o.fsdp && o.zero != 0 && o.zero != 3)
+        throw ModelError("--fsdp", "is ZeRO stage 3 (FULL_SHARD); it contradicts --zero " + std::to_string(o.zero));
+    s.dataParallel.zeroStage = o.fsdp ? 3 : o.zero;
     return s;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The training-scenario options that `predict` and `report` share (optimizer, data-parallel GPUs,
 // interconnect, checkpointing), parsed once with the same messages.
+#include <climits>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,6 +10,10 @@
 
 namespace CLI {
 class App;
+}
+
+namespace ts {
+class Graph;
 }
 
 namespace ts::cli {
@@ -21,6 +26,17 @@ struct ScenarioOptions {
     std::string interconnect = "nvlink";
     double infinibandGbps = 400;
     bool checkpointing = false;
+    int64_t accumulation = 1;
+    int zero = 0;
+    bool fsdp = false;
+    // Fine-tuning set-up (core/include/trainscope/core/fine_tuning.h), applied to the model graph.
+    int64_t lora = kNotGiven;
+    std::string loraTargets;  // comma-separated module-path substrings
+    double loraAlpha = 0;
+    bool qlora = false;
+    std::string train;  // comma-separated parameter-name substrings: only those train
+    static constexpr int64_t kNotGiven = INT64_MIN;
+    bool fineTuning() const { return lora != kNotGiven || qlora || !train.empty() || !loraTargets.empty(); }
 };
 
 // --batch: 0 for "auto", N for a number from 1 to 2^30, `modelDefault` when empty; throws
@@ -29,6 +45,10 @@ int64_t batchFrom(const std::string& text, int64_t modelDefault);
 
 // --optimizer, --gpus, --interconnect, --infiniband-gbps and --checkpointing on `cmd`.
 void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o);
+
+// The fine-tuning options applied to `g` (frozen parameters, LoRA, QLoRA); nothing without them.
+// Throws ModelError naming the option (--lora 0, --qlora without --lora, a pattern matching nothing).
+void applyFineTuning(Graph& g, const ScenarioOptions& o);
 
 // Throws ModelError naming the option for an unknown optimizer or interconnect.
 predictors::TrainingScenario scenarioFromOptions(const ScenarioOptions& o,

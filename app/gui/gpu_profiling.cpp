@@ -43,8 +43,12 @@ OptimizerKind profilerOptimizer(Optimizer o) {
             return OptimizerKind::Adam;
         case Optimizer::AdamW:
             return OptimizerKind::AdamW;
+        case Optimizer::Adam8bit:
+            break;
     }
-    return OptimizerKind::SGD;
+    throw ModelError("",
+                     "adam8bit cannot be profiled (the profiler runs PyTorch's own optimizers); choose adam, "
+                     "adam8bit stays a prediction");
 }
 
 }  // namespace

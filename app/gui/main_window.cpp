@@ -245,8 +245,7 @@ QWidget* MainWindow::buildControls() {
             [this](int) { state_.setPrecision(TrainingPrecision(precision_->currentData().toInt())); });
 
     optimizer_ = new QComboBox(box);
-    for (Optimizer o : {Optimizer::Sgd, Optimizer::SgdMomentum, Optimizer::Adam, Optimizer::AdamW})
-        optimizer_->addItem(optimizerName(o), int(o));
+    for (Optimizer o : kAllOptimizers) optimizer_->addItem(optimizerName(o), int(o));
     connect(optimizer_, &QComboBox::currentIndexChanged, this,
             [this](int) { state_.setOptimizer(Optimizer(optimizer_->currentData().toInt())); });
 

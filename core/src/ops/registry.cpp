@@ -234,7 +234,7 @@ OpCost operationCost(const Graph& g, int opIndex, int64_t n, int64_t s, const st
 std::vector<bool> requiresGrad(const Graph& g) {
     std::vector<bool> grad(g.values.size(), false);
     for (size_t v = 0; v < g.values.size(); ++v)
-        grad[v] = g.values[v].kind == ValueKind::Parameter && isFloating(g.values[v].dtype);
+        grad[v] = g.values[v].kind == ValueKind::Parameter && !g.values[v].frozen && isFloating(g.values[v].dtype);
     for (const Operation& op : g.ops) {
         bool any = false;
         for (int in : op.inputs) any |= in >= 0 && grad[in];

@@ -170,6 +170,10 @@ std::vector<std::string> assumptionsOf(const HardwareChoice& c, const std::vecto
     if (c.goal.epochs != 1) goal += " (" + fixed(c.goal.samples(), 0) + " samples)";
     a.push_back("Goal: " + goal + " on " + run + " per run, optimizer " + optimizerName(s.optimizer) +
                 (s.checkpointing ? ", activation checkpointing" : "") +
+                (s.dataParallel.zeroStage > 0 ? ", ZeRO stage " + std::to_string(s.dataParallel.zeroStage) : "") +
+                (s.accumulation > 1 ? ", gradient accumulation over " + std::to_string(s.accumulation) +
+                                          " micro-batches (the batch size is a micro-batch's)"
+                                    : "") +
                 "; the batch size is per GPU; time is wall-clock, cost pays for every GPU of the run.");
     std::set<std::string> dates;
     int unpriced = 0, amortised = 0;

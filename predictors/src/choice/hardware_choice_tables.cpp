@@ -121,7 +121,9 @@ std::string hardwareChoiceJson(const HardwareChoice& choice) {
                      {"optimizer", optimizerName(s.optimizer)},
                      {"gpus", s.dataParallel.gpus},
                      {"interconnect", interconnectName(s.dataParallel.interconnect)},
-                     {"checkpointing", s.checkpointing}};
+                     {"checkpointing", s.checkpointing},
+                     {"accumulation", s.accumulation},
+                     {"zero_stage", s.dataParallel.zeroStage}};
     j["goal"] = {{"epochs", choice.goal.epochs},
                  {"dataset_samples", choice.goal.datasetSamples},
                  {"samples", choice.goal.samples()}};

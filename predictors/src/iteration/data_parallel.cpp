@@ -154,6 +154,20 @@ double allReduceMs(double bytes, int gpus, const LinkModel& link) {
     return 2 * (n - 1) / n * bytes / (link.busBandwidthGBs * 1e9) * 1e3 + 2 * (n - 1) * link.stepLatencyUs * 1e-3;
 }
 
+double allGatherMs(double bytes, int gpus, const LinkModel& link) {
+    if (gpus <= 1 || bytes <= 0) return 0;
+    const double n = gpus;
+    return (n - 1) / n * bytes / (link.busBandwidthGBs * 1e9) * 1e3 + (n - 1) * link.stepLatencyUs * 1e-3;
+}
+
+double reduceScatterMs(double bytes, int gpus, const LinkModel& link) {
+    return allGatherMs(bytes, gpus, link);
+}
+
+double amortisedIterationMs(double iterationMs, double onceMs, int64_t k) {
+    return iterationMs - onceMs * (1 - 1 / double(std::max<int64_t>(1, k)));
+}
+
 double exposedCommunicationMs(const std::vector<double>& readyMs, const std::vector<double>& commMs,
                               double backwardMs) {
     double end = 0;

@@ -313,6 +313,17 @@ IterationTimes evaluateIteration(const LayerTimeSource& source, const IterationS
         }
         exposed = exposedCommunicationMs(ready, setup.bucketCommMs, backward + recompute);
     }
+    double gathers = 0;
+    if (setup.forwardGatherMs > 0 || setup.backwardGatherMs > 0) {
+        // The gathers share the link with the reduce-scatters: together they hide under backward.
+        double reduced = 0;
+        for (double c : setup.bucketCommMs) reduced += c;
+        const double backwardExposed = std::max(exposed, reduced + setup.backwardGatherMs - (backward + recompute));
+        gathers = setup.firstGatherMs + std::max(0.0, setup.forwardGatherMs - setup.firstGatherMs - (forward)) +
+                  backwardExposed - exposed;
+        exposed += gathers;
+    }
+    exposed += setup.afterStepGatherMs;
     const double iteration = gpuWork + hostBound + exposed + s.otherMs;
     const double absError = s.forwardError + s.backwardError + recompute * forwardE +
                             setup.optimizerMs * errors::kOptimizerStep + exposed * errors::kCommunication +
@@ -328,6 +339,7 @@ IterationTimes evaluateIteration(const LayerTimeSource& source, const IterationS
     // Of the time spent on work: waiting for the host is no operator class's.
     const double worked = iteration - hostBound;
     it.calibratedShare = worked > 0 ? s.calibratedMs / worked : 0;
+    it.gatherExposedMs = gathers;
     return it;
 }
 

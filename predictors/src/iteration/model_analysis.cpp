@@ -7,6 +7,7 @@
 
 #include "trainscope/core/costs.h"
 #include "trainscope/core/errors.h"
+#include "trainscope/core/fine_tuning.h"
 #include "trainscope/core/ops.h"
 
 namespace ts::predictors {
@@ -140,6 +141,9 @@ BatchPoly fit(const double (&y)[3]) {
     return BatchPoly::through(y[0], y[1], y[2]);
 }
 
+// bitsandbytes keeps 32-bit optimizer states for tensors below this size (min_8bit_size).
+constexpr double kSmallTensorElements = 4096;
+
 bool close(double a, double b) {
     return std::abs(a - b) <= 1e-6 * std::max({1.0, std::abs(a), std::abs(b)});
 }
@@ -157,6 +161,8 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         throw ModelError(modelSource, e.what());
     }
     seq = costs[0].seq;
+    units.push_back(ParameterUnit{});
+    std::map<std::string, size_t> unitIndex;
     sequenceModel = g.defaults.seq > 0 || seqIn > 0;
     const std::vector<bool> grad = requiresGrad(g);
     const std::vector<int> owner = g.parameterOwners();
@@ -263,11 +269,31 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         for (int out : op.outputs)
             if (out >= 0) a.accumulationKernels += std::max(0, gradConsumers[out] - 1);
         a.parameters = costs[0].layers[i].parameters;
-        for (int in : op.inputs)
-            if (in >= 0 && owner[in] == int(i)) {
-                a.parameterBytes += numel[in][0] * dtypeSize(g.values[in].dtype);
+        const std::string block = blockOf(op.modulePath);
+        auto [unitIt, newUnit] = unitIndex.try_emplace(block, block.empty() ? 0 : units.size());
+        if (newUnit && !block.empty()) units.push_back(ParameterUnit{block});
+        ParameterUnit& unit = units[unitIt->second];
+        for (int in : op.inputs) {
+            if (in < 0 || owner[in] != int(i)) continue;
+            const Value& v = g.values[in];
+            const double elements = numel[in][0], bytes = elements * dtypeSize(v.dtype);
+            if (v.nf4) {
+                a.nf4Elements += elements;
+                unit.nf4Elements += elements;
+            } else if (v.frozen) {
+                a.frozenElements += elements;
+                a.frozenBytes += bytes;
+                unit.frozenElements += elements;
+                unit.frozenBytes += bytes;
+            } else {
+                a.parameterBytes += bytes;
+                unit.trainableElements += elements;
+                unit.trainableBytes += bytes;
+                trainableParameters += int64_t(elements);
+                if (elements < kSmallTensorElements) smallTrainableParameters += int64_t(elements);
                 ++parameterTensors;
             }
+        }
         parameters += a.parameters;
         parameterBytes += a.parameterBytes;
 
@@ -286,8 +312,18 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                     in32 += numel[in][k] * dtypeSize(v.dtype);
                     inP += numel[in][k] * r;
                     if (isData(v)) inActP += numel[in][k] * r;
-                    if (r == e[in] || !isFloating(v.dtype)) continue;
                     const bool parameter = v.kind == ValueKind::Parameter;
+                    if (parameter && v.nf4) {
+                        // bitsandbytes dequantises an NF4 weight to the compute dtype before each GEMM
+                        // that reads it, forward and (for the input gradient) backward; nothing is cached.
+                        const double dequantise = numel[in][k] * (kNf4BytesPerElement + r);
+                        y[3][k] += dequantise;
+                        if (a.backward) y[4][k] += dequantise;
+                        continue;
+                    }
+                    if (r == e[in] || !isFloating(v.dtype)) continue;
+                    // A frozen weight is stored in the compute dtype already (frozenStoredBytes).
+                    if (parameter && v.frozen && isAmp(p)) continue;
                     if (parameter && owner[in] != int(i)) continue;  // autocast caches a weight's cast
                     y[3][k] += numel[in][k] * (r + e[in]);
                     if (grad[in]) y[4][k] += numel[in][k] * (r + e[in]);
@@ -400,6 +436,16 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
             m.checkpointBoundaries += fit(y);
         }
     }
+}
+
+double ModelAnalysis::frozenStoredBytes(const ParameterUnit& u, TrainingPrecision p) {
+    return u.nf4Elements * kNf4BytesPerElement + (isAmp(p) ? 2 * u.frozenElements : u.frozenBytes);
+}
+
+double ModelAnalysis::frozenStoredBytes(TrainingPrecision p) const {
+    double total = 0;
+    for (const ParameterUnit& u : units) total += frozenStoredBytes(u, p);
+    return total;
 }
 
 }  // namespace ts::predictors

@@ -57,6 +57,9 @@ OptimizerTraffic optimizerTraffic(Optimizer o, TrainingPrecision p) {
     if (o == Optimizer::SgdMomentum) t = {32, 3};
     if (o == Optimizer::Adam) t = {72, 7};
     if (o == Optimizer::AdamW) t = {80, 8};
+    // bitsandbytes' fused 8-bit step: reads parameter, gradient and both 1-byte states, writes the
+    // parameter and the states (4 + 4 + 1 + 1 + 4 + 1 + 1; the block constants are negligible).
+    if (o == Optimizer::Adam8bit) t = {16, 1};
     if (autocast(p)) t.bytesPerParameter += 8, t.passes += 1;
     return t;
 }
@@ -354,7 +357,7 @@ OptimizerStepTimes optimizerStepTimes(const ModelAnalysis& m, const GpuSpec& gpu
     const double bw = *gpu.memoryBandwidthGBs * 1e9;
     const double launches = t.passes * std::ceil(double(std::max<int64_t>(1, m.parameterTensors)) / 64);
     OptimizerStepTimes s;
-    s.gpuMs = double(m.parameters) * t.bytesPerParameter / (bw * st.memEff * model.memoryEfficiency) * 1e3 +
+    s.gpuMs = double(m.trainableParameters) * t.bytesPerParameter / (bw * st.memEff * model.memoryEfficiency) * 1e3 +
               launches * model.kernelOverheadUs * 1e-3;
     s.hostMs = t.passes * model.hostOptimizerPassUs * 1e-3 + launches * model.hostCastUs * 1e-3;
     return s;
@@ -380,7 +383,7 @@ double optimizerStepMs(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, 
     // multi_tensor_apply launches a kernel per chunk of tensors (at most 110 per launch, fewer for
     // several operand lists): ~64 on average.
     const double launches = passes * std::ceil(double(std::max<int64_t>(1, m.parameterTensors)) / 64);
-    return double(m.parameters) * bytes / (bw * st.memEff) * 1e3 + passes * st.floorMs +
+    return double(m.trainableParameters) * bytes / (bw * st.memEff) * 1e3 + passes * st.floorMs +
            launches * add.params.tauUs * 1e-3;
 }
 

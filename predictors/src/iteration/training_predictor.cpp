@@ -46,6 +46,36 @@ void checkScenario(const TrainingScenario& s) {
     if (s.batch < 1) throw ModelError("--batch", "the batch size must be at least 1");
     if (s.dataParallel.gpus < 1 || s.dataParallel.gpus > 65536)
         throw ModelError("--gpus", "the number of GPUs must be between 1 and 65536");
+    if (s.accumulation < 1 || s.accumulation > (int64_t(1) << 20))
+        throw ModelError("--accumulation", "the gradient accumulation steps must be from 1 to 2^20, got " +
+                                               std::to_string(s.accumulation));
+    if (s.dataParallel.zeroStage < 0 || s.dataParallel.zeroStage > 3)
+        throw ModelError("--zero",
+                         "the ZeRO stage must be 0, 1, 2 or 3, got " + std::to_string(s.dataParallel.zeroStage));
+}
+
+// Dense peak FLOP/s of the math a precision runs its GEMMs in; 0 when unknown.
+double peakFlops(const GpuSpec& gpu, TrainingPrecision p) {
+    ComputePrecision c = ComputePrecision::Fp32;
+    if (p == TrainingPrecision::Tf32) c = ComputePrecision::Tf32;
+    if (p == TrainingPrecision::AmpFp16) c = ComputePrecision::Fp16;
+    if (p == TrainingPrecision::AmpBf16) c = ComputePrecision::Bf16;
+    if (p == TrainingPrecision::Fp8) c = ComputePrecision::Fp8;
+    const Figure f = gpu.peakTflops(c);
+    return f.known() ? *f * 1e12 : 0;
+}
+
+// Gradient accumulation: the step and the gradients' reduction once per k micro-batches; the
+// iteration's interval keeps its relative width.
+void accumulate(IterationTimes& it, int64_t k) {
+    if (k <= 1 || it.iterationMs.value <= 0) return;
+    const double once = it.optimizerMs.value + it.communicationMs.value - it.gatherExposedMs;
+    const double scale = amortisedIterationMs(it.iterationMs.value, once, k) / it.iterationMs.value;
+    it.iterationMs = {it.iterationMs.value * scale, it.iterationMs.low * scale, it.iterationMs.high * scale};
+}
+
+bool autocastPrecision(TrainingPrecision p) {
+    return p == TrainingPrecision::AmpFp16 || p == TrainingPrecision::AmpBf16 || p == TrainingPrecision::Fp8;
 }
 
 }  // namespace
@@ -108,10 +138,45 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
         // torch.amp's GradScaler reads its inf check on the host before stepping.
         t->setup.syncBeforeOptimizer = p == TrainingPrecision::AmpFp16;
     }
-    for (const GradientBucket& b : buckets) t->setup.bucketCommMs.push_back(allReduceMs(b.bytes, gpus, *link));
+    const int zero = s.dataParallel.zeroStage;
+    const double replicatedStepMs = t->setup.optimizerMs;
+    if (zero == 0) {
+        for (const GradientBucket& b : buckets) t->setup.bucketCommMs.push_back(allReduceMs(b.bytes, gpus, *link));
+    } else if (gpus > 1) {
+        // ZeRO (memory_model.h, ModelStates): gradients reduce-scattered bucket by bucket during
+        // backward, in 16 bits under autocast; the step updates one shard.
+        const bool mixed = autocastPrecision(p);
+        for (const GradientBucket& b : buckets)
+            t->setup.bucketCommMs.push_back(reduceScatterMs(b.bytes * (mixed ? 0.5 : 1), gpus, *link));
+        t->setup.optimizerMs /= gpus;
+        auto trainableBytes = [&](const ParameterUnit& u) {
+            return mixed ? 2 * u.trainableElements : u.trainableBytes;
+        };
+        auto gatherMs = [&](const ParameterUnit& u) {
+            return allGatherMs(trainableBytes(u) + ModelAnalysis::frozenStoredBytes(u, p), gpus, *link);
+        };
+        const std::vector<ParameterUnit>& units = analysis_.units;
+        if (zero <= 2) {
+            // The updated trainable parameters, gathered after the step.
+            double trainable = 0;
+            for (const ParameterUnit& u : units) trainable += trainableBytes(u);
+            t->setup.afterStepGatherMs = allGatherMs(trainable, gpus, *link);
+        } else if (!units.empty()) {
+            // Stage 3: every unit gathered before its forward and again before its backward; the
+            // root unit (kept through the iteration) and the first block wait, the rest is prefetched.
+            double total = 0;
+            for (const ParameterUnit& u : units) total += gatherMs(u);
+            t->setup.firstGatherMs = gatherMs(units[0]) + (units.size() > 1 ? gatherMs(units[1]) : 0);
+            t->setup.forwardGatherMs = total;
+            t->setup.backwardGatherMs = total - gatherMs(units[0]);
+        }
+    }
     t->single = t->setup;
     t->single.gpus = 1;
     t->single.bucketCommMs.clear();
+    t->single.optimizerMs = replicatedStepMs;
+    t->single.firstGatherMs = t->single.forwardGatherMs = t->single.backwardGatherMs = 0;
+    t->single.afterStepGatherMs = 0;
     t->capacity = gpuCapacityBytes(gpu);
     if (t->fromProfile && profile_->sameGpu(gpu)) {
         if (profile_->measuredCapacity() > 0) t->capacity = profile_->measuredCapacity();
@@ -152,7 +217,10 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
     LayerSums sums;
     IterationTimes it = evaluateIteration(*t->source, t->setup, n, sums);
     if (!t->fromProfile) it.iterationMs = withMeasuredSpread(it.iterationMs, s.precision);
+    const int64_t k = s.accumulation;
+    accumulate(it, k);
     r.iterationMs = it.iterationMs;
+    r.stepMs = {it.iterationMs.value * double(k), it.iterationMs.low * double(k), it.iterationMs.high * double(k)};
     r.forwardMs = it.forwardMs;
     r.backwardMs = it.backwardMs;
     r.recomputeMs = it.recomputeMs;
@@ -162,6 +230,18 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
     r.hostBoundMs = it.hostBoundMs;
     const double samples = 1000.0 * n * gpus;
     r.samplesPerS = {samples / it.iterationMs.value, samples / it.iterationMs.high, samples / it.iterationMs.low};
+    if (analysis_.sequenceModel) {
+        const double seq = double(analysis_.seq);
+        r.tokensPerS = {r.samplesPerS.value * seq, r.samplesPerS.low * seq, r.samplesPerS.high * seq};
+    }
+    double flops = 0;  // per sample: the FLOPs are linear in the batch at a fixed sequence length
+    for (const AnalyzedOp& op : analysis_.ops) flops += op.forwardFlops.at(n) + op.backwardFlops.at(n);
+    r.modelFlopsPerSample = flops / n;
+    if (const double peak = peakFlops(gpu, s.precision); peak > 0) {
+        const double perGpu = r.modelFlopsPerSample * n;  // per GPU per iteration
+        r.mfu = {perGpu / (it.iterationMs.value * 1e-3 * peak), perGpu / (it.iterationMs.high * 1e-3 * peak),
+                 perGpu / (it.iterationMs.low * 1e-3 * peak)};
+    }
     r.scalingEfficiency = Interval::exact(1);
     if (gpus > 1) {
         const IterationTimes one = evaluateIteration(*t->source, t->single, n, sums);
@@ -176,7 +256,7 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
     }
     if (perLayer) r.layers = t->source->layers(n);
 
-    const MemoryModel mm(analysis_, s.precision, s.optimizer, s.checkpointing, gpus);
+    const MemoryModel mm(analysis_, s.precision, s.optimizer, s.checkpointing, gpus, s.dataParallel.zeroStage);
     r.memory = mm.at(n, gpu);
     double allocator[3];
     mm.allocatorBytesAll(n, allocator);
@@ -215,7 +295,7 @@ SweepPlan::SweepPlan(const TrainingPredictor& predictor, const std::vector<const
     checkScenario(base);
     for (TrainingPrecision p : precisions)
         memory_.push_back(std::make_unique<MemoryModel>(predictor.analysis_, p, base.optimizer, base.checkpointing,
-                                                        base.dataParallel.gpus));
+                                                        base.dataParallel.gpus, base.dataParallel.zeroStage));
     // The largest batches probe the same batch sizes on many GPUs: the allocator's part once each.
     std::vector<std::unordered_map<int64_t, std::array<double, 3>>> probed(precisions.size());
     for (const GpuSpec* g : gpus) {
@@ -274,8 +354,10 @@ std::vector<GpuSweep> SweepPlan::evaluate(const std::vector<int64_t>& batches) c
                 if (!t.reason.empty()) continue;
                 SweepPoint p;
                 p.batch = batches[bi];
-                p.iterationMs = evaluateIteration(*t.source, t.setup, n, sums).iterationMs;
-                if (!t.fromProfile) p.iterationMs = withMeasuredSpread(p.iterationMs, t.precision);
+                IterationTimes it = evaluateIteration(*t.source, t.setup, n, sums);
+                if (!t.fromProfile) it.iterationMs = withMeasuredSpread(it.iterationMs, t.precision);
+                accumulate(it, base_.accumulation);
+                p.iterationMs = it.iterationMs;
                 p.samplesPerS = {samples / p.iterationMs.value, samples / p.iterationMs.high,
                                  samples / p.iterationMs.low};
                 const double* a = &allocator[(size_t(memoryIndex_[ti]) * batches.size() + bi) * 3];

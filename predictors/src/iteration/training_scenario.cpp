@@ -43,6 +43,8 @@ const char* optimizerName(Optimizer o) {
             return "adam";
         case Optimizer::AdamW:
             return "adamw";
+        case Optimizer::Adam8bit:
+            return "adam8bit";
     }
     return "?";
 }
@@ -82,7 +84,8 @@ std::optional<TrainingPrecision> parseTrainingPrecision(const std::string& name)
 
 std::optional<Optimizer> parseOptimizer(const std::string& name) {
     const std::string n = lower(name);
-    for (Optimizer o : {Optimizer::Sgd, Optimizer::SgdMomentum, Optimizer::Adam, Optimizer::AdamW})
+    if (n == "adam-8bit" || n == "adamw8bit") return Optimizer::Adam8bit;
+    for (Optimizer o : kAllOptimizers)
         if (n == optimizerName(o)) return o;
     return std::nullopt;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "trainscope/core/fine_tuning.h"
 #include "trainscope/predictors/iteration/prediction_errors.h"
 
 namespace ts::predictors {
@@ -25,17 +26,30 @@ double blockWaste(double s) {
     return kMiB;
 }
 
-double optimizerStatePerParameterByte(Optimizer o) {
+// Optimizer state of the trainable parameters, at full size (before any sharding).
+double optimizerStateBytes(const ModelAnalysis& m, Optimizer o) {
     switch (o) {
         case Optimizer::Sgd:
             return 0;
         case Optimizer::SgdMomentum:
-            return 1;  // momentum buffer
+            return m.parameterBytes;  // momentum buffer
         case Optimizer::Adam:
         case Optimizer::AdamW:
-            return 2;  // exp_avg, exp_avg_sq
+            return 2 * m.parameterBytes;  // exp_avg, exp_avg_sq
+        case Optimizer::Adam8bit: {
+            // bitsandbytes: two 1-byte states per element plus one fp32 absmax per 2048-element block
+            // of each (Dettmers et al. 2022, block-wise quantisation); tensors under 4096 elements
+            // keep 32-bit states.
+            const double small = double(m.smallTrainableParameters);
+            const double large = std::max(0.0, double(m.trainableParameters) - small);
+            return large * (2 + 2 * 4.0 / 2048) + small * 8;
+        }
     }
     return 0;
+}
+
+double frozenOpBytes(const AnalyzedOp& op, TrainingPrecision p) {
+    return op.nf4Elements * kNf4BytesPerElement + (autocast(p) ? 2 * op.frozenElements : op.frozenBytes);
 }
 
 }  // namespace
@@ -60,8 +74,9 @@ double gpuCapacityBytes(const GpuSpec& gpu) {
 }
 
 MemoryModel::MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, bool checkpointing,
-                         int dataParallelGpus)
+                         int dataParallelGpus, int zeroStage)
     : m_(m), precision_(p), optimizer_(o), checkpointing_(checkpointing), gpus_(std::max(1, dataParallelGpus)) {
+    states_ = modelStates(m, p, o, gpus_, zeroStage);
     const size_t n = m.ops.size();
     savedByOp_.assign(n, BatchPoly{});
     transient_.assign(n, BatchPoly{});
@@ -71,8 +86,44 @@ MemoryModel::MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer 
         const AnalyzedOp& op = m.ops[i];
         gradientsFrom_[i] = gradientsFrom_[i + 1] + op.parameterBytes;
         if (op.backward) transient_[i] = m.bytes(op, p).write + m.bytes(op, p).readActivations;
-        parameterWaste_ += blockWaste(op.parameterBytes);
+        parameterWaste_ += blockWaste(op.parameterBytes) + blockWaste(frozenOpBytes(op, p));
     }
+}
+
+ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, int gpus, int zeroStage) {
+    const double n = std::max(1, gpus);
+    // DeepSpeed's mixed precision under ZeRO: 16-bit weights and gradients, the fp32 master copy
+    // with the optimizer states (the ZeRO paper's 2 + 2 + K bytes per parameter, K = 12 for Adam).
+    const bool zeroMixed = zeroStage > 0 && autocast(p);
+    const double trainable = double(m.trainableParameters);
+    auto unitBytes = [&](const ParameterUnit& u) {
+        return (zeroMixed ? 2 * u.trainableElements : u.trainableBytes) + ModelAnalysis::frozenStoredBytes(u, p);
+    };
+    ModelStates s;
+    const double weights = (zeroMixed ? 2 * trainable : m.parameterBytes) + m.frozenStoredBytes(p);
+    const double gradients = zeroMixed ? 2 * trainable : m.parameterBytes;
+    const double optimizer = optimizerStateBytes(m, o) + (zeroMixed ? 4 * trainable : 0);
+    double largestUnit = 0, largestUnitGradients = 0;
+    for (size_t u = 1; u < m.units.size(); ++u) {
+        largestUnit = std::max(largestUnit, unitBytes(m.units[u]));
+        largestUnitGradients = std::max(largestUnitGradients, m.units[u].trainableElements * (zeroMixed ? 2 : 4));
+    }
+    const double root = m.units.empty() ? 0 : unitBytes(m.units[0]);
+    // Stage 3 (FSDP FULL_SHARD): a shard of everything, plus the gathered root unit (kept through
+    // the iteration), the block being computed and the one prefetched.
+    s.gatheredWeights = zeroStage >= 3 ? (root + 2 * largestUnit) * (n - 1) / n : 0;
+    s.weights = zeroStage >= 3 ? weights / n + s.gatheredWeights : weights;
+    // Stage 2 and 3: a shard of the gradients, plus one block's being reduce-scattered.
+    s.gradients = zeroStage >= 2 ? gradients / n + largestUnitGradients * (n - 1) / n : gradients;
+    s.gradientScale = m.parameterBytes > 0 ? s.gradients / m.parameterBytes : 0;
+    s.optimizerState = zeroStage >= 1 ? optimizer / n : optimizer;
+    s.ddpBuckets = gpus > 1 && zeroStage == 0 ? m.parameterBytes : 0;
+    s.castCopies = autocast(p) && !zeroMixed;
+    // foreach Adam's one parameter-sized temporary (the denominator sqrt(v) / c2 + eps), on the
+    // GPU's shard under ZeRO; bitsandbytes' fused 8-bit step has none.
+    const bool adam = o == Optimizer::Adam || o == Optimizer::AdamW;
+    s.stepTemporaries = adam ? m.parameterBytes / (zeroStage >= 1 ? n : 1) : 0;
+    return s;
 }
 
 MemoryModel::Scale MemoryModel::scaleFor(MemoryBound b) {
@@ -85,11 +136,11 @@ MemoryModel::Scale MemoryModel::scaleFor(MemoryBound b) {
 void MemoryModel::allocatorPeaks(double n, const Scale* scales, int count, double* peak, double* fragmentation,
                                  MemoryBreakdown* parts) const {
     const PrecisionMemory& pm = m_.memoryFor(precision_);
-    const double grads = m_.parameterBytes;
-    const double bucketBuffers = gpus_ > 1 ? grads : 0;
-    const double weights = m_.parameterBytes + m_.bufferBytes;
-    const double optimizer = grads * optimizerStatePerParameterByte(optimizer_);
-    const double cast = autocast(precision_) ? pm.castWeightBytes : 0;
+    const double grads = states_.gradients;
+    const double bucketBuffers = states_.ddpBuckets;
+    const double weights = states_.weights + m_.bufferBytes;
+    const double optimizer = states_.optimizerState;
+    const double cast = states_.castCopies ? pm.castWeightBytes : 0;
     const double inputs = m_.inputBytes.at(n);
     // Unscaled activations and the largest transient; the backward peak per scale (its argmax
     // moves with the scales, so each keeps its own maximum).
@@ -100,8 +151,9 @@ void MemoryModel::allocatorPeaks(double n, const Scale* scales, int count, doubl
             const double t = transient_[i].at(n);
             largestTransient = std::max(largestTransient, t);
             for (int k = 0; k < count; ++k)
-                backwardPeak[k] = std::max(
-                    backwardPeak[k], scales[k].activations * activations + gradientsFrom_[i] + scales[k].transient * t);
+                backwardPeak[k] =
+                    std::max(backwardPeak[k], scales[k].activations * activations +
+                                                  gradientsFrom_[i] * states_.gradientScale + scales[k].transient * t);
         }
     } else {
         double segment = 0;
@@ -111,9 +163,7 @@ void MemoryModel::allocatorPeaks(double n, const Scale* scales, int count, doubl
         for (int k = 0; k < count; ++k)
             backwardPeak[k] = scales[k].activations * activations + grads + scales[k].transient * largestTransient;
     }
-    // foreach Adam's one parameter-sized temporary (the denominator sqrt(v) / c2 + eps).
-    const double stepTemporaries =
-        optimizer_ == Optimizer::Adam || optimizer_ == Optimizer::AdamW ? m_.parameterBytes : 0;
+    const double stepTemporaries = states_.stepTemporaries;
     const double savedTotal = pm.savedTotal.at(n);
     const double savedScale = checkpointing_ && savedTotal > 0 ? activations / savedTotal : 1;
     double waste[3] = {parameterWaste_, parameterWaste_, parameterWaste_};

@@ -10,6 +10,7 @@
 #include "scaling/csv_reader.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/model_loader.h"
+#include "trainscope/predictors/iteration/data_parallel.h"
 #include "trainscope/predictors/iteration/training_predictor.h"
 
 namespace ts::predictors {
@@ -322,8 +323,8 @@ std::vector<PublishedPrediction> PublishedPredictor::predict(const StreamModel& 
             } else {
                 // With gradient accumulation the optimizer step and the all-reduce happen once per
                 // `accumulation` micro-batches (DDP's no_sync on the others).
-                const double k = double(run.accumulation);
-                const double ms = t.iterationMs.value - (t.optimizerMs.value + t.communicationMs.value) * (1 - 1 / k);
+                const double ms = amortisedIterationMs(t.iterationMs.value,
+                                                       t.optimizerMs.value + t.communicationMs.value, run.accumulation);
                 p.predicted = 1000.0 * double(run.scenario.batch) * run.row->gpuCount / ms * run.unitsPerSample;
                 p.intervalLow = p.predicted * t.iterationMs.value / t.iterationMs.high;
                 p.intervalHigh = p.predicted * t.iterationMs.value / t.iterationMs.low;

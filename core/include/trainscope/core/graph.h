@@ -40,6 +40,10 @@ struct Value {
     std::optional<std::vector<Dim>> intData;
     // Known contents of small floating tensors (scalars such as a Pow exponent).
     std::optional<std::vector<double>> floatData;
+    // Fine-tuning (fine_tuning.h): a parameter that needs no gradient (a frozen base weight), and
+    // one stored in 4-bit NF4 and dequantised at each use (QLoRA).
+    bool frozen = false;
+    bool nf4 = false;
 };
 
 struct Operation {

@@ -41,6 +41,16 @@ std::vector<GradientBucket> gradientBuckets(const ModelAnalysis& m, const DataPa
 // Ring all-reduce of `bytes` over `gpus`: 2 (N-1)/N bytes / bandwidth + 2 (N-1) step latencies.
 double allReduceMs(double bytes, int gpus, const LinkModel& link);
 
+// Ring all-gather producing `bytes` on every GPU, and ring reduce-scatter of a `bytes` input into
+// shards: each (N-1)/N bytes / bandwidth + (N-1) step latencies (half an all-reduce). Checked
+// against XLA's measured H100 tables (tests/unit/test_fine_tuning_sharding.cpp).
+double allGatherMs(double bytes, int gpus, const LinkModel& link);
+double reduceScatterMs(double bytes, int gpus, const LinkModel& link);
+
+// Time per micro-batch with gradient accumulation over k micro-batches: the optimizer step and the
+// gradients' reduction (`onceMs` of one iteration's `iterationMs`) run once per k (DDP's no_sync).
+double amortisedIterationMs(double iterationMs, double onceMs, int64_t k);
+
 // Exposed communication: bucket j becomes ready at readyMs[j] (from the start of backward, in
 // bucket order), all-reduces take commMs[j] one after another; backward ends at backwardMs.
 double exposedCommunicationMs(const std::vector<double>& readyMs, const std::vector<double>& commMs, double backwardMs);

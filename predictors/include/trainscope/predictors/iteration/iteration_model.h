@@ -109,13 +109,21 @@ struct IterationSetup {
     // The host waits for the GPU before the optimizer step (autocast's grad scaler reads its inf
     // check with .item()), so the step's dispatch cannot overlap backward.
     bool syncBeforeOptimizer = false;
-    std::vector<double> bucketCommMs;  // all-reduce of each bucket (empty on one GPU)
+    std::vector<double> bucketCommMs;  // all-reduce of each bucket (empty on one GPU); ZeRO: reduce-scatter
+    // ZeRO stage 3 (FSDP): all-gathers of the parameters before each block's forward (prefetched one
+    // block ahead: only the first waits) and backward, on the link beside the gradients'
+    // reduce-scatter. Stages 1 and 2: the all-gather of the updated parameters after the step.
+    double firstGatherMs = 0;
+    double forwardGatherMs = 0;
+    double backwardGatherMs = 0;
+    double afterStepGatherMs = 0;
 };
 
 struct IterationTimes {
     Interval forwardMs, backwardMs, recomputeMs, optimizerMs, communicationMs, otherMs, iterationMs;
     Interval hostBoundMs;  // the GPU idle, waiting for the host to dispatch (small batches)
     double calibratedShare = 0;
+    double gatherExposedMs = 0;  // the part of communicationMs every micro-batch repeats (stage-3 gathers)
 };
 
 IterationTimes evaluateIteration(const LayerTimeSource& source, const IterationSetup& setup, double n,

@@ -80,8 +80,11 @@ struct AnalyzedOp {
     bool gradientPassThrough = false;
     int reductionKernels = 0;     // those sums
     int accumulationKernels = 0;  // gradient sums where this op's outputs fan out (consumers - 1 each)
-    int64_t parameters = 0;   // owned (first user)
-    double parameterBytes = 0;
+    int64_t parameters = 0;       // owned (first user), trainable or not
+    double parameterBytes = 0;    // owned parameters that train (get gradients), at their dtype
+    double frozenElements = 0;    // owned frozen parameters stored at their dtype (see frozenStoredBytes)
+    double frozenBytes = 0;
+    double nf4Elements = 0;         // owned frozen parameters stored in NF4 (QLoRA)
     double castWeightElements = 0;  // owned parameters autocast casts (this op is in its lower list)
     std::array<OpBytes, kElementPrecisionCount> bytes;
     bool hasWork() const { return kind != OpKind::None; }
@@ -102,6 +105,16 @@ struct PrecisionMemory {
     double castWeightBytes = 0;
 };
 
+// The parameters of one FSDP unit (a numbered block; unit 0 holds the rest, FSDP's root).
+struct ParameterUnit {
+    std::string name;
+    double trainableElements = 0;
+    double trainableBytes = 0;
+    double frozenElements = 0;  // stored at their dtype, or in 16 bits under autocast
+    double frozenBytes = 0;
+    double nf4Elements = 0;
+};
+
 class ModelAnalysis {
 public:
     // Throws ModelError naming the model when its costs cannot be computed or are not polynomial
@@ -114,10 +127,19 @@ public:
     bool sequenceModel = false;   // the model has a sequence dimension
     std::vector<AnalyzedOp> ops;  // one per graph operation, graph order
     std::array<PrecisionMemory, kElementPrecisionCount> memory;
-    int64_t parameters = 0;
-    double parameterBytes = 0;
+    int64_t parameters = 0;                // all, trainable or frozen
+    int64_t trainableParameters = 0;       // those that get gradients and optimizer state
+    int64_t smallTrainableParameters = 0;  // in tensors of fewer than 4096 elements
+    double parameterBytes = 0;             // trainable parameters at their dtype
     double bufferBytes = 0;
-    int64_t parameterTensors = 0;
+    int64_t parameterTensors = 0;      // trainable tensors
+    std::vector<ParameterUnit> units;  // [0]: the root unit (parameters outside numbered blocks)
+
+    // Bytes of the frozen parameters of `u` as stored under p: NF4, or 16 bits under autocast
+    // (fine-tuning loads a frozen base in the compute dtype: no fp32 copy, no autocast cast), or
+    // their dtype.
+    static double frozenStoredBytes(const ParameterUnit& u, TrainingPrecision p);
+    double frozenStoredBytes(TrainingPrecision p) const;
     BatchPoly inputBytes;
     std::vector<int> segmentStart;  // first op index of each checkpoint segment (sqrt of working ops)
     int workingOps = 0;

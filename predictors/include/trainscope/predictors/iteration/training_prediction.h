@@ -51,8 +51,18 @@ struct TrainingPrediction {
     std::string sourceDetail;    // one sentence: which parts came from where
     double calibratedShare = 0;  // share of the time from calibrated classes (or measured layers)
 
-    Interval iterationMs;  // one training iteration on each GPU (forward, backward, exposed all-reduce, step)
+    // One training iteration on each GPU (forward, backward, exposed all-reduce, step); with
+    // gradient accumulation, one micro-batch's with the step and the gradients' reduction
+    // counted once per scenario.accumulation micro-batches.
+    Interval iterationMs;
+    Interval stepMs;       // one optimizer step: accumulation x iterationMs
     Interval samplesPerS;  // over all GPUs
+    Interval tokensPerS;   // sequence models: samplesPerS x the sequence length (0 otherwise)
+    // Model FLOPs utilisation: the forward and backward FLOPs the set-up needs (no recomputation;
+    // frozen weights' gradients not computed) / (iteration time x the GPU's dense peak at the
+    // precision's math); 0 where the database lacks the peak.
+    Interval mfu;
+    double modelFlopsPerSample = 0;
     Interval forwardMs;
     Interval backwardMs;
     Interval recomputeMs;  // checkpointing's second forward (0 without)

@@ -28,12 +28,15 @@ inline constexpr int elementIndexOf(TrainingPrecision p) {
     return p == TrainingPrecision::Fp32Strict ? int(TrainingPrecision::Fp32) : int(p);
 }
 
-enum class Optimizer : uint8_t { Sgd, SgdMomentum, Adam, AdamW };
+// Adam8bit is bitsandbytes' Adam with block-wise 8-bit states (one fused kernel per step).
+enum class Optimizer : uint8_t { Sgd, SgdMomentum, Adam, AdamW, Adam8bit };
+inline constexpr Optimizer kAllOptimizers[] = {Optimizer::Sgd, Optimizer::SgdMomentum, Optimizer::Adam,
+                                               Optimizer::AdamW, Optimizer::Adam8bit};
 enum class InterconnectKind : uint8_t { NvLink, Pcie, InfiniBand };
 
 // "fp32", "fp32-strict", "tf32", "amp-fp16", "amp-bf16", "fp8"
 const char* trainingPrecisionName(TrainingPrecision p);
-const char* optimizerName(Optimizer o);                  // "sgd", "sgd-momentum", "adam", "adamw"
+const char* optimizerName(Optimizer o);                  // "sgd", "sgd-momentum", "adam", "adamw", "adam8bit"
 const char* interconnectName(InterconnectKind i);        // "nvlink", "pcie", "infiniband"
 // Case-insensitive; "fp16"/"bf16" are accepted for the amp- names. nullopt for anything else.
 std::optional<TrainingPrecision> parseTrainingPrecision(const std::string& name);
@@ -59,6 +62,9 @@ struct DataParallel {
     double infinibandGbps = 400;                // per GPU (one NDR port each); an assumption, configurable
     double bucketBytes = 25.0 * (1 << 20);      // DDP bucket_cap_mb = 25
     double firstBucketBytes = 1.0 * (1 << 20);  // DDP's first bucket, kept small to start early
+    // ZeRO stage (DeepSpeed; FSDP FULL_SHARD is stage 3): 0 replicates everything (DDP), 1 shards
+    // the optimizer states over the GPUs, 2 the gradients too, 3 the parameters too.
+    int zeroStage = 0;
 };
 
 struct TrainingScenario {
@@ -67,6 +73,9 @@ struct TrainingScenario {
     Optimizer optimizer = Optimizer::Sgd;  // the profiler's default
     DataParallel dataParallel;
     bool checkpointing = false;  // activation checkpointing in sqrt(L) segments
+    // Gradient accumulation: `batch` is the micro-batch; the optimizer step and the gradients'
+    // reduction happen once per `accumulation` micro-batches (global batch = batch x accumulation x GPUs).
+    int64_t accumulation = 1;
 };
 
 }  // namespace ts::predictors

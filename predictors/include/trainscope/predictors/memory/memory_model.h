@@ -2,7 +2,8 @@
 // GPU memory of one training iteration, by category, hand-checkable (docs/prediction.md):
 //   weights        parameters + buffers at their dtype (fp32: 4 B per parameter)
 //   gradients      one per parameter (4 B); DDP adds its bucket buffers (another 4 B)
-//   optimizer      sgd 0, sgd-momentum 4 B, adam/adamw 8 B per parameter
+//   optimizer      sgd 0, sgd-momentum 4 B, adam/adamw 8 B, adam8bit 2 B per trainable parameter
+//                  (frozen parameters have no gradient and no state: see ModelStates for sharding)
 //   cast copies    autocast's 16-bit (fp8: 8-bit) weight copies of the layers it casts
 //   activations    autograd's saved tensors at each layer's element size, each counted once;
 //                  checkpointing: tensors crossing segment boundaries + the largest segment
@@ -33,6 +34,22 @@ double cublasWorkspaceBytes(const GpuSpec& gpu);
 // The memory a prediction may fill: the database's size in GiB (CUDA reports a little less).
 double gpuCapacityBytes(const GpuSpec& gpu);
 
+// What each GPU keeps of the model's states (bytes), after freezing and ZeRO sharding:
+//   ZeRO 1 divides the optimizer states by the GPUs, 2 the gradients too, 3 the weights too; under
+//   autocast ZeRO keeps 16-bit weights and gradients and an fp32 master copy with the optimizer
+//   states (DeepSpeed's layout: 2 + 2 + K bytes per parameter, K = 12 for Adam).
+struct ModelStates {
+    double weights = 0;          // parameters at their stored size (stage 3: a shard + gatheredWeights)
+    double gatheredWeights = 0;  // stage 3: the root unit + two blocks (current, prefetched) gathered
+    double gradients = 0;        // trainable parameters' gradients kept on the GPU
+    double gradientScale = 0;    // gradients / the trainable parameters' bytes
+    double optimizerState = 0;
+    double ddpBuckets = 0;       // DDP's bucket copies of the gradients (ZeRO reduces in place)
+    double stepTemporaries = 0;  // the optimizer step's temporaries
+    bool castCopies = false;     // autocast's cached 16-bit copies of the trainable weights
+};
+ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, int gpus, int zeroStage);
+
 // Which end of each estimated category's range to take.
 enum class MemoryBound { Low, Value, High };
 
@@ -42,7 +59,8 @@ int64_t largestFitting(const std::function<bool(int64_t)>& fits, int64_t limit);
 
 class MemoryModel {
 public:
-    MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, bool checkpointing, int dataParallelGpus);
+    MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, bool checkpointing, int dataParallelGpus,
+                int zeroStage = 0);
 
     // Every category at per-GPU batch n on `gpu`.
     MemoryBreakdown at(double n, const GpuSpec& gpu, MemoryBound bound = MemoryBound::Value) const;
@@ -74,6 +92,7 @@ private:
     Optimizer optimizer_;
     bool checkpointing_;
     int gpus_;
+    ModelStates states_;
     std::vector<BatchPoly> savedByOp_;   // saved tensors freed after each op's backward
     std::vector<BatchPoly> transient_;   // gradient buffers alive during each op's backward
     std::vector<double> gradientsFrom_;  // gradients of ops >= i

@@ -1,0 +1,162 @@
+#include "trainscope/core/fine_tuning.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "trainscope/core/errors.h"
+#include "trainscope/core/ops.h"
+
+namespace ts {
+namespace {
+
+bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
+
+// in and out features of a linear layer's weight, or {0, 0} when the op is not one.
+std::pair<int64_t, int64_t> linearShape(const Graph& g, const Operation& op) {
+    if ((op.type != "MatMul" && op.type != "Gemm") || op.inputs.size() < 2 || op.inputs[1] < 0) return {0, 0};
+    const Value& w = g.values[op.inputs[1]];
+    if (w.kind != ValueKind::Parameter || w.shape.size() != 2 || !w.shape[0].isConstant() || !w.shape[1].isConstant() ||
+        !isFloating(w.dtype))
+        return {0, 0};
+    if (op.type == "Gemm" && op.attrInt("transA", 0) != 0) return {0, 0};
+    const int64_t rows = w.shape[0].constant(), cols = w.shape[1].constant();
+    const bool transposed = op.type == "Gemm" && op.attrInt("transB", 0) != 0;  // nn.Linear's [out, in]
+    return transposed ? std::pair{cols, rows} : std::pair{rows, cols};
+}
+
+}  // namespace
+
+std::string blockOf(const std::string& path) {
+    size_t start = 0;
+    while (start < path.size()) {
+        size_t end = path.find('.', start);
+        if (end == std::string::npos) end = path.size();
+        if (end > start && std::all_of(path.begin() + long(start), path.begin() + long(end),
+                                       [](unsigned char c) { return std::isdigit(c) != 0; }))
+            return path.substr(0, end);
+        start = end + 1;
+    }
+    return "";
+}
+
+void trainOnly(Graph& g, const std::vector<std::string>& trainable, const std::string& optionName) {
+    for (Value& v : g.values)
+        if (v.kind == ValueKind::Parameter) v.frozen = true;
+    trainAlso(g, trainable, optionName);
+}
+
+void trainAlso(Graph& g, const std::vector<std::string>& trainable, const std::string& optionName) {
+    for (const std::string& pattern : trainable) {
+        bool matched = false;
+        for (Value& v : g.values)
+            if (v.kind == ValueKind::Parameter && contains(v.name, pattern)) {
+                v.frozen = v.nf4;  // a 4-bit weight cannot train
+                matched = true;
+            }
+        if (!matched) throw ModelError(optionName, "no parameter of " + g.name + " matches '" + pattern + "'");
+    }
+}
+
+std::vector<int> loraTargets(const Graph& g, const LoraOptions& o) {
+    std::vector<int> out;
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+        const Operation& op = g.ops[i];
+        if (linearShape(g, op).first == 0) continue;
+        bool wanted = o.targets.empty() && !blockOf(op.modulePath).empty();
+        for (const std::string& t : o.targets) wanted |= contains(op.modulePath, t);
+        if (wanted) out.push_back(int(i));
+    }
+    return out;
+}
+
+Graph withLora(const Graph& g, const LoraOptions& o) {
+    if (o.rank < 1 || o.rank > (int64_t(1) << 20))
+        throw ModelError("--lora", "the LoRA rank must be from 1 to 2^20, got " + std::to_string(o.rank));
+    for (const std::string& t : o.targets)
+        if (t.empty()) throw ModelError("--lora-targets", "an empty target name");
+    const std::vector<int> targets = loraTargets(g, o);
+    for (const std::string& t : o.targets) {
+        bool used = false;
+        for (int i : targets) used |= contains(g.ops[size_t(i)].modulePath, t);
+        if (!used) throw ModelError("--lora-targets", "no linear layer of " + g.name + " matches '" + t + "'");
+    }
+    if (targets.empty())
+        throw ModelError("--lora", "no linear layer of " + g.name +
+                                       " lies inside numbered transformer blocks; "
+                                       "name the layers with --lora-targets");
+
+    Graph out;
+    out.name = g.name;
+    out.source = g.source;
+    out.format = g.format;
+    out.defaults = g.defaults;
+    for (Value v : g.values) {
+        if (v.kind == ValueKind::Parameter) v.frozen = true;
+        if (v.kind == ValueKind::Activation) v.producer = -1;
+        out.addValue(std::move(v));
+    }
+    out.inputs = g.inputs;
+    out.outputs = g.outputs;
+    const double scale = (o.alpha > 0 ? o.alpha : double(o.rank)) / double(o.rank);
+    const int scaleValue = [&] {
+        Value c;
+        c.name = "lora.scaling";
+        c.kind = ValueKind::Constant;
+        c.floatData = std::vector<double>{scale};
+        return out.addValue(std::move(c));
+    }();
+    auto addOp = [&](const std::string& type, const std::string& module, std::vector<int> inputs, int output) {
+        Operation op;
+        op.type = type;
+        op.modulePath = module;
+        op.name = module + "/" + type;
+        op.inputs = std::move(inputs);
+        if (output < 0) {
+            Value v;
+            v.name = op.name + ":out0";
+            output = out.addValue(std::move(v));
+        }
+        op.outputs = {output};
+        inferShapes(out, out.addOperation(std::move(op)));
+        return output;
+    };
+    size_t next = 0;
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+        Operation op = g.ops[i];
+        if (next >= targets.size() || targets[next] != int(i)) {
+            out.addOperation(std::move(op));
+            continue;
+        }
+        ++next;
+        const auto [in, features] = linearShape(g, op);
+        const int x = op.inputs[0];
+        const int y = op.outputs[0];
+        if (o.qlora) out.values[size_t(op.inputs[1])].nf4 = true;
+        Value base = g.values[size_t(y)];
+        base.name += ":base";
+        base.producer = -1;
+        op.outputs[0] = out.addValue(std::move(base));
+        const int baseOut = op.outputs[0];
+        const std::string module = op.modulePath;
+        out.addOperation(std::move(op));
+        auto adapter = [&](const std::string& name, int64_t rows, int64_t cols) {
+            Value w;
+            w.name = module + "." + name + ".default.weight";
+            w.kind = ValueKind::Parameter;
+            w.shape = {Dim(rows), Dim(cols)};
+            return out.addValue(std::move(w));
+        };
+        const int a = adapter("lora_A", in, o.rank);
+        const int b = adapter("lora_B", o.rank, features);
+        int h = addOp("MatMul", module + ".lora_A.default", {x, a}, -1);
+        h = addOp("MatMul", module + ".lora_B.default", {h, b}, -1);
+        h = addOp("Mul", module + ".lora", {h, scaleValue}, -1);
+        addOp("Add", module + ".lora", {baseOut, h}, y);
+    }
+    out.validate();
+    return out;
+}
+
+}  // namespace ts

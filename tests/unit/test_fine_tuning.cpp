@@ -1,0 +1,231 @@
+// Fine-tuning set-ups: frozen parameters (no gradient, no optimizer state, no weight-gradient
+// kernels), LoRA adapters as PEFT adds them, QLoRA's NF4 base weights, 8-bit Adam and gradient
+// accumulation. Expected values are written from the formulas, not from the program's output.
+#include <gtest/gtest.h>
+
+#include "trainscope/core/errors.h"
+#include "trainscope/core/fine_tuning.h"
+#include "trainscope/core/gpu_database.h"
+#include "trainscope/core/model_loader.h"
+#include "trainscope/predictors/iteration/training_predictor.h"
+#include "trainscope/predictors/memory/memory_model.h"
+
+using namespace ts;
+using namespace ts::predictors;
+
+namespace {
+
+// x[N, 256] -> Linear(512) -> ReLU -> Linear(10).
+Graph mlp() {
+    return importJsonModelText(R"({"trainscope_model": 1, "name": "mlp",
+      "inputs": [{"name": "x", "shape": ["N", 256]}],
+      "layers": [
+        {"name": "fc1", "type": "Linear", "out_features": 512},
+        {"name": "relu", "type": "ReLU"},
+        {"name": "fc2", "type": "Linear", "out_features": 10}
+      ]})",
+                               "mlp.json");
+}
+
+constexpr double kFc1 = 256.0 * 512 + 512, kFc2 = 512.0 * 10 + 10;
+
+const GpuSpec& gpu(const std::string& id) {
+    return GpuDatabase::builtin().get(id);
+}
+
+MemoryBreakdown memoryOf(const Graph& g, TrainingPrecision p, Optimizer o, double n = 8) {
+    const ModelAnalysis m(g);
+    return MemoryModel(m, p, o, false, 1).at(n, gpu("h100-sxm"));
+}
+
+const AnalyzedOp& opNamed(const ModelAnalysis& m, const std::string& prefix) {
+    for (const AnalyzedOp& op : m.ops)
+        if (op.name.rfind(prefix, 0) == 0 && op.hasWork()) return op;
+    throw std::runtime_error("no op " + prefix);
+}
+
+// GPT-2 small (HF GPT2Config defaults): per block the linear layers c_attn 768->2304,
+// attn.c_proj 768->768, mlp.c_fc 768->3072, mlp.c_proj 3072->768.
+constexpr double kGpt2LinearFeatures = (768 + 2304) + (768 + 768) + (768 + 3072) + (3072 + 768);
+constexpr double kGpt2LinearWeights = 768.0 * 2304 + 768.0 * 768 + 2 * 768.0 * 3072;
+constexpr double kGpt2Parameters = 124439808;  // transformers' GPT2LMHeadModel(GPT2Config()), tied head
+
+}  // namespace
+
+TEST(FineTuning, FrozenParametersHaveNoGradientsOrOptimizerState) {
+    Graph g = mlp();
+    trainOnly(g, {"fc2."});
+    const MemoryBreakdown m = memoryOf(g, TrainingPrecision::Fp32, Optimizer::Adam);
+    EXPECT_DOUBLE_EQ(m.weights, 4 * (kFc1 + kFc2));  // frozen weights stay, at fp32
+    EXPECT_DOUBLE_EQ(m.gradients, 4 * kFc2);
+    EXPECT_DOUBLE_EQ(m.optimizerState, 8 * kFc2);
+    const ModelAnalysis a(g);
+    EXPECT_EQ(a.parameters, int64_t(kFc1 + kFc2));
+    EXPECT_EQ(a.trainableParameters, int64_t(kFc2));
+}
+
+TEST(FineTuning, FrozenLinearRunsOnlyTheInputGradient) {
+    // fc1 trains, fc2 is frozen: fc2's backward is the input-gradient GEMM only (2 N 10 512 FLOPs,
+    // one kernel); fc1 still computes its weight gradient but not its input's (x needs none).
+    Graph g = mlp();
+    trainOnly(g, {"fc1."});
+    const ModelAnalysis a(g);
+    const AnalyzedOp& fc2 = opNamed(a, "fc2");
+    EXPECT_TRUE(fc2.backward);
+    EXPECT_EQ(fc2.backwardKernels, 1);
+    for (double n : {1.0, 32.0}) EXPECT_DOUBLE_EQ(fc2.backwardFlops.at(n), 2 * n * 10 * 512);
+    const AnalyzedOp& fc1 = opNamed(a, "fc1");
+    EXPECT_EQ(fc1.backwardKernels, 1);  // weight gradient only
+    // With fc1 frozen as well, nothing upstream needs a gradient: no backward at all.
+    Graph none = mlp();
+    trainOnly(none, {"fc2."});
+    const ModelAnalysis b(none);
+    EXPECT_FALSE(opNamed(b, "fc1").backward);
+    EXPECT_EQ(opNamed(b, "fc2").backwardKernels, 1);  // its weight gradient only
+}
+
+TEST(FineTuning, LoraParameterCountIsPefts) {
+    const Graph base = loadModel("zoo:gpt2?seq=32");
+    ASSERT_EQ(base.parameterCount(), int64_t(kGpt2Parameters));
+    for (int64_t r : {8, 16}) {
+        LoraOptions o;
+        o.rank = r;
+        const Graph g = withLora(base, o);
+        const ModelAnalysis a(g);
+        // A is r x in, B is out x r, no bias: r (in + out) per linear layer, 12 blocks.
+        const double expected = 12 * r * kGpt2LinearFeatures;
+        EXPECT_EQ(a.trainableParameters, int64_t(expected));
+        EXPECT_EQ(a.parameters, int64_t(kGpt2Parameters + expected));
+    }
+    // PEFT 0.21.2 on transformers' GPT2LMHeadModel(GPT2Config()) with target_modules="all-linear",
+    // counted in the test venv (sum of requires_grad parameters): r=8 1179648, r=16 2359296;
+    // target_modules=["c_attn"], r=16: 589824.
+    LoraOptions o;
+    o.rank = 8;
+    EXPECT_EQ(ModelAnalysis(withLora(base, o)).trainableParameters, 1179648);
+    o.rank = 16;
+    o.targets = {"c_attn"};
+    EXPECT_EQ(ModelAnalysis(withLora(base, o)).trainableParameters, 589824);
+}
+
+TEST(FineTuning, LoraAddsTwoGemmsAndTheModuleTreeShowsThem) {
+    const Graph base = loadModel("zoo:gpt2?seq=32");
+    LoraOptions o;
+    o.rank = 4;
+    o.targets = {"h.0.attn.c_attn"};
+    const Graph g = withLora(base, o);
+    // x A, then B, the alpha/r scaling and the add: four operations more.
+    EXPECT_EQ(g.ops.size(), base.ops.size() + 4);
+    int a = g.findValue("transformer.h.0.attn.c_attn.lora_A.default.weight");
+    int b = g.findValue("transformer.h.0.attn.c_attn.lora_B.default.weight");
+    ASSERT_GE(a, 0);
+    ASSERT_GE(b, 0);
+    EXPECT_EQ(numel(g.values[size_t(a)].shape).eval(1, 1), 768 * 4);
+    EXPECT_EQ(numel(g.values[size_t(b)].shape).eval(1, 1), 4 * 2304);
+    const ModelAnalysis m(g);
+    // Forward FLOPs of the adapter GEMMs at batch n, sequence 32: 2 n 32 (768 r + r 2304).
+    const AnalyzedOp& down = opNamed(m, "transformer.h.0.attn.c_attn.lora_A");
+    const AnalyzedOp& up = opNamed(m, "transformer.h.0.attn.c_attn.lora_B");
+    EXPECT_DOUBLE_EQ(down.forwardFlops.at(3), 2.0 * 3 * 32 * 768 * 4);
+    EXPECT_DOUBLE_EQ(up.forwardFlops.at(3), 2.0 * 3 * 32 * 4 * 2304);
+    // Nothing before h.0's attention trains: A's backward is its weight gradient only.
+    EXPECT_EQ(down.backwardKernels, 1);
+    EXPECT_EQ(up.backwardKernels, 2);
+}
+
+TEST(FineTuning, LoraMemoryUnderAutocast) {
+    // Frozen base in 16 bits (no fp32 copy, no autocast cast); adapters fp32 with gradients, Adam
+    // states and autocast's 16-bit copies.
+    LoraOptions o;
+    o.rank = 16;
+    const Graph g = withLora(loadModel("zoo:gpt2?seq=32"), o);
+    const double adapters = 12 * 16 * kGpt2LinearFeatures;
+    const MemoryBreakdown m = memoryOf(g, TrainingPrecision::AmpBf16, Optimizer::AdamW, 1);
+    EXPECT_DOUBLE_EQ(m.weights, 2 * kGpt2Parameters + 4 * adapters);
+    EXPECT_DOUBLE_EQ(m.gradients, 4 * adapters);
+    EXPECT_DOUBLE_EQ(m.optimizerState, 8 * adapters);
+    EXPECT_DOUBLE_EQ(m.castWeightCopies, 2 * adapters);
+}
+
+TEST(FineTuning, QloraStoresTheAdaptedBaseWeightsInNf4) {
+    LoraOptions o;
+    o.rank = 8;
+    o.qlora = true;
+    const Graph g = withLora(loadModel("zoo:gpt2?seq=32"), o);
+    const double adapters = 12 * 8 * kGpt2LinearFeatures;
+    const double quantised = 12 * kGpt2LinearWeights;
+    // NF4 with double quantisation: 4 bits, an 8-bit absmax per 64 elements, an fp32 constant per
+    // 256 blocks. The rest of the base (embeddings, norms, biases) in 16 bits.
+    const double nf4 = 0.5 + 1.0 / 64 + 4.0 / (64 * 256);
+    const MemoryBreakdown m = memoryOf(g, TrainingPrecision::AmpBf16, Optimizer::AdamW, 1);
+    EXPECT_NEAR(m.weights, quantised * nf4 + 2 * (kGpt2Parameters - quantised) + 4 * adapters, 1);
+    // Each use dequantises: reads the NF4 weight, writes it in 16 bits, forward and backward; beside
+    // it autocast casts the fp32 LayerNorm output [n, 32, 768] to 16 bits (read 4, write 2 B), and
+    // its gradient back (block 5 is after adapted blocks: it needs one).
+    const ModelAnalysis a(g);
+    const AnalyzedOp& qkv = opNamed(a, "transformer.h.5.attn.c_attn/MatMul");
+    const OpBytes& b = a.bytes(qkv, TrainingPrecision::AmpBf16);
+    const double dequantise = 768.0 * 2304 * (nf4 + 2), inputCast = 4 * 32 * 768.0 * (4 + 2);
+    EXPECT_NEAR(b.castForward.at(4), dequantise + inputCast, 1e-6);
+    EXPECT_NEAR(b.castBackward.at(4), dequantise + inputCast, 1e-6);
+}
+
+TEST(FineTuning, EightBitAdamKeepsTwoBytesPerParameter) {
+    // bitsandbytes: 1-byte exp_avg and exp_avg_sq plus an fp32 absmax per 2048-element block of
+    // each; tensors under 4096 elements (the biases here) keep 32-bit states.
+    const Graph g = mlp();
+    const double large = 256.0 * 512 + 512.0 * 10, small = 512 + 10;
+    const MemoryBreakdown m = memoryOf(g, TrainingPrecision::Fp32, Optimizer::Adam8bit);
+    EXPECT_DOUBLE_EQ(m.optimizerState, large * (2 + 2 * 4.0 / 2048) + small * 8);
+    EXPECT_EQ(parseOptimizer("adam8bit"), Optimizer::Adam8bit);
+    // Its fused step moves 16 B per parameter against Adam's 72: a faster step.
+    TrainingPredictor p(loadModel("zoo:gpt2?seq=32"));
+    TrainingScenario s;
+    s.optimizer = Optimizer::Adam;
+    const double adam = p.predict(gpu("h100-sxm"), s, false).optimizerMs.value;
+    s.optimizer = Optimizer::Adam8bit;
+    EXPECT_LT(p.predict(gpu("h100-sxm"), s, false).optimizerMs.value, adam / 3);
+}
+
+TEST(FineTuning, AccumulationStepsOncePerMicroBatches) {
+    TrainingPredictor p(loadModel("zoo:gpt2?seq=128"));
+    TrainingScenario s;
+    s.batch = 4;
+    s.optimizer = Optimizer::AdamW;
+    s.precision = TrainingPrecision::AmpBf16;
+    const TrainingPrediction one = p.predict(gpu("a100-sxm4-80gb"), s, false);
+    s.accumulation = 8;
+    const TrainingPrediction eight = p.predict(gpu("a100-sxm4-80gb"), s, false);
+    // One micro-batch's time with the step counted once per 8 micro-batches; memory is the micro-batch's.
+    const double expected = one.iterationMs.value - one.optimizerMs.value * (1 - 1.0 / 8);
+    EXPECT_NEAR(eight.iterationMs.value, expected, 1e-9 * expected);
+    EXPECT_NEAR(eight.stepMs.value, 8 * expected, 1e-9 * expected);
+    EXPECT_NEAR(eight.samplesPerS.value, 1000.0 * 4 / expected, 1e-9 * eight.samplesPerS.value);
+    EXPECT_NEAR(eight.tokensPerS.value, eight.samplesPerS.value * 128, 1e-6 * eight.tokensPerS.value);
+    EXPECT_DOUBLE_EQ(eight.peakMemoryBytes.value, one.peakMemoryBytes.value);
+    // MFU: the iteration's FLOPs over the A100's dense BF16 peak (312 TFLOP/s).
+    EXPECT_NEAR(eight.mfu.value, eight.modelFlopsPerSample * 4 / (eight.iterationMs.value * 1e-3 * 312e12), 1e-9);
+}
+
+TEST(FineTuning, BadSetUpsAreRefusedNamingTheOption) {
+    const Graph g = loadModel("zoo:gpt2?seq=32");
+    LoraOptions o;
+    EXPECT_THROW(withLora(g, o), ModelError);  // rank 0
+    o.rank = 8;
+    o.targets = {"no_such_layer"};
+    try {
+        withLora(g, o);
+        FAIL();
+    } catch (const ModelError& e) {
+        EXPECT_EQ(e.source(), "--lora-targets");
+    }
+    Graph m = mlp();
+    EXPECT_THROW(trainOnly(m, {"nothing"}), ModelError);
+    TrainingPredictor p(g);
+    TrainingScenario s;
+    s.accumulation = 0;
+    EXPECT_THROW(p.predict(gpu("h100-sxm"), s), ModelError);
+    s.accumulation = 1;
+    s.dataParallel.zeroStage = 4;
+    EXPECT_THROW(p.predict(gpu("h100-sxm"), s), ModelError);
+}
