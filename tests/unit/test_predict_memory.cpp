@@ -10,22 +10,14 @@
 #include "trainscope/predictors/memory/memory_model.h"
 #include "trainscope/predictors/iteration/training_predictor.h"
 
+#include "mlp_test_model.h"
+
 using namespace ts;
 using namespace ts::predictors;
 
 namespace {
 
-// x[N, 256] -> Linear(512) -> ReLU -> Linear(10): Gemm saves its input, ReLU its output.
-Graph mlp() {
-    return importJsonModelText(R"({"trainscope_model": 1, "name": "mlp",
-      "inputs": [{"name": "x", "shape": ["N", 256]}],
-      "layers": [
-        {"name": "fc1", "type": "Linear", "out_features": 512},
-        {"name": "relu", "type": "ReLU"},
-        {"name": "fc2", "type": "Linear", "out_features": 10}
-      ]})",
-                               "mlp.json");
-}
+using predictor_test::mlp;
 
 constexpr double kParams = 256.0 * 512 + 512 + 512.0 * 10 + 10;
 

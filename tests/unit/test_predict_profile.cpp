@@ -13,6 +13,8 @@
 #include "trainscope/predictors/iteration/operation_times.h"
 #include "trainscope/predictors/iteration/training_predictor.h"
 
+#include "mlp_test_model.h"
+
 using namespace ts;
 using namespace ts::predictors;
 
@@ -22,17 +24,7 @@ const GpuSpec& gpu(const std::string& id) {
     return GpuDatabase::builtin().get(id);
 }
 
-// x[N, 256] -> fc1 (Gemm) -> relu -> fc2 (Gemm): operations 0, 1, 2.
-Graph mlp() {
-    return importJsonModelText(R"({"trainscope_model": 1, "name": "mlp",
-      "inputs": [{"name": "x", "shape": ["N", 256]}],
-      "layers": [
-        {"name": "fc1", "type": "Linear", "out_features": 512},
-        {"name": "relu", "type": "ReLU"},
-        {"name": "fc2", "type": "Linear", "out_features": 10}
-      ]})",
-                               "mlp.json");
-}
+using predictor_test::mlp;
 
 // fc1 forward: exactly 0.2 + 0.05 ceil(n / 8) ms, its kernel a grid of 10 n blocks of 1024 threads
 // and 64 registers: one block per SM, so 80 blocks a wave on a V100 and ceil(n / 8) waves.
