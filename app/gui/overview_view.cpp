@@ -26,7 +26,7 @@ struct PeakShares {
 PeakShares peakShares(const MemoryBreakdown& m) {
     const double held = m.weights + m.castWeightCopies + m.gradients + m.optimizerState + m.inputs;
     const double transient = m.peakAllocated - held - m.activations;
-    if (transient >= 0) return {m.activations, std::min(transient, m.workspace) + std::max(0.0, transient - m.workspace)};
+    if (transient >= 0) return {m.activations, transient};
     return {std::max(0.0, m.activations + transient), 0};
 }
 
