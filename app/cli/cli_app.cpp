@@ -12,6 +12,7 @@
 #include "validate_command.h"
 #include "validate_kernels_command.h"
 #include "validate_published_command.h"
+#include "trace_predict_command.h"
 #include "trainscope/core/costs.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/kineto_trace.h"
@@ -175,6 +176,8 @@ int run(int argc, char** argv) {
     CLI::App* reportCmd = addReportCommand(app, report);
     ValidatePublishedOptions validatePublished;
     CLI::App* validatePublishedCmd = addValidatePublishedCommand(app, validatePublished);
+    ValidateTracesOptions validateTraces;
+    CLI::App* validateTracesCmd = addValidateTracesCommand(app, validateTraces);
 
     try {
         app.parse(argc, argv);
@@ -194,6 +197,7 @@ int run(int argc, char** argv) {
         if (validateCmd->parsed()) return runValidate(validate);
         if (reportCmd->parsed()) return runReport(report);
         if (validatePublishedCmd->parsed()) return runValidatePublished(validatePublished);
+        if (validateTracesCmd->parsed()) return runValidateTraces(validateTraces);
     } catch (const ModelError& e) {
         std::cerr << "trainscope-cli: " << e.what() << "\n";
         return kExitBadInput;

@@ -6,6 +6,7 @@
 
 #include "predict_report.h"
 #include "scenario_options.h"
+#include "trace_predict_command.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/kineto_trace.h"
@@ -19,10 +20,11 @@ namespace {
 using namespace ts::predictors;
 
 TrainingScenario scenarioFrom(const PredictOptions& o, std::optional<Optimizer> profileOptimizer) {
-    auto precision = parseTrainingPrecision(o.precision);
+    const std::string name = o.precision.empty() ? "fp32" : o.precision;
+    auto precision = parseTrainingPrecision(name);
     if (!precision)
         throw ModelError("--precision",
-                         "unknown precision " + quoted(o.precision) + " (fp32, fp32-strict, tf32, amp-fp16, amp-bf16 or fp8)");
+                         "unknown precision " + quoted(name) + " (fp32, fp32-strict, tf32, amp-fp16, amp-bf16 or fp8)");
     TrainingScenario s = scenarioFromOptions(o.scenario, profileOptimizer);
     s.precision = *precision;
     return s;
@@ -76,7 +78,8 @@ CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
                     "(default: the model's, 1 unless ?batch= says otherwise)");
     cmd->add_option("--precision", o.precision,
                     "fp32 (default: PyTorch's, with TF32 convolutions on Ampere and newer), fp32-strict (no TF32), "
-                    "tf32, amp-fp16, amp-bf16 or fp8");
+                    "tf32, amp-fp16, amp-bf16 or fp8; for a trace: as-recorded (default), fp32, tf32 or fp32-strict, "
+                    "what its FP32 kernels run in on the other GPU");
     addScenarioOptions(*cmd, o.scenario);
     cmd->add_option("--seq", o.seq, "sequence length for sequence models (default: the model's)")
         ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
@@ -88,6 +91,7 @@ CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
 }
 
 int runPredict(const PredictOptions& o) {
+    if (isKinetoTraceFile(o.model)) return runPredictTrace(o);
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
     const PredictionInput input = loadPredictionInput(o.model, o.seq, db, o.scenario);
     const TrainingPredictor& predictor = *input.predictor;

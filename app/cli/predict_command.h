@@ -24,7 +24,7 @@ struct PredictOptions {
     std::string model;        // MODEL as for inspect, or a PROFILE file (see loadProfileIfAny)
     std::string gpu = "all";  // a GPU id or name, or all
     std::string batch;        // N, or auto (the largest that fits each GPU); default: the model's
-    std::string precision = "fp32";
+    std::string precision;  // "" : fp32 for a model, as-recorded for a trace
     ScenarioOptions scenario;  // optimizer, data-parallel GPUs, interconnect, checkpointing
     int64_t seq = 0;
     bool json = false;

@@ -1,7 +1,10 @@
 // libFuzzer target: a PyTorch profiler (Kineto) trace through ts::readKinetoTraceText (the gzip or
 // zlib inflater, the SAX handler with its depth, size and range limits, the join), then the
 // summary and the profile conversion. A trace it accepts must give a summary whose figures hold
-// together: busy time within the step's window, exposed communication within communication.
+// together: busy time within the step's window, exposed communication within communication. Then
+// the trace predicted on another GPU (predictors/trace): on its own GPU it must give back its
+// measured steps, and every predicted step must be a finite, non-negative time.
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -9,6 +12,7 @@
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/kineto_trace.h"
 #include "trainscope/core/trace_summary.h"
+#include "trainscope/predictors/trace/trace_prediction.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
@@ -25,5 +29,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (s.exposedCommunicationMs > s.communicationMs + slack || s.hostBoundMs > s.idleMs + slack) std::abort();
     }
     (void)ts::profileFromKinetoTrace(trace);
+
+    const ts::GpuDatabase& db = ts::GpuDatabase::builtin();
+    const ts::GpuSpec* origin = ts::matchTraceGpu(trace, db);
+    if (!ts::predictors::tracePredictionProblem(trace, origin).empty()) return 0;
+    const ts::predictors::TracePrediction own = ts::predictors::predictTrace(trace, *origin, *origin);
+    for (const ts::predictors::ReplayStep& s : own.replay.steps)
+        if (!(std::abs(s.predictedMs - s.measuredMs) <= 1e-6 * (1 + std::abs(s.measuredMs)))) std::abort();
+    const ts::predictors::TracePrediction other =
+        ts::predictors::predictTrace(trace, *origin, db.get("t4"), ts::predictors::Fp32Math::PyTorchDefault);
+    for (const ts::predictors::ReplayStep& s : other.replay.steps)
+        if (!std::isfinite(s.predictedMs)) std::abort();
     return 0;
 }

@@ -53,6 +53,9 @@ KernelClass classifyKernelName(const std::string& name) {
     auto has = [&](std::initializer_list<const char*> words) {
         return std::any_of(words.begin(), words.end(), [&](const char* w) { return n.find(w) != std::string::npos; });
     };
+    // FBGEMM (Meta's sparse and embedding library) names every kernel "fbgemm_gpu::...": its
+    // "gemm" says nothing about the kernel.
+    for (size_t at = n.find("fbgemm"); at != std::string::npos; at = n.find("fbgemm", at)) n.replace(at, 6, "fb_lib");
     if (has({"nccl", "rccl"})) return KernelClass::Communication;
     if (has({"flash", "fmha", "attention", "sdpa", "mha_"})) return KernelClass::Attention;
     if (has({"batch_norm", "batchnorm", "bn_fw", "bn_bw", "layer_norm", "layernorm", "group_norm", "rms_norm",
@@ -169,6 +172,7 @@ KinetoTrace joinTrace(RawTrace raw) {
                 int32_t op = -1;
                 for (auto it = stack.rbegin(); it != stack.rend() && op < 0; ++it) op = it->op;
                 launches[h.correlation] = Launch{h.ts, op};
+                if (h.dur >= kHostCallMinUs) t.hostCalls.push_back({h.thread, h.ts, h.dur});
                 break;
             }
             case HostKind::Step:
@@ -201,6 +205,8 @@ KinetoTrace joinTrace(RawTrace raw) {
     }
     host.clear();
     host.shrink_to_fit();
+    std::stable_sort(t.hostCalls.begin(), t.hostCalls.end(),
+                     [](const TraceHostCall& a, const TraceHostCall& b) { return a.startUs < b.startUs; });
 
     std::stable_sort(t.kernels.begin(), t.kernels.end(),
                      [](const TraceKernel& a, const TraceKernel& b) { return a.startUs < b.startUs; });
@@ -267,8 +273,8 @@ std::string tracePredictionUnavailable(const KinetoTrace& trace) {
     std::string what = "a PyTorch profiler trace";
     if (!trace.steps.empty()) what += " of " + std::to_string(trace.steps.size()) + " steps";
     return what +
-           " holds no model graph, and predicting from a trace's kernels is not implemented yet; "
-           "`trainscope-cli inspect` explains the trace";
+           " holds no model graph, so it opens only where its kernels are what is predicted: "
+           "`trainscope-cli predict TRACE` moves its steps to other GPUs, `trainscope-cli inspect TRACE` explains it";
 }
 
 const GpuSpec* matchTraceGpu(const KinetoTrace& trace, const GpuDatabase& db, std::string* how) {

@@ -89,6 +89,16 @@ struct TraceStep {
     double durationUs = 0;
 };
 
+// A CUDA runtime or driver call long enough that the host may have waited in it for the GPU
+// (a synchronisation, a blocking copy, a launch into a full queue): what lets a prediction move
+// the host's timeline when the GPU gets faster or slower (predictors/trace/trace_replay.h).
+struct TraceHostCall {
+    int32_t thread = 0;
+    double startUs = 0;
+    double durationUs = 0;
+};
+inline constexpr double kHostCallMinUs = 20;  // shorter calls cannot hide a wait worth modelling
+
 struct TraceThread {
     std::string pid;
     std::string tid;
@@ -104,6 +114,7 @@ struct KinetoTrace {
     std::vector<TraceKernel> kernels;      // GPU activities in start order
     std::vector<TraceCollective> collectives;
     std::vector<TraceStep> steps;           // in start order
+    std::vector<TraceHostCall> hostCalls;   // runtime calls of kHostCallMinUs or more, in start order
     std::vector<DeviceProperties> devices;  // deviceProperties
     int gpuDevice = -1;                     // device index of the kernels (the busiest), -1 without any
     bool recordShapes = false;              // operators carry Input Dims
@@ -139,7 +150,7 @@ KinetoTrace readKinetoTraceText(const std::string& text, const std::string& sour
 // memory (the PG509-200 is an A100 the database lists under another name). `how` says which.
 const GpuSpec* matchTraceGpu(const KinetoTrace& trace, const GpuDatabase& db, std::string* how = nullptr);
 
-// Why predict, report and the explorer cannot take a trace yet: one sentence. Read the trace first,
+// Why report and the explorer cannot take a trace yet (predict can): one sentence. Read the trace first,
 // so that a damaged one is refused for what is wrong with it.
 std::string tracePredictionUnavailable(const KinetoTrace& trace);
 
