@@ -9,13 +9,6 @@
 namespace ts::predictors {
 namespace {
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 bool inSteps(const KinetoTrace& t, const TraceKernel& k) {
     return k.device == t.gpuDevice && (t.steps.empty() || k.step >= 0);
 }
@@ -193,11 +186,11 @@ TraceComparison compareTraces(const KinetoTrace& a, const GpuSpec& gpuA, const K
         for (auto& [kind, s] : sums) {
             const std::vector<double>& e = errors[kind];
             for (double x : e) s.meanAbsError += x / double(e.size());
-            s.medianAbsError = median(e);
+            s.medianAbsError = medianOf(e);
             d.classes.push_back(s);
         }
         for (double x : allErrors) d.all.meanAbsError += x / double(allErrors.size());
-        d.all.medianAbsError = median(allErrors);
+        d.all.medianAbsError = medianOf(allErrors);
         std::sort(d.classes.begin(), d.classes.end(),
                   [](const TracePairClass& x, const TracePairClass& y) { return x.measuredMs > y.measuredMs; });
         for (const std::string& n : mover.notes())

@@ -8,13 +8,6 @@
 namespace ts::predictors {
 namespace {
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // The host's delay against its measured timeline: piecewise constant, changing where a wait for
 // the GPU returned (measured time, new delay), in measured order.
 class HostShift {
@@ -31,6 +24,13 @@ private:
 };
 
 }  // namespace
+
+double medianOf(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 TraceReplay replayTrace(const KinetoTrace& t, const std::vector<double>& durationsUs) {
     if (durationsUs.size() != t.kernels.size())
@@ -178,8 +178,8 @@ TraceReplay replayTrace(const KinetoTrace& t, const std::vector<double>& duratio
         measured.push_back(s.measuredMs);
         predicted.push_back(s.predictedMs);
     }
-    r.measuredMedianMs = median(measured);
-    r.predictedMedianMs = median(predicted);
+    r.measuredMedianMs = medianOf(measured);
+    r.predictedMedianMs = medianOf(predicted);
     return r;
 }
 

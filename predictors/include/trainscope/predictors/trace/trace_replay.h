@@ -40,6 +40,9 @@ inline constexpr double kDependencySlackUs = 10;
 inline constexpr double kDependencyWindowUs = 10;
 inline constexpr double kWaitReturnUs = 30;
 
+// The median (the mean of the middle two for an even count; 0 for none): steps and per-pair errors.
+double medianOf(std::vector<double> values);
+
 // `durationsUs[i]`: the new duration of trace.kernels[i]. Throws std::invalid_argument when the
 // sizes differ.
 TraceReplay replayTrace(const KinetoTrace& trace, const std::vector<double>& durationsUs);
