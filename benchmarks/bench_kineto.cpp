@@ -1,7 +1,8 @@
 // Kineto trace benchmark: writes a synthetic PyTorch profiler trace of the size asked (steps of
 // operators, runtime launches, flows and kernels with every argument Kineto records), then reads
 // it with ts::readKinetoTrace and summarises it, printing the wall time and the peak resident
-// memory the read added. Targets (issue 24): 100 MB in under 5 s; 1 GB in bounded memory.
+// memory the read added, and the time to predict it on one GPU and on every GPU of the database.
+// Targets (issue 24): 100 MB in under 5 s; 1 GB in bounded memory.
 //
 //   bench_kineto [MB...] [--gzip] [--keep DIR]      default: 100 MB, plain JSON, in $TMPDIR
 #include <sys/resource.h>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -20,6 +22,7 @@
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/kineto_trace.h"
 #include "trainscope/core/trace_summary.h"
+#include "trainscope/predictors/trace/trace_prediction.h"
 
 namespace {
 
@@ -149,8 +152,8 @@ int main(int argc, char** argv) {
         const char* tmp = std::getenv("TMPDIR");
         dir = tmp && *tmp ? tmp : "/tmp";
     }
-    std::printf("%10s %10s %10s %10s %10s %12s %12s %10s\n", "JSON MB", "file MB", "kernels", "read s", "summary s",
-                "base RSS MiB", "peak RSS MiB", "added MiB");
+    std::printf("%10s %10s %10s %10s %10s %12s %12s %10s %14s %12s\n", "JSON MB", "file MB", "kernels", "read s",
+                "summary s", "base RSS MiB", "peak RSS MiB", "added MiB", "predict 1 GPU s", "all GPUs s");
     for (double mb : sizes) {
         const std::string path =
             dir + "/trainscope-bench-kineto-" + std::to_string(int(mb)) + (gzip ? ".json.gz" : ".json");
@@ -168,9 +171,28 @@ int main(int argc, char** argv) {
             const ts::TraceSummary summary = ts::summarizeTrace(trace, ts::GpuDatabase::builtin());
             const auto t2 = std::chrono::steady_clock::now();
             const double peak = peakRssMiB();
-            std::printf("%10.0f %10.1f %10lld %10.2f %10.2f %12.0f %12.0f %10.0f\n", mb, fileMb,
+            // The trace predicted on an H100 from its A100, then on every GPU of the database
+            // (the work of its operators' shapes analysed once, as `predict TRACE` does).
+            const ts::GpuDatabase& db = ts::GpuDatabase::builtin();
+            const ts::GpuSpec* origin = ts::matchTraceGpu(trace, db);
+            double oneS = -1, allS = -1;
+            if (origin) {
+                (void)ts::predictors::predictTrace(trace, *origin, db.get("h100-sxm"));
+                const auto t3 = std::chrono::steady_clock::now();
+                const auto work = std::make_shared<const ts::predictors::TraceWork>(ts::predictors::analyseTraceWork(trace));
+                for (const ts::GpuSpec& g : db.gpus()) {
+                    try {
+                        (void)ts::predictors::predictTrace(trace, *origin, g, ts::predictors::Fp32Math::AsRecorded, work);
+                    } catch (const ts::ModelError&) {
+                    }
+                }
+                const auto t4 = std::chrono::steady_clock::now();
+                oneS = std::chrono::duration<double>(t3 - t2).count();
+                allS = std::chrono::duration<double>(t4 - t3).count();
+            }
+            std::printf("%10.0f %10.1f %10lld %10.2f %10.2f %12.0f %12.0f %10.0f %14.2f %12.2f\n", mb, fileMb,
                         static_cast<long long>(trace.kernels.size()), std::chrono::duration<double>(t1 - t0).count(),
-                        std::chrono::duration<double>(t2 - t1).count(), base, peak, peak - base);
+                        std::chrono::duration<double>(t2 - t1).count(), base, peak, peak - base, oneS, allS);
             if (int64_t(trace.kernels.size()) != kernels || summary.steps.empty())
                 std::printf("  unexpected: %lld kernels written, %zu read\n", static_cast<long long>(kernels),
                             trace.kernels.size());

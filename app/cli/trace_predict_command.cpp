@@ -124,10 +124,11 @@ int runPredictTrace(const PredictOptions& o) {
         std::string problem;
     };
     std::vector<Row> rows;
+    const auto work = std::make_shared<const TraceWork>(analyseTraceWork(trace));
     for (const GpuSpec* gpu : gpus) {
         Row r{gpu, std::nullopt, ""};
         try {
-            r.p = predictTrace(trace, *origin, *gpu, *math);
+            r.p = predictTrace(trace, *origin, *gpu, *math, work);
         } catch (const ModelError& e) {
             r.problem = e.what();
         }

@@ -177,9 +177,36 @@ const char* moveBasisName(MoveBasis b) {
     return "kept";
 }
 
+TraceWork analyseTraceWork(const KinetoTrace& trace) {
+    TraceWork w;
+    std::vector<double> durations;
+    for (const TraceKernel& k : trace.kernels)
+        if (k.device == trace.gpuDevice && k.kind != KernelClass::Memcpy && k.kind != KernelClass::Memset)
+            durations.push_back(k.durationUs);
+    w.floorUs = kMinFloorUs;
+    if (!durations.empty()) {
+        const size_t i = size_t(kFloorQuantile * double(durations.size() - 1));
+        std::nth_element(durations.begin(), durations.begin() + long(i), durations.end());
+        w.floorUs = std::clamp(durations[i], kMinFloorUs, kMaxFloorUs);
+    }
+    w.operators.resize(trace.operators.size());
+    w.operatorKernelUs.assign(trace.operators.size(), 0);
+    for (size_t i = 0; i < trace.operators.size(); ++i) {
+        const TraceOperator& op = trace.operators[i];
+        if (op.inputShapes >= 0)
+            w.operators[i] = operatorWork(trace.str(op.name), trace.str(op.inputShapes), trace.str(op.inputTypes));
+    }
+    for (const TraceKernel& k : trace.kernels)
+        if (k.op >= 0 && size_t(k.op) < trace.operators.size() && k.device == trace.gpuDevice &&
+            k.kind != KernelClass::Communication)
+            w.operatorKernelUs[size_t(k.op)] += k.durationUs;
+    return w;
+}
+
 TraceKernelMover::TraceKernelMover(const KinetoTrace& trace, const GpuSpec& origin, const GpuSpec& target,
-                                   Fp32Math math, const StreamModel& model, const KernelScalingTable& table)
-    : trace_(trace), math_(math), model_(model) {
+                                   Fp32Math math, std::shared_ptr<const TraceWork> work, const StreamModel& model,
+                                   const KernelScalingTable& table)
+    : trace_(trace), math_(math), model_(model), work_(std::move(work)) {
     const ClassScaling& add = table.forClass("add");
     const ScalingParams& linear = table.forClass("linear").params;
     for (auto [side, gpu] : {std::pair{&y_, &origin}, std::pair{&x_, &target}}) {
@@ -204,30 +231,11 @@ TraceKernelMover::TraceKernelMover(const KinetoTrace& trace, const GpuSpec& orig
     if (!(sustainedFp32Y_ > 0 && sustainedFp32X_ > 0))
         throw ModelError(sustainedFp32Y_ > 0 ? target.id : origin.id, "its FP32 peak is unknown");
 
-    std::vector<double> durations;
-    for (const TraceKernel& k : trace.kernels)
-        if (k.device == trace.gpuDevice && k.kind != KernelClass::Memcpy && k.kind != KernelClass::Memset)
-            durations.push_back(k.durationUs);
-    floorY_ = kMinFloorUs;
-    if (!durations.empty()) {
-        const size_t i = size_t(kFloorQuantile * double(durations.size() - 1));
-        std::nth_element(durations.begin(), durations.begin() + long(i), durations.end());
-        floorY_ = std::clamp(durations[i], kMinFloorUs, kMaxFloorUs);
-    }
+    if (!work_) work_ = std::make_shared<const TraceWork>(analyseTraceWork(trace));
+    floorY_ = work_->floorUs;
     const double clockY = origin.boostClockMHz.known() ? *origin.boostClockMHz : 0;
     const double clockX = target.boostClockMHz.known() ? *target.boostClockMHz : 0;
     floorX_ = clockY > 0 && clockX > 0 ? floorY_ * clockY / clockX : floorY_;
-
-    opWork_.resize(trace.operators.size());
-    opKernelUs_.assign(trace.operators.size(), 0);
-    for (size_t i = 0; i < trace.operators.size(); ++i) {
-        const TraceOperator& op = trace.operators[i];
-        if (op.inputShapes >= 0)
-            opWork_[i] = operatorWork(trace.str(op.name), trace.str(op.inputShapes), trace.str(op.inputTypes));
-    }
-    for (const TraceKernel& k : trace.kernels)
-        if (k.op >= 0 && k.device == trace.gpuDevice && k.kind != KernelClass::Communication)
-            opKernelUs_[size_t(k.op)] += k.durationUs;
     for (KernelClass c : {KernelClass::Gemm, KernelClass::Conv, KernelClass::Attention, KernelClass::Normalization,
                           KernelClass::Reduction, KernelClass::Elementwise})
         classParams_[size_t(c)] = &table.forClass(c == KernelClass::Gemm        ? "linear"
@@ -367,9 +375,11 @@ KernelMove TraceKernelMover::move(const TraceKernel& k, std::optional<ComputePre
 
     // This kernel's share of its operator's work (an operator may launch several kernels).
     std::optional<OperatorWork> work;
-    if (k.op >= 0 && opWork_[size_t(k.op)] && opKernelUs_[size_t(k.op)] > 0) {
-        const double share = k.durationUs / opKernelUs_[size_t(k.op)];
-        work = OperatorWork{opWork_[size_t(k.op)]->flops * share, opWork_[size_t(k.op)]->bytes * share};
+    if (k.op >= 0 && size_t(k.op) < work_->operators.size() && work_->operators[size_t(k.op)] &&
+        work_->operatorKernelUs[size_t(k.op)] > 0) {
+        const OperatorWork& w = *work_->operators[size_t(k.op)];
+        const double share = k.durationUs / work_->operatorKernelUs[size_t(k.op)];
+        work = OperatorWork{w.flops * share, w.bytes * share};
     }
     const ScalingParams* params = classParams_[size_t(k.kind)] ? classParams_[size_t(k.kind)]
                                                                : classParams_[size_t(KernelClass::Elementwise)];

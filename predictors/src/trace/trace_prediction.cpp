@@ -49,14 +49,15 @@ const char* fp32MathName(Fp32Math m) {
     return "as-recorded";
 }
 
-TracePrediction predictTrace(const KinetoTrace& t, const GpuSpec& origin, const GpuSpec& target, Fp32Math math) {
+TracePrediction predictTrace(const KinetoTrace& t, const GpuSpec& origin, const GpuSpec& target, Fp32Math math,
+                             std::shared_ptr<const TraceWork> work) {
     if (std::string why = tracePredictionProblem(t, &origin); !why.empty()) throw ModelError(t.source, why);
     TracePrediction p;
     p.source = t.source;
     p.originGpu = origin.id;
     p.targetGpu = target.id;
     p.math = math;
-    const TraceKernelMover mover(t, origin, target, math);
+    const TraceKernelMover mover(t, origin, target, math, std::move(work));
     p.floorOriginUs = mover.originFloorUs();
     p.floorTargetUs = mover.targetFloorUs();
 
@@ -145,7 +146,7 @@ TraceComparison compareTraces(const KinetoTrace& a, const GpuSpec& gpuA, const K
         const GpuSpec& tg = dir == 0 ? gpuB : gpuA;
         const std::map<std::string, OpEntry>& from = dir == 0 ? opsA : opsB;
         const std::map<std::string, OpEntry>& to = dir == 0 ? opsB : opsA;
-        const TraceKernelMover mover(ot, og, tg, Fp32Math::AsRecorded);
+        const TraceKernelMover mover(ot, og, tg, Fp32Math::AsRecorded);  // one target per trace
         TraceComparisonDirection& d = out.directions[size_t(dir)];
         d.originGpu = og.id;
         d.targetGpu = tg.id;

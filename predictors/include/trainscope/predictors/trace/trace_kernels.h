@@ -16,6 +16,7 @@
 // the host scale with the PCIe link, collectives with the link NCCL's ring uses (linkFor).
 // Everything is documented with its evidence in docs/traces.md ("Predicting from a trace").
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,16 @@ struct OperatorWork {
 std::optional<OperatorWork> operatorWork(const std::string& op, const std::string& inputDims,
                                          const std::string& inputTypes);
 
+// What the moves need from the trace alone, whatever the target: each operator's work from its
+// shapes, its kernels' measured time, and the kernel floor. Built once per trace and shared by the
+// movers of every target GPU (parsing the shapes is most of a mover's construction).
+struct TraceWork {
+    std::vector<std::optional<OperatorWork>> operators;  // per trace.operators index
+    std::vector<double> operatorKernelUs;                // per operator: its kernels' measured time
+    double floorUs = 0;  // the shortest kernels' duration: launch and ramp, not work
+};
+TraceWork analyseTraceWork(const KinetoTrace& trace);
+
 // How a moved duration was obtained, from most to least informed.
 enum class MoveBasis { Shapes, Launch, ClassOnly, Link, Kept };
 const char* moveBasisName(MoveBasis b);  // "shapes", "launch", "class", "link", "kept"
@@ -61,8 +72,9 @@ class TraceKernelMover {
 public:
     // `trace` must outlive the mover. Throws ModelError when a GPU lacks the figures the model
     // needs (SMs, bandwidth, FP32 peak).
+    // `work`: analyseTraceWork(trace), shared between movers; built here when null.
     TraceKernelMover(const KinetoTrace& trace, const GpuSpec& origin, const GpuSpec& target, Fp32Math math,
-                     const StreamModel& model = StreamModel::shipped(),
+                     std::shared_ptr<const TraceWork> work = nullptr, const StreamModel& model = StreamModel::shipped(),
                      const KernelScalingTable& table = KernelScalingTable::builtin());
     // `targetMath`: the arithmetic the target runs this kernel in, when known better than `math`
     // says (the comparison of two traces takes it from the target's own kernels).
@@ -91,9 +103,8 @@ private:
     Fp32Math math_;
     const StreamModel& model_;
     double sustainedFp32Y_ = 0, sustainedFp32X_ = 0;
+    std::shared_ptr<const TraceWork> work_;
     double floorY_ = 0, floorX_ = 0;
-    std::vector<std::optional<OperatorWork>> opWork_;  // per operator, parsed once
-    std::vector<double> opKernelUs_;                   // per operator: its kernels' measured time
     std::array<const ScalingParams*, size_t(KernelClass::Other) + 1> classParams_{};
     mutable std::vector<std::string> notes_;
     mutable bool notedLink_ = false, notedHost_ = false, notedUnsupported_ = false, notedFit_ = false;

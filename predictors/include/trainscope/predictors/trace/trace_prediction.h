@@ -43,8 +43,9 @@ std::string tracePredictionProblem(const KinetoTrace& trace, const GpuSpec* orig
 
 // Throws ModelError(trace.source, problem) where tracePredictionProblem says one, and
 // ModelError(gpu id, ...) for a GPU without the figures the model needs.
+// `work`: analyseTraceWork(trace) shared between the targets of one trace (built when null).
 TracePrediction predictTrace(const KinetoTrace& trace, const GpuSpec& origin, const GpuSpec& target,
-                             Fp32Math math = Fp32Math::AsRecorded);
+                             Fp32Math math = Fp32Math::AsRecorded, std::shared_ptr<const TraceWork> work = nullptr);
 
 // "as-recorded", "fp32", "tf32", "fp32-strict" (the training precisions' names for the FP32 modes).
 std::optional<Fp32Math> parseFp32Math(const std::string& name);
