@@ -7,9 +7,12 @@
 
 #include "predict_command.h"
 #include "scenario_options.h"
+#include "trace_input.h"
 #include "trainscope/core/atomic_file.h"
 #include "trainscope/core/errors.h"
+#include "trainscope/core/kineto_trace.h"
 #include "trainscope/predictors/choice/hardware_choice.h"
+#include "trainscope/predictors/choice/trace_choice.h"
 
 #ifdef TRAINSCOPE_HAVE_REPORT
 #include <QApplication>
@@ -50,7 +53,7 @@ TrainingScenario baseFrom(const ReportOptions& o, std::optional<Optimizer> profi
 HardwareChoiceOptions choiceOptionsFrom(const ReportOptions& o) {
     HardwareChoiceOptions c;
     c.modelLabel = o.model;
-    if (o.batch != "auto") c.batch = batchFrom(o.batch, 0);
+    if (!o.batch.empty() && o.batch != "auto") c.batch = batchFrom(o.batch, 0);
     for (const std::string& name : o.precisions) {
         if (lower(name) == "all") {
             c.precisions.clear();
@@ -80,16 +83,24 @@ std::vector<const GpuSpec*> gpusFrom(const ReportOptions& o, const GpuDatabase& 
     return gpus;
 }
 
-// `source` names where the format came from (--format, or the output file) in errors.
-void writeRendered(const HardwareChoice& choice, const std::string& format, const std::string& path,
-                   const std::string& source) {
 #ifdef TRAINSCOPE_HAVE_REPORT
-    // Plots are drawn with QCustomPlot, which needs an application object; offscreen needs no display.
+// Plots are drawn with QCustomPlot, which needs an application object; offscreen needs no display.
+std::unique_ptr<QApplication> reportApplication() {
     static int argc = 3;
     static char arg0[] = "trainscope-cli", arg1[] = "-platform", arg2[] = "offscreen";
     static char* argv[] = {arg0, arg1, arg2, nullptr};
-    std::unique_ptr<QApplication> app;
-    if (!QCoreApplication::instance()) app = std::make_unique<QApplication>(argc, argv);
+    if (QCoreApplication::instance()) return nullptr;
+    return std::make_unique<QApplication>(argc, argv);
+}
+#endif
+
+// html or pdf of a model's or a trace's choice. `source` names where the format came from
+// (--format, or the output file) in errors.
+template <typename Choice>
+void writeRendered(const Choice& choice, const std::string& format, const std::string& path,
+                   const std::string& source) {
+#ifdef TRAINSCOPE_HAVE_REPORT
+    const std::unique_ptr<QApplication> app = reportApplication();
     const auto f = format == "pdf" ? report::ReportFormat::Pdf : report::ReportFormat::Html;
     const QString error = report::writeReport(choice, f, QString::fromStdString(path));
     if (!error.isEmpty()) throw ModelError("", error.toStdString());
@@ -120,7 +131,9 @@ CLI::App* addReportCommand(CLI::App& app, ReportOptions& o) {
         "Write the hardware-choice report: every GPU (or those given) with its recommended batch size "
         "and precision, ranked by the cost of training the goal (then by time), with the predicted "
         "ranges and the assumptions. html and pdf (with plots) need the GUI build; csv and json do not.");
-    cmd->add_option("MODEL", o.model, "model file or zoo:NAME[?options], or a profile file, as for predict")
+    cmd->add_option("MODEL", o.model,
+                    "model file or zoo:NAME[?options], or a profile file, as for predict; or a PyTorch profiler "
+                    "trace: which GPU runs its recorded job for what time per step and cost")
         ->required();
     cmd->add_option("-o,--output", o.output, "the file to write")->required();
     cmd->add_option("--format", o.format, "html, pdf, csv or json (default: from the output's suffix)");
@@ -128,8 +141,9 @@ CLI::App* addReportCommand(CLI::App& app, ReportOptions& o) {
         ->delimiter(',');
     cmd->add_option("--batch,-b", o.batch, "per-GPU batch size, or auto (default): chosen per GPU (docs/report.md)");
     cmd->add_option("--precision", o.precisions,
-                    "precisions to consider: fp32, fp32-strict, tf32, amp-fp16, amp-bf16, fp8, or all (default: every precision but fp32-strict "
-                    "each GPU supports); repeat or separate with commas")
+                    "precisions to consider: fp32, fp32-strict, tf32, amp-fp16, amp-bf16, fp8, or all (default: "
+                    "every precision but fp32-strict each GPU supports); repeat or separate with commas; for a "
+                    "trace one of as-recorded (default), fp32, tf32 or fp32-strict")
         ->delimiter(',');
     addScenarioOptions(*cmd, o.scenario);
     cmd->add_option("--seq", o.seq, "sequence length for sequence models (default: the model's)")
@@ -143,8 +157,47 @@ CLI::App* addReportCommand(CLI::App& app, ReportOptions& o) {
     return cmd;
 }
 
+namespace {
+
+// The report of a PyTorch profiler trace: the options that need a model refused by name, then
+// every GPU asked for predicted from the trace and costed (predictors/choice/trace_choice.h).
+int runTraceReport(const ReportOptions& o, const std::string& format) {
+    refuseModelOptionsForTrace(o.scenario, o.batch, o.seq);
+    const std::string noGoal =
+        "a trace's cost is per 1,000 of its steps: a goal in samples needs the model's "
+        "samples per step (use the model or its profile)";
+    if (o.epochs > 0) throw ModelError("--epochs", noGoal);
+    if (o.datasetSamples > 0) throw ModelError("--dataset-samples", noGoal);
+    if (o.precisions.size() > 1)
+        throw ModelError("--precision", "a trace's report takes one of as-recorded, fp32, tf32 or fp32-strict, not " +
+                                            std::to_string(o.precisions.size()));
+    TraceChoiceOptions options;
+    options.math = traceMathFrom(o.precisions.empty() ? "" : o.precisions.front());
+    const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
+    options.priceSnapshot = db.priceSnapshot();
+    options.amortisation = db.amortisation();
+    const std::vector<const GpuSpec*> gpus = gpusFrom(o, db);
+    const TraceInput in = loadTraceInput(o.model, db);
+    const TraceChoice choice = chooseHardwareForTrace(in.trace, *in.origin, in.match, gpus, options);
+    if (format == "csv")
+        writeFileAtomically(o.output, traceChoiceCsv(choice));
+    else if (format == "json")
+        writeFileAtomically(o.output, traceChoiceJson(choice));
+    else
+        writeRendered(choice, format, o.output, o.format.empty() ? o.output : "--format");
+    std::string line = std::to_string(choice.rows.size()) + (choice.rows.size() == 1 ? " GPU" : " GPUs") +
+                       " ranked for the job recorded on " + choice.recordedGpuId;
+    if (const TraceChoiceRow* c = choice.cheapest()) line += "; cheapest: " + c->gpuId;
+    if (const TraceChoiceRow* f = choice.fastest()) line += "; fastest: " + f->gpuId;
+    std::cout << "Wrote " << o.output << " (" << format << "): " << line << "\n";
+    return 0;
+}
+
+}  // namespace
+
 int runReport(const ReportOptions& o) {
     const std::string format = formatOf(o);
+    if (isKinetoTraceFile(o.model)) return runTraceReport(o, format);
     HardwareChoiceOptions options = choiceOptionsFrom(o);
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
     options.priceSnapshot = db.priceSnapshot();
@@ -152,8 +205,8 @@ int runReport(const ReportOptions& o) {
     const std::vector<const GpuSpec*> gpus = gpusFrom(o, db);
     const PredictionInput input = loadPredictionInput(o.model, o.seq, db, o.scenario);
     TrainingGoal goal;
-    goal.epochs = o.epochs;
-    goal.datasetSamples = o.datasetSamples;
+    if (o.epochs > 0) goal.epochs = o.epochs;
+    if (o.datasetSamples > 0) goal.datasetSamples = o.datasetSamples;
     const HardwareChoice choice =
         chooseHardware(*input.predictor, gpus, baseFrom(o, input.profileOptimizer), goal, options);
     if (format == "csv")

@@ -1,7 +1,9 @@
 #pragma once
 // `report`: the hardware-choice report for a model (or a profile): which GPU, at what batch size
-// and precision, for what time and cost, ranked. csv and json in every build; html and pdf need
-// the GUI build (Qt 6 and QCustomPlot, the trainscope_report library).
+// and precision, for what time and cost, ranked; for a PyTorch profiler trace, which GPU to run the
+// recorded job on, for what time per step and cost (predictors/choice/trace_choice.h). csv and json
+// in every build; html and pdf need the GUI build (Qt 6 and QCustomPlot, the trainscope_report
+// library).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,16 +17,16 @@ class App;
 namespace ts::cli {
 
 struct ReportOptions {
-    std::string model;   // MODEL or PROFILE, as for predict
+    std::string model;   // MODEL or PROFILE, as for predict, or a TRACE
     std::string format;  // html, pdf, csv or json; default: from the output's suffix
     std::string output;
     std::vector<std::string> gpus;        // ids or names, or all (default)
-    std::string batch = "auto";           // N, or auto: chosen per GPU
+    std::string batch;                    // N, or auto (also when empty): chosen per GPU
     std::vector<std::string> precisions;  // default: every precision each GPU supports
     ScenarioOptions scenario;             // optimizer, data-parallel GPUs, interconnect, checkpointing
     int64_t seq = 0;
-    double epochs = 1;
-    double datasetSamples = 1.281167e6;
+    double epochs = 0;          // 0: not given (1 epoch)
+    double datasetSamples = 0;  // 0: not given (TrainingGoal's default, ImageNet-1k)
     std::vector<std::string> gpuDbFiles;
 };
 

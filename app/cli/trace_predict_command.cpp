@@ -8,9 +8,11 @@
 
 #include "predict_command.h"
 #include "scenario_options.h"
+#include "trace_input.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/kineto_trace.h"
+#include "trainscope/predictors/choice/trace_choice.h"
 #include "trainscope/predictors/trace/trace_prediction.h"
 
 namespace ts::cli {
@@ -27,20 +29,6 @@ std::string fixed(double v, int decimals = 2) {
 std::string pad(const std::string& s, size_t n, bool right = false) {
     if (s.size() >= n) return s;
     return right ? std::string(n - s.size(), ' ') + s : s + std::string(n - s.size(), ' ');
-}
-
-// What `predict` options mean nothing for a trace: refused by name rather than ignored.
-void refuseModelOptions(const PredictOptions& o) {
-    auto refuse = [&](const std::string& option, const std::string& why) { throw ModelError(option, why); };
-    const std::string noGraph = "a trace records one run of its job and holds no model graph; ";
-    if (!o.batch.empty()) refuse("--batch", noGraph + "its batch size cannot be changed (predict the model for that)");
-    if (!o.scenario.optimizer.empty()) refuse("--optimizer", noGraph + "its optimizer steps are kept as recorded");
-    if (o.scenario.gpus != 1 || o.scenario.zero != 0 || o.scenario.fsdp)
-        refuse("--gpus", noGraph + "its data parallelism is kept as recorded");
-    if (o.scenario.fineTuning()) refuse("--lora", noGraph + "fine-tuning set-ups apply to a model");
-    if (o.scenario.checkpointing) refuse("--checkpointing", noGraph + "checkpointing applies to a model");
-    if (o.scenario.accumulation != 1) refuse("--accumulation", noGraph + "accumulation applies to a model");
-    if (o.seq > 0) refuse("--seq", noGraph + "its sequence length cannot be changed");
 }
 
 nlohmann::json predictionJson(const TracePrediction& p, const GpuSpec& gpu) {
@@ -98,19 +86,13 @@ void printOne(std::ostream& os, const TracePrediction& p, const GpuSpec& gpu) {
 }  // namespace
 
 int runPredictTrace(const PredictOptions& o) {
-    refuseModelOptions(o);
-    const std::string mathName = o.precision.empty() ? "as-recorded" : o.precision;
-    const std::optional<Fp32Math> math = parseFp32Math(mathName);
-    if (!math)
-        throw ModelError("--precision", "a trace's kernels keep the arithmetic they ran in, or move FP32 work to one "
-                                        "of as-recorded, fp32, tf32 or fp32-strict; " +
-                                            quoted(mathName) +
-                                            " would need the model graph (predict the model or its profile)");
+    refuseModelOptionsForTrace(o.scenario, o.batch, o.seq);
+    const Fp32Math math = traceMathFrom(o.precision);
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
-    const KinetoTrace trace = readKinetoTrace(o.model);
-    std::string how;
-    const GpuSpec* origin = matchTraceGpu(trace, db, &how);
-    if (std::string why = tracePredictionProblem(trace, origin); !why.empty()) throw ModelError(o.model, why);
+    const TraceInput in = loadTraceInput(o.model, db);
+    const KinetoTrace& trace = in.trace;
+    const GpuSpec* origin = in.origin;
+    const std::string& how = in.match;
 
     std::vector<const GpuSpec*> gpus;
     if (o.gpu == "all")
@@ -124,16 +106,8 @@ int runPredictTrace(const PredictOptions& o) {
         std::string problem;
     };
     std::vector<Row> rows;
-    const auto work = std::make_shared<const TraceWork>(analyseTraceWork(trace));
-    for (const GpuSpec* gpu : gpus) {
-        Row r{gpu, std::nullopt, ""};
-        try {
-            r.p = predictTrace(trace, *origin, *gpu, *math, work);
-        } catch (const ModelError& e) {
-            r.problem = e.what();
-        }
-        rows.push_back(std::move(r));
-    }
+    for (TraceGpuPrediction& r : predictTraceOnGpus(trace, *origin, gpus, math))
+        rows.push_back({r.gpu, std::move(r.prediction), std::move(r.problem)});
     const TracePrediction* any = nullptr;
     for (const Row& r : rows)
         if (r.p) any = &*r.p;
@@ -143,7 +117,7 @@ int runPredictTrace(const PredictOptions& o) {
         nlohmann::json j = {{"source", o.model},
                             {"recorded_on", origin->id},
                             {"match", how},
-                            {"fp32_math", fp32MathName(*math)},
+                            {"fp32_math", fp32MathName(math)},
                             {"steps", trace.steps.size()},
                             {"measured_step_ms", any->replay.measuredMedianMs},
                             {"replayed_step_ms", any->originReplayMedianMs}};
@@ -158,7 +132,7 @@ int runPredictTrace(const PredictOptions& o) {
     os << "PyTorch profiler trace " << o.model << "\n  recorded on " << origin->name << " (" << origin->id << ", "
        << how << "), " << trace.steps.size() << " steps\n  measured median step " << fixed(any->replay.measuredMedianMs)
        << " ms; replayed with its measured kernel times " << fixed(any->originReplayMedianMs)
-       << " ms\n  FP32 arithmetic: " << fp32MathName(*math) << "\n";
+       << " ms\n  FP32 arithmetic: " << fp32MathName(math) << "\n";
     if (rows.size() == 1) {
         if (!rows[0].p) throw ModelError(rows[0].gpu->id, rows[0].problem);
         printOne(os, *rows[0].p, *rows[0].gpu);

@@ -175,22 +175,26 @@ QString pngDataUri(const QImage& img) {
     return "data:image/png;base64," + QString::fromLatin1(bytes.toBase64());
 }
 
+QString reportHtmlHead(const QString& title) {
+    return "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
+           "<meta charset=\"utf-8\"/>\n<title>" +
+           title +
+           "</title>\n<style type=\"text/css\">\n"
+           "body { font-family: sans-serif; font-size: 10pt; color: #222; }\n"
+           "table { border-collapse: collapse; margin-bottom: 12px; }\n"
+           "th { background-color: #e8eef6; text-align: left; }\n"
+           "td, th { border: 1px solid #bbb; padding: 4px; vertical-align: top; }\n"
+           "td.num { text-align: right; }\n"
+           "tr.none td { color: #777; }\n"
+           "tr.recorded td { background-color: #f6f3e8; }\n"
+           ".range, .id { color: #666; font-size: 8pt; }\n"
+           ".summary { font-size: 11pt; background-color: #f3f7ec; padding: 6px; }\n"
+           "</style>\n</head>\n<body>\n";
+}
+
 QString reportHtml(const HardwareChoice& c, const ImageSources& images, const QString& generated) {
     const QString title = "Hardware choice for " + esc(c.modelLabel);
-    QString html =
-        "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
-        "<meta charset=\"utf-8\"/>\n<title>" +
-        title +
-        "</title>\n<style type=\"text/css\">\n"
-        "body { font-family: sans-serif; font-size: 10pt; color: #222; }\n"
-        "table { border-collapse: collapse; margin-bottom: 12px; }\n"
-        "th { background-color: #e8eef6; text-align: left; }\n"
-        "td, th { border: 1px solid #bbb; padding: 4px; vertical-align: top; }\n"
-        "td.num { text-align: right; }\n"
-        "tr.none td { color: #777; }\n"
-        ".range, .id { color: #666; font-size: 8pt; }\n"
-        ".summary { font-size: 11pt; background-color: #f3f7ec; padding: 6px; }\n"
-        "</style>\n</head>\n<body>\n";
+    QString html = reportHtmlHead(title);
     html += "<h1>" + title + "</h1>\n";
     html += QString("<p>%1 (%2 M parameters); %3.<br/><span class=\"id\">%4</span></p>\n")
                 .arg(esc(c.modelName))

@@ -19,6 +19,8 @@ struct ImageSources {
 
 // `generated` is shown in the header (a date, the program's version).
 QString reportHtml(const predictors::HardwareChoice& choice, const ImageSources& images, const QString& generated);
+// The document's start up to <body>: the title (already escaped) and the reports' style sheet.
+QString reportHtmlHead(const QString& title);
 // data:image/png;base64,... of `image`; empty for a null image.
 QString pngDataUri(const QImage& image);
 

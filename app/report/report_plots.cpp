@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace ts::report {
 
@@ -134,6 +135,57 @@ QImage costPlot(const HardwareChoice& choice, int width, int height) {
 }
 
 }  // namespace
+
+QImage renderTracePlot(const TraceChoice& choice, int width, int height) {
+    QVector<double> step, usd, recordedStep, recordedUsd;
+    std::vector<const TraceChoiceRow*> rows;
+    for (const TraceChoiceRow& r : choice.rows)
+        if (r.predicted && r.price.priced && r.usdPer1000Steps > 0) rows.push_back(&r);
+    if (rows.empty()) return {};
+    std::sort(rows.begin(), rows.end(),
+              [](const TraceChoiceRow* a, const TraceChoiceRow* b) { return a->stepMs < b->stepMs; });
+    for (const TraceChoiceRow* r : rows) {
+        (r->recorded ? recordedStep : step) << r->stepMs;
+        (r->recorded ? recordedUsd : usd) << r->usdPer1000Steps;
+    }
+    QCustomPlot plot;
+    plot.xAxis->setLabel("predicted median step (ms)");
+    plot.yAxis->setLabel("US$ per 1,000 steps (one GPU)");
+    useLogScale(plot.xAxis);
+    useLogScale(plot.yAxis);
+    for (auto [x, y, color, name] : {std::tuple{&step, &usd, kColors[0], QString("predicted")},
+                                     std::tuple{&recordedStep, &recordedUsd, kColors[1], QString("recorded GPU")}}) {
+        if (x->isEmpty()) continue;
+        QCPGraph* points = plot.addGraph();
+        points->setName(name);
+        points->setLineStyle(QCPGraph::lsNone);
+        points->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, 8));
+        points->setData(*x, *y, true);
+    }
+    QFont small = plot.font();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    double xLo = rows.front()->stepMs, xHi = xLo, yLo = rows.front()->usdPer1000Steps, yHi = yLo;
+    for (const TraceChoiceRow* r : rows) {
+        auto* text = new QCPItemText(&plot);
+        text->position->setCoords(r->stepMs, r->usdPer1000Steps);
+        text->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+        text->setFont(small);
+        text->setText(QString(" %1").arg(QString::fromStdString(r->gpuId)));
+        xLo = std::min(xLo, r->stepMs), xHi = std::max(xHi, r->stepMs);
+        yLo = std::min(yLo, r->usdPer1000Steps), yHi = std::max(yHi, r->usdPer1000Steps);
+    }
+    // Whole decades on the cost axis, so that it carries at least two labelled ticks.
+    auto decadeBelow = [](double v) { return std::pow(10.0, std::floor(std::log10(v))); };
+    auto decadeAbove = [](double v) { return std::pow(10.0, std::ceil(std::log10(v))); };
+    plot.xAxis->setRange(xLo / 1.3, xHi * 1.8);  // room for the labels on the right and above
+    plot.yAxis->setRange(decadeBelow(yLo / 1.3), decadeAbove(yHi * 1.6));
+    plot.legend->setVisible(true);
+    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    auto* title = new QCPTextElement(&plot, "Cost per 1,000 steps against the step time on every priced GPU");
+    plot.plotLayout()->insertRow(0);
+    plot.plotLayout()->addElement(0, 0, title);
+    return render(plot, width, height);
+}
 
 ReportPlots renderReportPlots(const HardwareChoice& choice, int width, int height) {
     return {throughputPlot(choice, width, height), costPlot(choice, width, height)};

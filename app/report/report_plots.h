@@ -1,10 +1,12 @@
 #pragma once
 // The report's plots, drawn with QCustomPlot offscreen (a QApplication must exist; the offscreen
 // platform is enough): throughput against the batch size on the best-ranked GPUs, and cost against
-// time to train on every priced GPU with a recommendation.
+// time to train on every priced GPU with a recommendation; for a trace, cost per 1,000 steps against
+// the step time.
 #include <QImage>
 
 #include "trainscope/predictors/choice/hardware_choice.h"
+#include "trainscope/predictors/choice/trace_choice.h"
 
 namespace ts::report {
 
@@ -16,5 +18,9 @@ struct ReportPlots {
 inline constexpr int kPlottedGpus = 5;
 
 ReportPlots renderReportPlots(const predictors::HardwareChoice& choice, int width = 900, int height = 480);
+
+// A recorded job's choice: US$ per 1,000 steps against the predicted step time on every priced GPU
+// that was predicted, the recorded GPU marked; null when none is.
+QImage renderTracePlot(const predictors::TraceChoice& choice, int width = 900, int height = 480);
 
 }  // namespace ts::report

@@ -11,6 +11,7 @@
 
 #include "report_html.h"
 #include "report_plots.h"
+#include "trace_report_html.h"
 #include "trainscope/core/atomic_file.h"
 
 namespace ts::report {
@@ -30,6 +31,23 @@ QByteArray htmlBytes(const HardwareChoice& choice) {
     return reportHtml(choice, sources, generatedLine()).toUtf8();
 }
 
+// Prints `doc` as an A4 PDF. Landscape: the ranking's eight columns keep GPU names whole (portrait
+// broke them mid-word).
+QByteArray printPdf(QTextDocument& doc, const QString& title) {
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    {
+        QPdfWriter pdf(&buffer);
+        pdf.setPageSize(QPageSize(QPageSize::A4));
+        pdf.setPageOrientation(QPageLayout::Landscape);
+        pdf.setTitle(title);
+        pdf.setCreator("TrainScope " TRAINSCOPE_VERSION);
+        doc.print(&pdf);  // ends the painter: the PDF is complete when this returns
+    }
+    return bytes;
+}
+
 QByteArray pdfBytes(const HardwareChoice& choice) {
     const ReportPlots plots = renderReportPlots(choice);
     // QTextDocument takes the plots as resources; the page is narrower than a screen.
@@ -44,19 +62,38 @@ QByteArray pdfBytes(const HardwareChoice& choice) {
         doc.addResource(QTextDocument::ImageResource, QUrl(sources.costVsTime), plots.costVsTime);
     }
     doc.setHtml(reportHtml(choice, sources, generatedLine()));
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    buffer.open(QIODevice::WriteOnly);
-    {
-        QPdfWriter pdf(&buffer);
-        pdf.setPageSize(QPageSize(QPageSize::A4));
-        // Landscape: the ranking's eight columns keep GPU names whole (portrait broke them mid-word).
-        pdf.setPageOrientation(QPageLayout::Landscape);
-        pdf.setTitle("TrainScope hardware choice: " + QString::fromStdString(choice.modelLabel));
-        pdf.setCreator("TrainScope " TRAINSCOPE_VERSION);
-        doc.print(&pdf);  // ends the painter: the PDF is complete when this returns
+    return printPdf(doc, "TrainScope hardware choice: " + QString::fromStdString(choice.modelLabel));
+}
+
+QString traceTitle(const TraceChoice& choice) {
+    return "TrainScope hardware choice for the job recorded in " +
+           QFileInfo(QString::fromStdString(choice.source)).fileName();
+}
+
+QByteArray traceHtmlBytes(const TraceChoice& choice) {
+    return traceReportHtml(choice, pngDataUri(renderTracePlot(choice)), 900, generatedLine()).toUtf8();
+}
+
+QByteArray tracePdfBytes(const TraceChoice& choice) {
+    QTextDocument doc;
+    QString plot;
+    if (const QImage image = renderTracePlot(choice); !image.isNull()) {
+        plot = "trainscope-plot:trace-cost.png";
+        doc.addResource(QTextDocument::ImageResource, QUrl(plot), image);
     }
-    return bytes;
+    doc.setHtml(traceReportHtml(choice, plot, 620, generatedLine()));
+    return printPdf(doc, traceTitle(choice));
+}
+
+// The one atomic writer every TrainScope file goes through (temporary file, fsync, rename): an
+// interrupted export never leaves half a report in place of a good one.
+QString writeBytes(const QByteArray& bytes, const QString& path) {
+    try {
+        writeFileAtomically(path.toStdString(), bytes.toStdString());
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
+    return {};
 }
 
 }  // namespace
@@ -103,15 +140,25 @@ QByteArray reportBytes(const HardwareChoice& choice, ReportFormat format) {
 }
 
 QString writeReport(const HardwareChoice& choice, ReportFormat format, const QString& path) {
-    const QByteArray bytes = reportBytes(choice, format);
-    // The one atomic writer every TrainScope file goes through (temporary file, fsync, rename):
-    // an interrupted export never leaves half a report in place of a good one.
-    try {
-        writeFileAtomically(path.toStdString(), bytes.toStdString());
-    } catch (const std::exception& e) {
-        return QString::fromUtf8(e.what());
+    return writeBytes(reportBytes(choice, format), path);
+}
+
+QByteArray reportBytes(const TraceChoice& choice, ReportFormat format) {
+    switch (format) {
+        case ReportFormat::Html:
+            return traceHtmlBytes(choice);
+        case ReportFormat::Pdf:
+            return tracePdfBytes(choice);
+        case ReportFormat::Csv:
+            return QByteArray::fromStdString(traceChoiceCsv(choice));
+        case ReportFormat::Json:
+            return QByteArray::fromStdString(traceChoiceJson(choice));
     }
     return {};
+}
+
+QString writeReport(const TraceChoice& choice, ReportFormat format, const QString& path) {
+    return writeBytes(reportBytes(choice, format), path);
 }
 
 }  // namespace ts::report

@@ -17,7 +17,9 @@
 #include "main_window.h"
 #include "report_export.h"
 #include "report_writer.h"
+#include "trainscope/core/kineto_trace.h"
 #include "trainscope/core/model_loader.h"
+#include "trainscope/predictors/choice/trace_choice.h"
 
 using namespace ts;
 using namespace ts::predictors;
@@ -31,6 +33,39 @@ QStringList rankedIds(const HardwareChoice& c) {
     QStringList ids;
     for (const HardwareChoiceRow& r : c.rows) ids << QString::fromStdString(r.gpuId);
     return ids;
+}
+
+// Two ProfilerSteps of 1000 us on an A100 80 GB, each an operator launching one 100 us elementwise
+// kernel (tests/unit/test_trace_choice.cpp works the same job out in full).
+TraceChoice traceChoice(const std::vector<std::string>& ids) {
+    QString events;
+    for (int s = 0; s < 2; ++s) {
+        const int t = 1000 * s, c = s + 1;
+        events +=
+            QString(R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#%1","pid":1,"tid":1,"ts":%2,"dur":1000},
+{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":%3,"dur":8},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%4,"dur":3,"args":{"correlation":%1}},
+{"ph":"X","cat":"kernel","name":"void at::native::vectorized_elementwise_kernel<4>","pid":0,"tid":7,"ts":%5,"dur":100,
+ "args":{"device":0,"stream":7,"correlation":%1,"grid":[2048,1,1],"block":[256,1,1],"registers per thread":32,"shared memory":0}},)")
+                .arg(c)
+                .arg(t)
+                .arg(t + 10)
+                .arg(t + 12)
+                .arg(t + 20);
+    }
+    events.chop(1);
+    const QString doc = R"({"schemaVersion":1,"deviceProperties":[{"id":0,"name":"NVIDIA A100-SXM4-80GB",
+"totalGlobalMem":85899345920,"computeMajor":8,"computeMinor":0,"numSms":108,"warpSize":32}],"traceEvents":[)" +
+                        events + "]}";
+    const GpuDatabase& db = GpuDatabase::builtin();
+    const KinetoTrace trace = readKinetoTraceText(doc.toStdString(), "/data/job.json");
+    std::string how;
+    const GpuSpec* origin = matchTraceGpu(trace, db, &how);
+    std::vector<const GpuSpec*> gpus;
+    for (const std::string& id : ids) gpus.push_back(&db.get(id));
+    TraceChoiceOptions options;
+    options.priceSnapshot = db.priceSnapshot();
+    return chooseHardwareForTrace(trace, *origin, how, gpus, options);
 }
 
 QByteArray readAll(const QString& path) {
@@ -153,6 +188,51 @@ private Q_SLOTS:
         for (const QJsonValue& row : json.object().value("ranking").toArray())
             jsonIds << row.toObject().value("gpu").toString();
         QCOMPARE(jsonIds, rankedIds(choice_));
+    }
+
+    // A recorded job's report: well-formed, the ranking's rows in order with the recorded GPU marked,
+    // the summary naming the set, the kernel classes, the plot; the PDF complete and landscape.
+    void traceReportIsXmlWithTheRankingAndThePlot() {
+        const TraceChoice c = traceChoice({"t4", "h100-sxm", "a100-sxm4-80gb"});
+        const QByteArray html = reportBytes(c, ReportFormat::Html);
+        QXmlStreamReader xml(html);
+        QStringList rows, recorded, images, classes;
+        QString table;
+        while (!xml.atEnd()) {
+            if (xml.readNext() != QXmlStreamReader::StartElement) continue;
+            const auto attrs = xml.attributes();
+            if (xml.name() == u"table") table = attrs.value("id").toString();
+            if (xml.name() == u"tr" && table == "ranking" && attrs.hasAttribute("data-gpu")) {
+                rows << attrs.value("data-gpu").toString();
+                if (attrs.value("class") == u"recorded") recorded << rows.back();
+            }
+            if (xml.name() == u"img") images << attrs.value("src").toString();
+            if (xml.name() == u"th" && table == "classes") classes << xml.readElementText();
+        }
+        QVERIFY2(!xml.hasError(), qPrintable(QString("line %1: %2").arg(xml.lineNumber()).arg(xml.errorString())));
+        QStringList expected;
+        for (const TraceChoiceRow& r : c.rows) expected << QString::fromStdString(r.gpuId);
+        QCOMPARE(rows, expected);
+        QCOMPARE(recorded, QStringList{"a100-sxm4-80gb"});
+        QCOMPARE(images.size(), 1);
+        QVERIFY(images.front().startsWith("data:image/png;base64,"));
+        QVERIFY2(classes.contains("measured on a100-sxm4-80gb (ms)"), qPrintable(classes.join("|")));
+        const QString text = QString::fromUtf8(html);
+        QVERIFY2(text.contains("Cheapest of all 3 GPUs: <b>" + QString::fromStdString(c.rows.front().gpuName)),
+                 qPrintable(text.section("<p class=\"summary\">", 1, 1).left(300)));
+        QVERIFY(text.contains("Measured median step: <b>1.00 ms</b>"));
+
+        QTemporaryDir dir;
+        const QString path = dir.filePath("trace.pdf");
+        QCOMPARE(writeReport(c, ReportFormat::Pdf, path), QString());
+        const QByteArray pdf = readAll(path);
+        QVERIFY(pdf.startsWith("%PDF-"));
+        QVERIFY(pdf.trimmed().endsWith("%%EOF"));
+        QVERIFY(pdf.contains("/Image"));
+        const QRegularExpressionMatch box =
+            QRegularExpression("/MediaBox \\[0 0 ([0-9.]+) ([0-9.]+)\\]").match(QString::fromLatin1(pdf));
+        QVERIFY(box.hasMatch());
+        QVERIFY2(box.captured(1).toDouble() > box.captured(2).toDouble(), qPrintable(box.captured(0)));
     }
 
     void formatsComeFromNamesAndSuffixes() {

@@ -274,7 +274,7 @@ std::string tracePredictionUnavailable(const KinetoTrace& trace) {
     if (!trace.steps.empty()) what += " of " + std::to_string(trace.steps.size()) + " steps";
     return what +
            " holds no model graph, so it opens only where its kernels are what is predicted: "
-           "`trainscope-cli predict TRACE` moves its steps to other GPUs, `trainscope-cli inspect TRACE` explains it";
+           "`trainscope-cli predict TRACE` and `report TRACE` move its steps to other GPUs, `inspect TRACE` explains it";
 }
 
 const GpuSpec* matchTraceGpu(const KinetoTrace& trace, const GpuDatabase& db, std::string* how) {

@@ -175,30 +175,7 @@ std::vector<std::string> assumptionsOf(const HardwareChoice& c, const std::vecto
                                           " micro-batches (the batch size is a micro-batch's)"
                                     : "") +
                 "; the batch size is per GPU; time is wall-clock, cost pays for every GPU of the run.");
-    std::set<std::string> dates;
-    int unpriced = 0, amortised = 0;
-    for (const GpuSpec* g : gpus) {
-        const Price* price = g->cheapestPrice();
-        if (!price) ++unpriced;
-        else if (price->amortised) ++amortised;
-        if (price && !price->amortised && !price->date.empty()) dates.insert(price->date);
-    }
-    std::string prices = "Prices: per GPU the cheapest on-demand price per GPU-hour in the GPU database "
-                         "(docs/gpu-database.md)";
-    if (!o.priceSnapshot.date.empty()) prices += ", snapshot of " + o.priceSnapshot.date;
-    if (!dates.empty())
-        prices += ", listings dated " + (dates.size() == 1 ? *dates.begin() : *dates.begin() + " to " + *dates.rbegin());
-    prices += "; each row names its provider and instance";
-    if (amortised > 0) {
-        const Amortisation& m = o.amortisation;
-        prices += "; for " + std::to_string(amortised) + (amortised == 1 ? " GPU" : " GPUs") +
-                  " no cloud listing was found and the card's purchase price is amortised instead: over " +
-                  fixed(m.years, 0) + " years at " + fixed(m.utilisation * 100, 0) + "% utilisation, plus its TDP at $" +
-                  fixed(m.usdPerKWh, 2) + "/kWh";
-    }
-    prices += "; " + std::to_string(unpriced) + " of " + std::to_string(gpus.size()) +
-              " GPUs have no price and are ranked after the priced ones by time.";
-    a.push_back(prices);
+    a.push_back(pricesAssumption(gpus, o.priceSnapshot, o.amortisation));
     a.push_back(
         "Intervals: every figure is a prediction with the range it is expected in (low to high), from "
         "per-operator errors measured on public FP32 forward latencies, widened by stated assumptions for "

@@ -3,29 +3,13 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "choice/choice_tables.h"
 #include "trainscope/predictors/choice/hardware_choice.h"
 
 namespace ts::predictors {
 namespace {
 
 using nlohmann::ordered_json;
-
-// The shortest text that reads back as the same double.
-std::string number(double v) {
-    char buf[64];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    return ec == std::errc() ? std::string(buf, end) : std::string();
-}
-
-std::string csvField(const std::string& s) {
-    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char ch : s) {
-        if (ch == '"') out += '"';
-        out += ch;
-    }
-    return out + "\"";
-}
 
 ordered_json interval(const Interval& i) {
     return {{"value", i.value}, {"low", i.low}, {"high", i.high}};

@@ -4,6 +4,7 @@
 // dollars per million samples, and the time and money to train a given number of samples. Shared
 // by the explorer's GPUs view, the hardware-choice report and the CLI, so they agree to the cent.
 #include <string>
+#include <vector>
 
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/predictors/iteration/training_prediction.h"
@@ -33,5 +34,16 @@ struct TrainingCost {
 // An unsupported prediction or one with no throughput gives hoursToTrain etc. of 0 and priced as
 // the database says; callers show "–" for a prediction that does not fit or is not supported.
 TrainingCost trainingCost(const TrainingPrediction& p, const GpuSpec& gpu, const TrainingGoal& goal);
+
+// Only the price of one GPU-hour on `gpu` (priced, amortised, usdPerGpuHour, priceSource,
+// priceDate), as trainingCost states it; the intervals stay 0. For costs that are not of a goal in
+// samples (a trace's cost per 1,000 steps).
+TrainingCost gpuHourPrice(const GpuSpec& gpu);
+
+// The reports' "Prices: ..." assumption over `gpus`: where the prices come from, the snapshot, the
+// listings' dates, the amortisation where a purchase price stands in, and how many have no price
+// (ranked after the priced ones by time).
+std::string pricesAssumption(const std::vector<const GpuSpec*>& gpus, const PriceSnapshot& snapshot,
+                             const Amortisation& amortisation);
 
 }  // namespace ts::predictors

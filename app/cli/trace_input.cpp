@@ -1,0 +1,52 @@
+#include "trace_input.h"
+
+#include "scenario_options.h"
+#include "trainscope/core/errors.h"
+#include "trainscope/predictors/trace/trace_prediction.h"
+
+namespace ts::cli {
+
+void refuseModelOptionsForTrace(const ScenarioOptions& s, const std::string& batch, int64_t seq) {
+    auto refuse = [&](const std::string& option, const std::string& why) { throw ModelError(option, why); };
+    const std::string noGraph = "a trace records one run of its job and holds no model graph; ";
+    if (!batch.empty()) refuse("--batch", noGraph + "its batch size cannot be changed (use the model for that)");
+    if (!s.optimizer.empty()) refuse("--optimizer", noGraph + "its optimizer steps are kept as recorded");
+    const std::string parallel = noGraph + "its data parallelism is kept as recorded";
+    if (s.gpus != 1) refuse("--gpus", parallel);
+    if (s.zero != 0) refuse("--zero", parallel);
+    if (s.fsdp) refuse("--fsdp", parallel);
+    const std::string links = noGraph + "its collectives move over each GPU's own 8-GPU server links";
+    if (s.interconnect != "nvlink") refuse("--interconnect", links);
+    if (s.infinibandGbps != 400) refuse("--infiniband-gbps", links);
+    const std::string fineTuning = noGraph + "fine-tuning set-ups apply to a model";
+    if (s.lora != ScenarioOptions::kNotGiven) refuse("--lora", fineTuning);
+    if (s.qlora) refuse("--qlora", fineTuning);
+    if (!s.loraTargets.empty()) refuse("--lora-targets", fineTuning);
+    if (s.loraAlpha != 0) refuse("--lora-alpha", fineTuning);
+    if (!s.train.empty()) refuse("--train", fineTuning);
+    if (s.checkpointing) refuse("--checkpointing", noGraph + "checkpointing applies to a model");
+    if (s.accumulation != 1) refuse("--accumulation", noGraph + "accumulation applies to a model");
+    if (seq > 0) refuse("--seq", noGraph + "its sequence length cannot be changed");
+}
+
+predictors::Fp32Math traceMathFrom(const std::string& precision) {
+    const std::string name = precision.empty() ? "as-recorded" : precision;
+    const std::optional<predictors::Fp32Math> math = predictors::parseFp32Math(name);
+    if (!math)
+        throw ModelError("--precision",
+                         "a trace's kernels keep the arithmetic they ran in, or move FP32 work to one "
+                         "of as-recorded, fp32, tf32 or fp32-strict; " +
+                             quoted(name) + " would need the model graph (use the model or its profile)");
+    return *math;
+}
+
+TraceInput loadTraceInput(const std::string& path, const GpuDatabase& db) {
+    TraceInput in;
+    in.trace = readKinetoTrace(path);
+    in.origin = matchTraceGpu(in.trace, db, &in.match);
+    if (std::string why = predictors::tracePredictionProblem(in.trace, in.origin); !why.empty())
+        throw ModelError(path, why);
+    return in;
+}
+
+}  // namespace ts::cli
