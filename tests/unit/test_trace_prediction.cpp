@@ -252,6 +252,14 @@ TEST(TraceKernels, PyTorchsFp32DefaultPutsConvolutionsOnTf32) {
     EXPECT_EQ(strict.move(t.kernels[2]).targetMath, ComputePrecision::Fp32);
     EXPECT_EQ(tf32.move(sgemm).targetMath, ComputePrecision::Tf32);
     EXPECT_LT(tf32.move(sgemm).durationUs, sgemm.durationUs);  // tensor cores: faster
+    // Recorded on a V100, which cannot show whether the job allows TF32: as recorded, its FP32
+    // convolutions take PyTorch's default on an A100 (TF32), its FP32 matrix multiplies stay FP32.
+    const TraceKernelMover fromV100(t, v100, a100, Fp32Math::AsRecorded);
+    EXPECT_EQ(fromV100.move(conv).targetMath, ComputePrecision::Tf32);
+    EXPECT_EQ(fromV100.move(sgemm).targetMath, ComputePrecision::Fp32);
+    // Recorded on an A100, the job's choice is what it ran: FP32 convolutions stay FP32.
+    const TraceKernelMover fromA100(t, a100, gpu("h100-sxm"), Fp32Math::AsRecorded);
+    EXPECT_EQ(fromA100.move(conv).targetMath, ComputePrecision::Fp32);
     // A V100 has no TF32: the default leaves its convolutions in FP32.
     const TraceKernelMover toV100(t, a100, v100, Fp32Math::PyTorchDefault);
     EXPECT_EQ(toV100.move(conv).targetMath, ComputePrecision::Fp32);

@@ -262,6 +262,10 @@ ComputePrecision TraceKernelMover::targetMathFor(ComputePrecision origin, Kernel
     if (origin == ComputePrecision::Fp32 || origin == ComputePrecision::Tf32) {
         switch (math_) {
             case Fp32Math::AsRecorded:
+                // A GPU without TF32 cannot show whether the job allows it; for convolutions
+                // PyTorch does by default (cudnn.allow_tf32), for matrix multiplies it does not.
+                if (origin == ComputePrecision::Fp32 && kind == KernelClass::Conv && !has(*y_.gpu, ComputePrecision::Tf32))
+                    p = ComputePrecision::Tf32;
                 break;
             case Fp32Math::PyTorchDefault:
                 p = kind == KernelClass::Conv ? ComputePrecision::Tf32 : ComputePrecision::Fp32;

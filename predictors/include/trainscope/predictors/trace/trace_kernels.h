@@ -34,7 +34,8 @@ namespace ts::predictors {
 std::optional<ComputePrecision> kernelMathPrecision(const std::string& kernelName, KernelClass kind);
 
 // What the moved job does with FP32 data: as recorded (each kernel keeps its arithmetic where the
-// target has it), or one of the training precisions' FP32 modes: fp32 (PyTorch's default: TF32
+// target has it; FP32 convolutions recorded on a GPU without TF32, which cannot show the job's
+// choice, take PyTorch's default, TF32, where the target has it), or one of the training precisions' FP32 modes: fp32 (PyTorch's default: TF32
 // convolutions on GPUs with TF32, FP32 matrix multiplies), tf32 (both TF32), fp32-strict (neither).
 enum class Fp32Math { AsRecorded, PyTorchDefault, Tf32, Strict };
 
