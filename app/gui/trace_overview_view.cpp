@@ -55,9 +55,9 @@ TraceOverviewView::TraceOverviewView(ExplorerState& state, QWidget* parent) : QW
     layout->addWidget(classBar_);
 
     steps_ = new QStandardItemModel(this);
-    steps_->setHorizontalHeaderLabels({tr("Step"), tr("Host ms"), tr("GPU window ms"), tr("Busy ms"), tr("Idle ms"),
-                                       tr("Communication ms"), tr("Exposed ms"), tr("Host-bound ms"),
-                                       tr("Activities")});
+    // Short headers: nine columns share half the window; the section title gives the unit.
+    steps_->setHorizontalHeaderLabels({tr("Step"), tr("Host"), tr("GPU window"), tr("Busy"), tr("Idle"), tr("Comm."),
+                                       tr("Exposed"), tr("Host-bound"), tr("Activities")});
     operators_ = new QStandardItemModel(this);
     operators_->setHorizontalHeaderLabels(
         {tr("Operator (launching)"), tr("Calls/step"), tr("GPU ms/step"), tr("CPU ms/step"), tr("Kernels/step")});
@@ -65,7 +65,7 @@ TraceOverviewView::TraceOverviewView(ExplorerState& state, QWidget* parent) : QW
     auto* stepsBox = new QWidget(splitter);
     auto* stepsLayout = new QVBoxLayout(stepsBox);
     stepsLayout->setContentsMargins(0, 0, 0, 0);
-    stepsLayout->addWidget(sectionLabel(tr("Steps"), stepsBox));
+    stepsLayout->addWidget(sectionLabel(tr("Steps (ms)"), stepsBox));
     stepTable_ = makeTraceTable(steps_, StepNumber, stepsBox);
     stepTable_->sortByColumn(StepNumber, Qt::AscendingOrder);
     stepTable_->setRootIsDecorated(false);
@@ -197,7 +197,7 @@ void TraceOverviewView::fillTables(const TraceDocument& doc) {
                                numberItem(double(op.calls) / n, 1), numberItem(op.gpuMs / n, 3),
                                numberItem(op.cpuMs / n, 3), numberItem(double(op.kernels) / n, 1)});
     fitColumns(stepTable_);
-    fitColumns(operatorTable_);
+    fitColumns(operatorTable_, 240);  // the figures stay in view; the tooltip has the whole name
 }
 
 }  // namespace ts::gui
