@@ -47,6 +47,10 @@ ExplorerState::~ExplorerState() = default;
 bool ExplorerState::openModel(const std::string& spec) {
     try {
         install(loadForExplorer(spec, db_));
+        // On this thread (screenshots, tests): the predictions too, before the views are drawn.
+        if (trace_)
+            setTracePredictions(trace_.get(),
+                                std::make_shared<const TracePredictions>(predictTraceOnEveryGpu(*trace_, db_)));
     } catch (const std::exception& e) {
         spec_ = spec;
         ++generation_;
@@ -54,16 +58,42 @@ bool ExplorerState::openModel(const std::string& spec) {
         predictor_.reset();
         profile_.reset();
         graph_.reset();
+        trace_.reset();
+        tracePredictions_.reset();
         error_ = QString::fromUtf8(e.what());
         Q_EMIT changed();
     }
-    return hasModel();
+    return hasModel() || hasTrace();
+}
+
+void ExplorerState::installTrace(std::shared_ptr<const TraceDocument> doc) {
+    spec_ = doc->spec;
+    ++generation_;
+    selectedOp_ = -1;
+    graph_.reset();
+    predictor_.reset();
+    profile_.reset();
+    trace_ = std::move(doc);
+    tracePredictions_.reset();
+    error_.clear();
+    recompute();
+    Q_EMIT changed();
+}
+
+void ExplorerState::setTracePredictions(const TraceDocument* forDoc,
+                                        std::shared_ptr<const TracePredictions> predictions) {
+    if (!trace_ || forDoc != trace_.get()) return;
+    tracePredictions_ = std::move(predictions);
+    Q_EMIT changed();
 }
 
 void ExplorerState::install(LoadedModel model) {
+    if (model.trace) return installTrace(std::move(model.trace));
     spec_ = model.spec;
     ++generation_;
     selectedOp_ = -1;
+    trace_.reset();
+    tracePredictions_.reset();
     graph_ = std::move(model.graph);
     predictor_ = std::move(model.predictor);
     profile_ = std::move(model.profile);

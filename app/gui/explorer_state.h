@@ -47,6 +47,17 @@ public:
     // Every setting at once (restored from the last session): one recompute.
     void applySettings(const ExplorerSettings& settings);
     bool hasModel() const { return predictor_ != nullptr; }
+    // A PyTorch profiler trace is open instead of a model (hasModel() is then false): the views
+    // show its measured steps, operators and kernels, and its predictions on other GPUs.
+    bool hasTrace() const { return trace_ != nullptr; }
+    const TraceDocument* trace() const { return trace_.get(); }
+    std::shared_ptr<const TraceDocument> traceDocument() const { return trace_; }
+    // Shows a trace read elsewhere (traceOpeningWork); its predictions follow separately.
+    void installTrace(std::shared_ptr<const TraceDocument> doc);
+    // The open trace's predictions on other GPUs, as far as they are ready; null before any.
+    // Ignored unless `forDoc` is the open trace (a late result of a trace since closed).
+    void setTracePredictions(const TraceDocument* forDoc, std::shared_ptr<const TracePredictions> predictions);
+    const TracePredictions* tracePredictions() const { return tracePredictions_.get(); }
     const QString& error() const { return error_; }
     const std::string& modelSpec() const { return spec_; }
     const Graph* graph() const { return graph_.get(); }
@@ -110,6 +121,8 @@ private:
     std::unique_ptr<Graph> graph_;
     std::unique_ptr<predictors::TrainingPredictor> predictor_;
     std::unique_ptr<Profile> profile_;
+    std::shared_ptr<const TraceDocument> trace_;
+    std::shared_ptr<const TracePredictions> tracePredictions_;
     predictors::TrainingPrediction current_;
     std::vector<predictors::TrainingPrediction> allGpus_;
     predictors::GpuSweep sweep_;

@@ -35,6 +35,11 @@ int writeReportInstead(const std::string& spec) {
         std::fprintf(stderr, "trainscope: %s\n", qPrintable(state.error()));
         return 2;
     }
+    if (state.hasTrace()) {
+        std::fprintf(stderr, "trainscope: %s: %s\n", spec.c_str(),
+                     ts::tracePredictionUnavailable(state.trace()->trace).c_str());
+        return 2;
+    }
     namespace report = ts::report;
     const QString path =
         QDir::current().absoluteFilePath(report::defaultReportFileName(spec, report::ReportFormat::Html));
@@ -98,10 +103,10 @@ int main(int argc, char** argv) {
     if (headless && !parser.isSet(screenshot)) return writeReportInstead(spec);
 
     ts::gui::ExplorerState state;
-    const bool ok = state.openModel(spec);
     ts::gui::MainWindow window(state);
 
     if (parser.isSet(screenshot)) {
+        const bool ok = state.openModel(spec);  // on this thread: the picture shows it loaded
         const QString file = parser.value(screenshot);
         if (!ts::gui::saveScreenshot(window, *shown, file)) {
             std::fprintf(stderr, "trainscope: %s: cannot be written\n", qPrintable(file));
@@ -116,5 +121,6 @@ int main(int argc, char** argv) {
     window.useSettings(settings);
     window.showView(*shown);
     window.show();
+    window.openModel(QString::fromStdString(spec));  // off the GUI thread, with progress and Cancel
     return app.exec();
 }

@@ -42,6 +42,13 @@
 #include "roofline_view.h"
 #include "theme.h"
 #include "timeline_view.h"
+#include "trace_gpu_view.h"
+#include "trace_modules_view.h"
+#include "trace_opening.h"
+#include "trace_overview_view.h"
+#include "trace_timeline_view.h"
+#include "trainscope/core/kineto_trace.h"
+#include "view_page.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/profile_file.h"
 #include "trainscope/predictors/profile/measured_device.h"
@@ -118,12 +125,18 @@ MainWindow::MainWindow(ExplorerState& state, QWidget* parent) : QMainWindow(pare
     timeline_ = new TimelineView(state_, tabs_);
     connect(overview_, &OverviewView::moduleActivated, this, [this] { showView(View::Modules); });
 
-    tabs_->addTab(overview_, tr("Overview"));
-    tabs_->addTab(batchPlot_, tr("Batch size"));
-    tabs_->addTab(gpuView_, tr("GPUs"));
-    tabs_->addTab(moduleView_, tr("Modules"));
-    tabs_->addTab(roofline_, tr("Roofline"));
-    tabs_->addTab(timeline_, tr("Timeline"));
+    // Each tab shows the model's view, or for an open trace its counterpart (or why there is none).
+    auto page = [this](QWidget* modelView, QWidget* traceView, const QString& name) {
+        auto* p = new ViewPage(state_, modelView, traceView, tabs_);
+        tabs_->addTab(p, name);
+        return p;
+    };
+    pages_ = {page(overview_, new TraceOverviewView(state_), tr("Overview")),
+              page(batchPlot_, traceMessagePage(View::BatchPlot), tr("Batch size")),
+              page(gpuView_, new TraceGpuView(state_), tr("GPUs")),
+              page(moduleView_, new TraceModulesView(state_), tr("Modules")),
+              page(roofline_, traceMessagePage(View::Roofline), tr("Roofline")),
+              page(timeline_, new TraceTimelineView(state_), tr("Timeline"))};
     layout->addWidget(tabs_, 1);
     setCentralWidget(central);
 
@@ -138,7 +151,8 @@ MainWindow::MainWindow(ExplorerState& state, QWidget* parent) : QMainWindow(pare
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     openAction_ = file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openFile);
-    openAction_->setToolTip(tr("Open an ONNX, TorchScript or JSON model, or a profile recorded by TrainScope"));
+    openAction_->setToolTip(
+        tr("Open an ONNX, TorchScript or JSON model, a profile recorded by TrainScope, or a PyTorch profiler trace"));
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     QMenu* zoo = file->addMenu(tr("&Zoo"));
     for (const ZooEntry& entry : zooModels()) {
@@ -288,9 +302,10 @@ QWidget* MainWindow::buildControls() {
 
 void MainWindow::openFile() {
     const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open a model or a profile"), QString(),
-        tr("Models and profiles (*.onnx *.pt *.pth *.ptl *.json);;ONNX (*.onnx);;TorchScript (*.pt *.pth *.ptl);;"
-           "JSON model or TrainScope profile (*.json);;All files (*)"));
+        this, tr("Open a model, a profile or a trace"), QString(),
+        tr("Models, profiles and traces (*.onnx *.pt *.pth *.ptl *.json *.json.gz);;ONNX (*.onnx);;"
+           "TorchScript (*.pt *.pth *.ptl);;JSON model or TrainScope profile (*.json);;"
+           "PyTorch profiler trace (*.json *.json.gz);;All files (*)"));
     if (!path.isEmpty()) openModel(path);
 }
 
@@ -299,8 +314,9 @@ void MainWindow::openModel(const QString& spec) {
         showError(tr("Wait for “%1” to finish, or cancel it, before opening %2.").arg(job_->title(), spec));
         return;
     }
-    auto loaded = std::make_shared<LoadedModel>();
     const std::string path = spec.toStdString();
+    if (isKinetoTraceFile(path)) return openTrace(spec);
+    auto loaded = std::make_shared<LoadedModel>();
     const GpuDatabase& db = state_.database();  // read-only while the job runs
     auto* job = new BackgroundJob(tr("Opening %1").arg(QString::fromStdString(displayName(path))),
                                   [loaded, path, &db](JobContext& context) {
@@ -313,15 +329,37 @@ void MainWindow::openModel(const QString& spec) {
             showError(tr("Could not open %1: %2").arg(spec, error));
             return;
         }
-        errorBanner_->hide();
         state_.install(std::move(*loaded));
-        if (settings_) {
-            settings_->addRecentFile(spec);
-            rebuildRecentMenu();
-        }
-        statusBar()->showMessage(tr("Opened %1").arg(spec), 5000);
+        opened(spec);
     });
     startJob(job);
+}
+
+void MainWindow::openTrace(const QString& path) {
+    TraceJobCallbacks callbacks;
+    // The trace shows as soon as it is read; the GPUs view fills in as each GPU is predicted.
+    callbacks.opened = [this, path](std::shared_ptr<const TraceDocument> doc) {
+        state_.installTrace(std::move(doc));
+        opened(path);
+    };
+    callbacks.predicted = [this](std::shared_ptr<const TracePredictions> predictions) {
+        state_.setTracePredictions(state_.trace(), std::move(predictions));
+    };
+    auto* job = new BackgroundJob(tr("Opening %1").arg(QString::fromStdString(displayName(path.toStdString()))),
+                                  traceOpeningWork(path.toStdString(), state_.database(), std::move(callbacks)));
+    connect(job, &BackgroundJob::finished, this, [this, path](bool, const QString& error) {
+        if (!error.isEmpty()) showError(tr("Could not open %1: %2").arg(path, error));
+    });
+    startJob(job);
+}
+
+void MainWindow::opened(const QString& spec) {
+    errorBanner_->hide();
+    if (settings_) {
+        settings_->addRecentFile(spec);
+        rebuildRecentMenu();
+    }
+    statusBar()->showMessage(tr("Opened %1").arg(spec), 5000);
 }
 
 void MainWindow::exportReport() {
@@ -551,31 +589,26 @@ void MainWindow::refresh() {
         interconnect_->setCurrentIndex(interconnect_->findData(int(s.interconnect)));
         checkpointing_->setChecked(s.checkpointing);
     }
-    setWindowTitle(state_.hasModel() ? QString("TrainScope – %1").arg(QString::fromStdString(state_.modelSpec()))
-                                     : QString("TrainScope"));
+    // A trace ran at its own batch size, precision, optimizer and GPU count: only the target GPU
+    // (its predictions in the GPUs view) applies to it.
+    const QString recorded = state_.hasTrace() ? tr("A trace runs as it was recorded") : QString();
+    for (QWidget* control : std::initializer_list<QWidget*>{batchSlider_, batchSpin_, precision_, optimizer_, gpuCount_,
+                                                            interconnect_, checkpointing_}) {
+        control->setEnabled(!state_.hasTrace());
+        control->setStatusTip(recorded);
+    }
+    setWindowTitle(state_.hasModel() || state_.hasTrace()
+                       ? QString("TrainScope – %1").arg(QString::fromStdString(state_.modelSpec()))
+                       : QString("TrainScope"));
     updateActions();
 }
 
 void MainWindow::showView(View view) {
-    tabs_->setCurrentWidget(viewWidget(view));
+    tabs_->setCurrentWidget(pages_[size_t(view)]);
 }
 
 QWidget* MainWindow::viewWidget(View view) const {
-    switch (view) {
-        case View::Overview:
-            return overview_;
-        case View::BatchPlot:
-            return batchPlot_;
-        case View::Gpus:
-            return gpuView_;
-        case View::Modules:
-            return moduleView_;
-        case View::Roofline:
-            return roofline_;
-        case View::Timeline:
-            return timeline_;
-    }
-    return overview_;
+    return pages_[size_t(view)]->currentWidget();
 }
 
 }  // namespace ts::gui

@@ -3,6 +3,7 @@
 // (batch size, precision, optimizer, target GPU, number of GPUs) and the views as tabs.
 #include <QMainWindow>
 #include <QString>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,6 +34,7 @@ class ModuleTreeView;
 class OverviewView;
 class RooflineView;
 class TimelineView;
+class ViewPage;
 
 // The batch slider's log scale: position 0..kSliderSteps <-> batch 1..ExplorerState::kMaxBatch.
 inline constexpr int kSliderSteps = 1000;
@@ -49,6 +51,7 @@ public:
     explicit MainWindow(ExplorerState& state, QWidget* parent = nullptr);
 
     void showView(View view);
+    // What the view's tab shows now: the model's view, or for an open trace its counterpart.
     QWidget* viewWidget(View view) const;
     QSlider* batchSlider() const { return batchSlider_; }
     QSpinBox* batchSpin() const { return batchSpin_; }
@@ -60,8 +63,8 @@ public:
     // application's; tests a temporary file). Restores what it holds now.
     void useSettings(AppSettings& settings);
 
-    // Opens a model, a profile or zoo:NAME on a worker thread; the current model stays until the
-    // new one is ready, and a failure is shown as a sentence in the window.
+    // Opens a model, a profile, a PyTorch profiler trace or zoo:NAME on a worker thread; the current
+    // model stays until the new one is ready, and a failure is shown as a sentence in the window.
     void openModel(const QString& spec);
     // Profiles the open model on `device` ("cuda:0"; tests: "cpu") on a worker thread; measured
     // figures replace the estimates after each batch size.
@@ -84,6 +87,8 @@ private:
     void buildMenus();
     QWidget* buildControls();
     void openFile();
+    void openTrace(const QString& path);
+    void opened(const QString& spec);  // a model or trace is shown: the recent files, the status bar
     void saveProfileAs();
     void exportReport();
     void profileOnThisGpu();
@@ -110,6 +115,7 @@ private:
     ModuleTreeView* moduleView_ = nullptr;
     RooflineView* roofline_ = nullptr;
     TimelineView* timeline_ = nullptr;
+    std::array<ViewPage*, 6> pages_{};  // by View
     GpuTableModel* gpuModel_ = nullptr;
     ModuleTreeModel* moduleModel_ = nullptr;
 

@@ -39,7 +39,10 @@ LoadedModel loadForExplorer(const std::string& spec, const GpuDatabase& db) {
     m.spec = spec;
     std::string modelSpec = spec;
     int64_t seq = 0;
-    if (isKinetoTraceFile(spec)) throw ModelError(spec, tracePredictionUnavailable(readKinetoTrace(spec)));
+    if (isKinetoTraceFile(spec)) {
+        m.trace = makeTraceDocument(spec, readKinetoTrace(spec), db);
+        return m;
+    }
     if (isProfileFile(spec)) {
         m.profile = std::make_unique<Profile>(readProfile(spec));
         modelSpec = profileModelSpec(*m.profile, spec);

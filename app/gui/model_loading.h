@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "trace_document.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/graph.h"
 #include "trainscope/core/profile.h"
@@ -23,11 +24,15 @@ struct LoadedModel {
     std::optional<predictors::TrainingPrecision> profilePrecision;
     std::optional<predictors::Optimizer> profileOptimizer;
     int64_t profileBatch = 0;  // the largest measured batch that fitted, 0 when none
+    // A PyTorch profiler trace instead of a model: no graph, predictor or profile.
+    std::shared_ptr<const TraceDocument> trace;
 };
 
 // Throws ModelError naming the input and the problem (unreadable file, unsupported operator, a
-// profile of another model...). A profile's model is looked up as recorded and, failing that,
-// beside the profile file (profiles travel from a GPU server to a laptop with their model).
+// profile of another model, a damaged trace...). A PyTorch profiler trace is read and summarised
+// (LoadedModel::trace); the window reads one through traceOpeningWork instead, with progress.
+// A profile's model is looked up as recorded and, failing that, beside the profile file
+// (profiles travel from a GPU server to a laptop with their model).
 LoadedModel loadForExplorer(const std::string& spec, const GpuDatabase& db);
 
 // The file name or zoo name a window title or a recent-files menu shows.

@@ -11,9 +11,10 @@ ViewRefresher::ViewRefresher(QWidget* view, std::function<void()> refresh)
 }
 
 void ViewRefresher::request() {
-    // isHidden(), not isVisible(): the current tab of a window not yet shown (tests, screenshots)
-    // is not hidden and must be up to date when it is grabbed.
-    if (view_->isHidden()) {
+    // Visible to its window, not isVisible(): the current tab of a window not yet shown (tests,
+    // screenshots) must be up to date when it is grabbed; a view in a background tab, or the
+    // page of a tab that shows the other kind of document (view_page.h), waits.
+    if (!view_->isVisibleTo(view_->window())) {
         stale_ = true;
         return;
     }

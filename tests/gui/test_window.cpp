@@ -1,5 +1,5 @@
-// The explorer window as a desktop program: models and profiles open off the GUI thread in every
-// format (dialog, drag and drop, recent files), a failing import is a sentence in the window and
+// The explorer window as a desktop program: models, profiles and traces open off the GUI thread in
+// every format (dialog, drag and drop, recent files), a failing import is a sentence in the window and
 // keeps the open model, profiling runs off the GUI thread with progress and Cancel and replaces
 // estimates with measurements as they arrive, and settings survive a restart.
 #include <QAction>
@@ -130,22 +130,39 @@ private Q_SLOTS:
         }
     }
 
-    // A PyTorch profiler trace goes through the same loader: read (so a damaged one says what is
-    // wrong), then refused with the reason, the open model kept.
-    void aTraceIsRefusedWithTheReasonAndKeepsTheOpenModel() {
+    // A PyTorch profiler trace opens off the GUI thread too: shown as soon as it is read, its
+    // predictions on every GPU following in the same job. A damaged one is refused with what is
+    // wrong with it, and the open trace stays.
+    void aTraceOpensOffTheGuiThreadAndADamagedOneIsRefused() {
         ExplorerState state;
         QVERIFY(state.openModel("zoo:resnet18"));
         MainWindow window(state);
-        const QString trace = TRAINSCOPE_TEST_DATA_DIR "/traces/cpu_cnn_shapes.json.gz";
+        const QString trace = TRAINSCOPE_TEST_DATA_DIR "/traces/gpu_tiny_two_streams.json";
+        int ticks = 0;
+        QTimer timer;
+        connect(&timer, &QTimer::timeout, [&ticks] { ++ticks; });
+        timer.start(1);
+        window.openModel(trace);
+        QVERIFY(window.currentJob());
+        QVERIFY(window.jobProgress()->isVisibleTo(&window));
+        QVERIFY(waitForJob(window, 60000));
+        QVERIFY(ticks > 0);
+        QVERIFY2(window.errorText().isEmpty(), qPrintable(window.errorText()));
+        QVERIFY(state.hasTrace());
+        QVERIFY(!state.hasModel());
+        QCOMPARE(QString::fromStdString(state.modelSpec()), trace);
+        QVERIFY(state.trace()->summary.steps.size() == 3);
+        QVERIFY(state.tracePredictions() && state.tracePredictions()->complete);
+        QCOMPARE(state.tracePredictions()->gpus.size(), state.database().gpus().size());
+        QVERIFY(window.windowTitle().contains("gpu_tiny_two_streams.json"));
+
         const QString truncated = TRAINSCOPE_TEST_DATA_DIR "/bad-traces/truncated.json.gz";
-        for (const QString& input : {trace, truncated}) {
-            window.openModel(input);
-            QVERIFY(waitForJob(window, 30000));
-            QVERIFY2(window.errorText().contains(input), qPrintable(window.errorText()));
-            QVERIFY2(window.errorText().contains(input == trace ? "holds no model graph" : "truncated"),
-                     qPrintable(window.errorText()));
-            QCOMPARE(state.modelSpec(), std::string("zoo:resnet18"));
-        }
+        window.openModel(truncated);
+        QVERIFY(waitForJob(window, 30000));
+        QVERIFY2(window.errorText().startsWith("Could not open " + truncated), qPrintable(window.errorText()));
+        QVERIFY2(window.errorText().contains("truncated"), qPrintable(window.errorText()));
+        QCOMPARE(QString::fromStdString(state.modelSpec()), trace);
+        QVERIFY(state.hasTrace());
     }
 
     void dragAndDropAndRecentFilesOpenModels() {

@@ -1,0 +1,80 @@
+#include "trace_document.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ts::gui {
+
+double TraceDocument::stepStartUs(size_t i) const {
+    if (bySteps()) return i < trace.steps.size() ? trace.steps[i].startUs : 0;
+    // summarizeTrace spans a trace without steps from its first activity of the traced GPU (or,
+    // without any, its first operator); the same origin here keeps the stretches in place.
+    for (const TraceKernel& k : trace.kernels)
+        if (k.device == trace.gpuDevice) return k.startUs;
+    double first = trace.operators.empty() ? 0 : trace.operators.front().startUs;
+    for (const TraceOperator& op : trace.operators) first = std::min(first, op.startUs);
+    return first;
+}
+
+size_t medianStepIndex(const TraceSummary& summary) {
+    size_t best = 0;
+    double bestDistance = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < summary.steps.size(); ++i) {
+        const double distance = std::abs(summary.steps[i].cpuMs - summary.medianStepMs);
+        if (distance < bestDistance) {
+            best = i;
+            bestDistance = distance;
+        }
+    }
+    return best;
+}
+
+std::shared_ptr<const TraceDocument> makeTraceDocument(std::string spec, KinetoTrace trace, const GpuDatabase& db) {
+    auto doc = std::make_shared<TraceDocument>();
+    doc->spec = std::move(spec);
+    doc->trace = std::move(trace);
+    // No cut: the timeline shades every host-bound stretch, and the tables sort and filter it all.
+    doc->summary = summarizeTrace(doc->trace, db, std::numeric_limits<size_t>::max());
+    const GpuSpec* origin = matchTraceGpu(doc->trace, db, &doc->originHow);
+    if (origin) doc->origin = *origin;
+    doc->predictionProblem = predictors::tracePredictionProblem(doc->trace, origin);
+    doc->medianStep = medianStepIndex(doc->summary);
+    return doc;
+}
+
+const TraceGpuPrediction* TracePredictions::find(const std::string& gpuId) const {
+    for (const TraceGpuPrediction& g : gpus)
+        if (g.gpuId == gpuId) return &g;
+    return nullptr;
+}
+
+TracePredictions predictTraceOnEveryGpu(const TraceDocument& doc, const GpuDatabase& db,
+                                        const std::atomic<bool>* cancel,
+                                        const std::function<void(const TracePredictions&)>& partial) {
+    TracePredictions out;
+    for (const GpuSpec& gpu : db.gpus()) {
+        if (cancel && cancel->load()) return out;
+        TraceGpuPrediction g;
+        g.gpuId = gpu.id;
+        g.gpuName = gpu.name;
+        if (!doc.predictionProblem.empty() || !doc.origin) {
+            g.problem =
+                doc.predictionProblem.empty() ? "the trace's GPU is not in the database" : doc.predictionProblem;
+        } else {
+            try {
+                g.prediction = predictors::predictTrace(doc.trace, *doc.origin, gpu, predictors::Fp32Math::AsRecorded);
+                std::vector<double>().swap(g.prediction.replay.predictedStartUs);  // per activity: large, unused
+                g.supported = true;
+            } catch (const std::exception& e) {
+                g.problem = e.what();  // a GPU without the figures the model needs
+            }
+        }
+        out.gpus.push_back(std::move(g));
+        if (partial) partial(out);
+    }
+    out.complete = true;
+    return out;
+}
+
+}  // namespace ts::gui
