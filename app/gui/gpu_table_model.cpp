@@ -61,7 +61,8 @@ QVariant GpuTableModel::data(const QModelIndex& index, int role) const {
             return tr("%1 per GPU-hour (%2) × %3 GPU(s)\nIntervals follow the throughput's: %4 – %5 dollars to train")
                 .arg(QLocale().toString(c.usdPerGpuHour, 'f', 2), QString::fromStdString(c.priceSource))
                 .arg(state_.settings().gpus)
-                .arg(QLocale().toString(c.usdToTrain.low, 'f', 0), QLocale().toString(c.usdToTrain.high, 'f', 0));
+                .arg(QLocale().toString(c.usdToTrain.low, 'f', c.usdToTrain.high < 100 ? 2 : 0),
+                     QLocale().toString(c.usdToTrain.high, 'f', c.usdToTrain.high < 100 ? 2 : 0));
         }
         if (column == Gpu && !p.interconnectNotice.empty()) return QString::fromStdString(p.interconnectNotice);
         return QString::fromStdString(p.sourceDetail);
@@ -96,7 +97,9 @@ QVariant GpuTableModel::data(const QModelIndex& index, int role) const {
             const TrainingCost c = costOf(index.row());
             if (column == HoursToTrain) return number(c.hoursToTrain.value, c.hoursToTrain.value < 10 ? 2 : 1);
             if (!c.priced) return sort ? QVariant(kSortsLast) : QVariant(tr("no price"));
-            return column == UsdToTrain ? number(c.usdToTrain.value, 0) : number(c.usdPerMillionSamples.value, 2);
+            // Whole dollars from $100; cents below, where a rounded "0" or "1" would hide the choice.
+            if (column == UsdToTrain) return number(c.usdToTrain.value, c.usdToTrain.value < 100 ? 2 : 0);
+            return number(c.usdPerMillionSamples.value, 2);
         }
         case Supported:
             return p.supported ? tr("yes") : tr("no");
