@@ -1,6 +1,7 @@
 // The TrainScope GUI: the explorer window, or with --screenshot one of its views rendered to a PNG
 // without a display (packaging and tests use it to check that the installed GUI starts). Where
-// there is no display at all it says so and writes the model's hardware-choice report instead.
+// there is no display at all it says so and writes the model's (or the trace's) hardware-choice
+// report instead.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -10,6 +11,9 @@
 #include "explorer_state.h"
 #include "main_window.h"
 #include "report_export.h"
+#include "report_writer.h"
+#include "trace_document.h"
+#include "trainscope/predictors/choice/trace_choice.h"
 #include "screenshot.h"
 #include "theme.h"
 
@@ -25,6 +29,37 @@ bool noDisplay() {
 #endif
 }
 
+// A trace's report: every GPU of the database predicted from it and costed, as `trainscope-cli
+// report TRACE` writes it (predictors/choice/trace_choice.h).
+int writeTraceReportInstead(const std::string& spec, const ts::gui::TraceDocument& doc, const ts::GpuDatabase& db) {
+    if (!doc.predictionProblem.empty() || !doc.origin) {
+        std::fprintf(stderr, "trainscope: %s: %s\n", spec.c_str(),
+                     doc.predictionProblem.empty() ? "its GPU is not in the GPU database"
+                                                   : doc.predictionProblem.c_str());
+        return 2;
+    }
+    std::vector<const ts::GpuSpec*> gpus;
+    for (const ts::GpuSpec& g : db.gpus()) gpus.push_back(&g);
+    ts::predictors::TraceChoiceOptions options;
+    options.priceSnapshot = db.priceSnapshot();
+    options.amortisation = db.amortisation();
+    // The database's own entry: the document's copy is not one of `gpus`, and the recorded row is
+    // found by identity.
+    const ts::GpuSpec& origin = db.get(doc.origin->id);
+    const ts::predictors::TraceChoice choice =
+        ts::predictors::chooseHardwareForTrace(doc.trace, origin, doc.originHow, gpus, options);
+    namespace report = ts::report;
+    const QString path =
+        QDir::current().absoluteFilePath(report::defaultReportFileName(spec, report::ReportFormat::Html));
+    const QString error = report::writeReport(choice, report::ReportFormat::Html, path);
+    if (!error.isEmpty()) {
+        std::fprintf(stderr, "trainscope: %s\n", qPrintable(error));
+        return 2;
+    }
+    std::printf("%s\n", qPrintable(QDir::toNativeSeparators(path)));
+    return 0;
+}
+
 int writeReportInstead(const std::string& spec) {
     std::printf(
         "trainscope: no display (DISPLAY and WAYLAND_DISPLAY are not set): writing the hardware-choice "
@@ -35,12 +70,8 @@ int writeReportInstead(const std::string& spec) {
         std::fprintf(stderr, "trainscope: %s\n", qPrintable(state.error()));
         return 2;
     }
-    if (state.hasTrace()) {
-        std::fprintf(stderr, "trainscope: %s: %s\n", spec.c_str(),
-                     ts::tracePredictionUnavailable(state.trace()->trace).c_str());
-        return 2;
-    }
     namespace report = ts::report;
+    if (state.hasTrace()) return writeTraceReportInstead(spec, *state.trace(), state.database());
     const QString path =
         QDir::current().absoluteFilePath(report::defaultReportFileName(spec, report::ReportFormat::Html));
     const QString error = report::exportReport(
