@@ -15,7 +15,7 @@ void refuseModelOptionsForTrace(const ScenarioOptions& s, const std::string& bat
     if (s.gpus != 1) refuse("--gpus", parallel);
     if (s.zero != 0) refuse("--zero", parallel);
     if (s.fsdp) refuse("--fsdp", parallel);
-    const std::string links = noGraph + "its collectives move over each GPU's own 8-GPU server links";
+    const std::string links = noGraph + "its collectives keep the rate they reached, within each GPU's own ring";
     if (s.interconnect != "nvlink") refuse("--interconnect", links);
     if (s.infinibandGbps != 400) refuse("--infiniband-gbps", links);
     const std::string fineTuning = noGraph + "fine-tuning set-ups apply to a model";

@@ -42,6 +42,18 @@ public:
                            {"args", {{"device", 0}, {"stream", stream}, {"correlation", c}, {"grid", {2048, 1, 1}},
                                      {"block", {256, 1, 1}}, {"registers per thread", 32}, {"shared memory", 0}}}});
     }
+    // An NCCL all-reduce of `elements` floats over `group` GPUs at [start, start + dur], launched at ts.
+    void allReduce(double ts, double start, double dur, int64_t elements, int group) {
+        const int c = ++correlation_;
+        events_.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1},
+                           {"ts", ts}, {"dur", 3}, {"args", {{"correlation", c}}}});
+        events_.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)"},
+                           {"pid", 0}, {"tid", 20}, {"ts", start}, {"dur", dur},
+                           {"args", {{"device", 0}, {"stream", 20}, {"correlation", c}, {"grid", {8, 1, 1}},
+                                     {"block", {544, 1, 1}}, {"Collective name", "allreduce"},
+                                     {"In msg nelems", elements}, {"Out msg nelems", elements},
+                                     {"Group size", group}, {"dtype", "Float"}}}});
+    }
     void runtimeCall(const std::string& name, double ts, double dur) {
         events_.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", name}, {"pid", 1}, {"tid", 1}, {"ts", ts},
                            {"dur", dur}, {"args", {{"correlation", ++correlation_}}}});
@@ -263,6 +275,30 @@ TEST(TraceKernels, PyTorchsFp32DefaultPutsConvolutionsOnTf32) {
     // A V100 has no TF32: the default leaves its convolutions in FP32.
     const TraceKernelMover toV100(t, a100, v100, Fp32Math::PyTorchDefault);
     EXPECT_EQ(toV100.move(conv).targetMath, ComputePrecision::Fp32);
+}
+
+TEST(TraceKernels, CollectivesKeepTheRateTheJobReachedWithinTheTargetsRing) {
+    // 100 M floats all-reduced over 8 GPUs: 2 x 7/8 x 400 MB = 700 MB over each GPU's link. At
+    // 3,043 us that is 230 GB/s, near the A100's NVLink ring (300 GB/s a direction, of which NCCL
+    // gets 80%); at 70,000 us, 10 GB/s: the job's network, not the A100, set that rate.
+    TraceBuilder b;
+    b.step(1, 0, 100000);
+    b.allReduce(10, 20, 3043, 100'000'000, 8);
+    b.allReduce(4000, 4010, 70000, 100'000'000, 8);
+    const KinetoTrace t = b.read();
+    ASSERT_EQ(t.kernels.size(), 2u);
+    EXPECT_DOUBLE_EQ(collectiveBusBytes(t.collectives[0], 8), 2.0 * 7 / 8 * 4e8);
+    // An L40S has no NVLink: its ring is PCIe 4.0 x16 (32 GB/s a direction, 80% of it for NCCL).
+    const TraceKernelMover toPcie(t, gpu("a100-sxm4-80gb"), gpu("l40s"), Fp32Math::AsRecorded);
+    const KernelMove linkBound = toPcie.move(t.kernels[0]);
+    const KernelMove networkBound = toPcie.move(t.kernels[1]);
+    EXPECT_EQ(linkBound.basis, MoveBasis::Link);
+    EXPECT_GT(linkBound.durationUs, 5 * 3043.0);           // 240 / 25 GB/s: about 9.5x longer
+    EXPECT_NEAR(networkBound.durationUs, 70000.0, 1e-6);  // 10 GB/s fits in the PCIe ring
+    // On an H100 SXM (NVLink 900 GB/s) the link-bound one gets faster; the other keeps its rate.
+    const TraceKernelMover toH100(t, gpu("a100-sxm4-80gb"), gpu("h100-sxm"), Fp32Math::AsRecorded);
+    EXPECT_LT(toH100.move(t.kernels[0]).durationUs, 3043.0);
+    EXPECT_NEAR(toH100.move(t.kernels[1]).durationUs, 70000.0, 1e-6);
 }
 
 TEST(TracePrediction, RefusesWhatCannotBeMoved) {

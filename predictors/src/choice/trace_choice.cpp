@@ -39,8 +39,9 @@ std::vector<std::string> assumptionsOf(const TraceChoice& c, const std::vector<c
         "measured timeline, moved only where the host waited for the GPU (docs/traces.md, Predicting from a "
         "trace). A host-bound job stays as slow on a faster GPU.");
     std::string collectives =
-        "Collectives (NCCL) move at the ring bus bandwidth of an 8-GPU server of each GPU: NVLink where its "
-        "topology joins 8 GPUs, else PCIe";
+        "Collectives (NCCL) keep the bus bandwidth the job reached, within each GPU's ring for the group "
+        "(NVLink where its topology joins the group, else PCIe); those that filled their ring, or record no "
+        "message size, move with the rings (8 GPUs where the group is unknown)";
     if (c.collectiveGroupSize > 0)
         collectives += "; the recorded collectives ran in a group of " + std::to_string(c.collectiveGroupSize) +
                        (c.collectiveGroupSize == 1 ? " GPU" : " GPUs");

@@ -63,6 +63,27 @@ bool has(const GpuSpec& g, ComputePrecision p) {
 
 }  // namespace
 
+double collectiveBusBytes(const TraceCollective& c, int groupSize) {
+    const std::string dtype = lower(c.dtype, 32);
+    const double element = dtype.find("half") != std::string::npos || dtype.find("bfloat16") != std::string::npos ? 2
+                           : dtype.find("double") != std::string::npos || dtype.find("long") != std::string::npos ? 8
+                           : dtype.find("byte") != std::string::npos || dtype.find("char") != std::string::npos ||
+                                   dtype.find("bool") != std::string::npos
+                               ? 1
+                               : 4;
+    const double n = std::max(2, groupSize);
+    const std::string name = lower(c.name, 64);
+    const double elements = double(std::max(c.inElements, c.outElements));
+    if (!(elements > 0)) return 0;
+    // NCCL's bus bandwidth: what each GPU's link carries.
+    if (name.find("allreduce") != std::string::npos || name.find("all_reduce") != std::string::npos)
+        return 2 * (n - 1) / n * elements * element;
+    if (name.find("allgather") != std::string::npos || name.find("all_gather") != std::string::npos ||
+        name.find("reducescatter") != std::string::npos || name.find("reduce_scatter") != std::string::npos)
+        return (n - 1) / n * elements * element;
+    return elements * element;
+}
+
 std::optional<ComputePrecision> kernelMathPrecision(const std::string& kernelName, KernelClass kind) {
     if (!computeClass(kind)) return std::nullopt;
     const std::string n = lower(kernelName);
@@ -222,9 +243,6 @@ TraceKernelMover::TraceKernelMover(const KinetoTrace& trace, const GpuSpec& orig
         pcie.gpus = 2;
         pcie.interconnect = InterconnectKind::Pcie;
         if (auto l = linkFor(*gpu, pcie, why)) side->hostLinkGBs = l->busBandwidthGBs;
-        DataParallel ring;
-        ring.gpus = 8;
-        if (auto l = linkFor(*gpu, ring, why)) side->collectiveGBs = l->busBandwidthGBs;
     }
     sustainedFp32Y_ = sustainedFp32Tflops(origin, linear) * 1e6;
     sustainedFp32X_ = sustainedFp32Tflops(target, linear) * 1e6;
@@ -245,6 +263,16 @@ TraceKernelMover::TraceKernelMover(const KinetoTrace& trace, const GpuSpec& orig
                                                   : c == KernelClass::Reduction     ? "softmax"
                                                                                     : "add")
                                           .params;
+}
+
+double TraceKernelMover::ringBytesPerUs(const Side& s, int gpus) const {
+    auto& cache = &s == &y_ ? ringY_ : ringX_;
+    if (auto it = cache.find(gpus); it != cache.end()) return it->second;
+    DataParallel ring;
+    ring.gpus = gpus;
+    std::string why;
+    const std::optional<LinkModel> l = linkFor(*s.gpu, ring, why);
+    return cache[gpus] = l ? l->busBandwidthGBs * 1e3 : 0;
 }
 
 double TraceKernelMover::computeRate(const Side& s, ComputePrecision p, bool conv) const {
@@ -315,15 +343,30 @@ KernelMove TraceKernelMover::move(const TraceKernel& k, std::optional<ComputePre
     const std::string& name = trace_.str(k.name);
 
     if (k.kind == KernelClass::Communication) {
-        if (y_.collectiveGBs > 0 && x_.collectiveGBs > 0) {
-            m.durationUs = k.durationUs * y_.collectiveGBs / x_.collectiveGBs;
+        // Where the kernel records its message, the bus bandwidth the job reached: a collective
+        // that stayed below 80% of its GPU's ring (another node's network, small messages, PCIe
+        // contention) keeps that rate within the target's ring; one that filled it moves with the
+        // ring. Without a message, the ring ratio.
+        const TraceCollective* c =
+            k.collective >= 0 && size_t(k.collective) < trace_.collectives.size() ? &trace_.collectives[size_t(k.collective)]
+                                                                                  : nullptr;
+        const int group = c && c->groupSize >= 2 ? std::min(c->groupSize, 1 << 16) : 8;
+        const double ringY = ringBytesPerUs(y_, group), ringX = ringBytesPerUs(x_, group);
+        const double busBytes = c ? collectiveBusBytes(*c, group) : 0;
+        if (ringY > 0 && ringX > 0) {
             m.basis = MoveBasis::Link;
+            const double rateY = busBytes > 0 && k.durationUs > 0 ? busBytes / k.durationUs : 0;
+            if (rateY > 0 && rateY < 0.8 * ringY)
+                m.durationUs = busBytes / std::min(rateY, ringX);
+            else
+                m.durationUs = k.durationUs * ringY / ringX;
         }
         if (!notedLink_) {
             notedLink_ = true;
             notes_.push_back(
-                "collectives are scaled by the ring bandwidth of an 8-GPU server of each GPU (NVLink where its "
-                "topology joins 8, else PCIe): the trace does not say how the job's GPUs were connected");
+                "collectives keep the bus bandwidth the job reached, within the target's ring (NVLink where its "
+                "topology joins the group, else PCIe); those that filled their GPU's ring, or record no message "
+                "size, scale with the rings: the trace does not say how the job's GPUs were connected");
         }
         return m;
     }

@@ -16,6 +16,7 @@
 // the host scale with the PCIe link, collectives with the link NCCL's ring uses (linkFor).
 // Everything is documented with its evidence in docs/traces.md ("Predicting from a trace").
 #include <array>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +60,11 @@ struct TraceWork {
 };
 TraceWork analyseTraceWork(const KinetoTrace& trace);
 
+// Bytes a collective moves over each GPU's link (NCCL's bus bandwidth convention): all-reduce
+// 2 (n-1)/n of its message, all-gather and reduce-scatter (n-1)/n, others the message; 0 when the
+// trace records no message size.
+double collectiveBusBytes(const TraceCollective& c, int groupSize);
+
 // How a moved duration was obtained, from most to least informed.
 enum class MoveBasis { Shapes, Launch, ClassOnly, Link, Kept };
 const char* moveBasisName(MoveBasis b);  // "shapes", "launch", "class", "link", "kept"
@@ -92,10 +98,10 @@ private:
         const GpuSpec* gpu = nullptr;
         double memBytesPerUs = 0;  // achieved DRAM bandwidth of kernels in an iteration
         double hostLinkGBs = 0;    // PCIe, 0 unknown
-        double collectiveGBs = 0;  // NCCL ring bus bandwidth, 0 unknown
         double sms = 1;
     };
     double computeRate(const Side& s, ComputePrecision p, bool conv) const;  // FLOP per us
+    double ringBytesPerUs(const Side& s, int gpus) const;                      // NCCL ring bus, 0 unknown
     ComputePrecision targetMathFor(ComputePrecision origin, KernelClass kind) const;
     double blocksPerWave(const Side& s, const TraceKernel& k, bool& fits) const;
 
@@ -107,6 +113,7 @@ private:
     std::shared_ptr<const TraceWork> work_;
     double floorY_ = 0, floorX_ = 0;
     std::array<const ScalingParams*, size_t(KernelClass::Other) + 1> classParams_{};
+    mutable std::map<int, double> ringY_, ringX_;  // by group size
     mutable std::vector<std::string> notes_;
     mutable bool notedLink_ = false, notedHost_ = false, notedUnsupported_ = false, notedFit_ = false;
 };
