@@ -1,11 +1,12 @@
 #include "profile_command.h"
 
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
-#include <unistd.h>
 
 #include "trainscope/core/errors.h"
 #include "trainscope/core/model_loader.h"
@@ -76,9 +77,9 @@ void printSummary(const Profile& p) {
                       << std::setprecision(3) << part.ms << " ms\n";
         const MemoryProfile& m = r.memory;
         std::cout << "  memory: weights " << megabytes(m.weights) << ", gradients " << megabytes(m.gradients)
-                  << ", optimizer state " << megabytes(m.optimizerState) << ", activations "
-                  << megabytes(m.activations) << ", inputs " << megabytes(m.inputs) << ", workspace "
-                  << megabytes(m.workspace) << "; peak " << megabytes(m.peakAllocated);
+                  << ", optimizer state " << megabytes(m.optimizerState) << ", activations " << megabytes(m.activations)
+                  << ", inputs " << megabytes(m.inputs) << ", workspace " << megabytes(m.workspace) << "; peak "
+                  << megabytes(m.peakAllocated);
         if (m.cudaContext > 0) std::cout << " (+ " << megabytes(m.cudaContext) << " outside the allocator)";
         std::cout << "\n";
     }
@@ -91,18 +92,23 @@ void printSummary(const Profile& p) {
 
 CLI::App* addProfileCommand(CLI::App& app, ProfileCommandOptions& o) {
     CLI::App* cmd = app.add_subcommand(
-        "profile", "Measure training of a model on the local GPU (or the CPU): each layer's forward and backward "
-                   "time in isolation, the whole iteration and its parts, memory by category, GPU kernels; at one "
-                   "or more batch sizes. Writes a profile file (docs/profile-format.md). Ctrl-C stops and writes "
-                   "what was measured, marked incomplete.");
+        "profile",
+        "Measure training of a model on the local GPU (or the CPU): each layer's forward and backward "
+        "time in isolation, the whole iteration and its parts, memory by category, GPU kernels; at one "
+        "or more batch sizes. Writes a profile file (docs/profile-format.md). Ctrl-C stops and writes "
+        "what was measured, marked incomplete.");
     cmd->add_option("MODEL", o.model, "model file or zoo:NAME[?options]")->required();
     cmd->add_option("--device", o.device, "cpu, cuda or cuda:N (default cpu)");
     cmd->add_option("--batch,-b", o.batch, "batch size, a list N,M,... or auto (grow until out of memory)");
-    cmd->add_option("--batch-cap", o.batchCap, "with --batch auto: the largest batch tried (default 4096 on a GPU, "
-                                               "8 on the CPU)")
+    cmd->add_option("--batch-cap", o.batchCap,
+                    "with --batch auto: the largest batch tried (default 4096 on a GPU, "
+                    "8 on the CPU)")
         ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
-    cmd->add_option("--seq", o.seq, "sequence length for sequence models")->check(CLI::Range(int64_t(1), int64_t(1) << 20));
-    cmd->add_option("--precision", o.precision, "fp32 (PyTorch's default: TF32 convolutions on Ampere and newer), fp32-strict, tf32, amp-fp16 or amp-bf16 (default fp32)");
+    cmd->add_option("--seq", o.seq, "sequence length for sequence models")
+        ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+    cmd->add_option("--precision", o.precision,
+                    "fp32 (PyTorch's default: TF32 convolutions on Ampere and newer), fp32-strict, tf32, amp-fp16 or "
+                    "amp-bf16 (default fp32)");
     cmd->add_option("--optimizer", o.optimizer, "sgd, sgd-momentum, adam or adamw (default sgd)");
     cmd->add_option("-o,--output", o.output, "profile file to write")->required();
     cmd->add_option("--trace", o.trace, "also write one iteration as a Chrome/Perfetto trace (JSON)");
@@ -118,12 +124,14 @@ int runProfile(const ProfileCommandOptions& c) {
     o.batches = parseBatches(c.batch, o.autoBatch);
     o.autoBatchCap = c.batchCap;
     o.seq = c.seq;
-    try {
-        o.precision = parseTrainingPrecision(c.precision);
-        o.optimizer = parseOptimizer(c.optimizer);
-    } catch (const std::invalid_argument& e) {
-        throw ModelError("", e.what());
-    }
+    const auto precision = parseTrainingPrecision(c.precision);
+    if (!precision)
+        throw ModelError("", "unknown precision '" + c.precision + "' (expected " + trainingPrecisionNames() + ")");
+    const auto optimizer = parseOptimizer(c.optimizer);
+    if (!optimizer) throw ModelError("", "unknown optimizer '" + c.optimizer + "' (expected " + optimizerNames() + ")");
+    if (auto why = unprofilableReason(*precision, *optimizer)) throw ModelError("", *why);
+    o.precision = *precision;
+    o.optimizer = *optimizer;
     o.perLayer = !c.noLayers;
     o.recordKernels = !c.noKernels;
     if (c.quick) {

@@ -11,48 +11,6 @@ namespace ts::gui {
 
 using namespace ts::predictors;
 
-namespace {
-
-Precision profilerPrecision(TrainingPrecision p) {
-    switch (p) {
-        case TrainingPrecision::Fp32:
-            return Precision::FP32;
-        case TrainingPrecision::Tf32:
-            return Precision::TF32;
-        case TrainingPrecision::Fp32Strict:
-            return Precision::FP32Strict;
-        case TrainingPrecision::AmpFp16:
-            return Precision::AmpFP16;
-        case TrainingPrecision::AmpBf16:
-            return Precision::AmpBF16;
-        case TrainingPrecision::Fp8:
-            break;
-    }
-    throw ModelError("",
-                     "fp8 cannot be profiled (the profiler runs fp32, fp32-strict, tf32, amp-fp16 and amp-bf16); choose "
-                     "one of those, fp8 stays a prediction");
-}
-
-OptimizerKind profilerOptimizer(Optimizer o) {
-    switch (o) {
-        case Optimizer::Sgd:
-            return OptimizerKind::SGD;
-        case Optimizer::SgdMomentum:
-            return OptimizerKind::SGDMomentum;
-        case Optimizer::Adam:
-            return OptimizerKind::Adam;
-        case Optimizer::AdamW:
-            return OptimizerKind::AdamW;
-        case Optimizer::Adam8bit:
-            break;
-    }
-    throw ModelError("",
-                     "adam8bit cannot be profiled (the profiler runs PyTorch's own optimizers); choose adam, "
-                     "adam8bit stays a prediction");
-}
-
-}  // namespace
-
 ProfilingAvailability gpuProfilingAvailability() {
     ProfilingAvailability a;
     if (!executionSupported()) {
@@ -103,8 +61,9 @@ BackgroundJob::Work profilingWork(ProfileRequest request, std::function<void(con
         ProfileOptions o;
         o.device = request.device;
         o.batches = request.batches;
-        o.precision = profilerPrecision(request.precision);
-        o.optimizer = profilerOptimizer(request.optimizer);
+        if (auto why = unprofilableReason(request.precision, request.optimizer)) throw ModelError("", *why);
+        o.precision = request.precision;
+        o.optimizer = request.optimizer;
         o.modelSpec = request.modelSpec;
         o.deviceProperties = request.properties;
         if (request.quick) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "timing.h"
+#include "trainscope/core/gpu_database.h"
 #include "trainscope/core/gpu_device.h"
 
 namespace ts::kernels::detail {
@@ -38,9 +39,9 @@ std::vector<ts::Measurement> measureFp32Peak(const BenchContext& ctx);
 // launch_latency and launch_throughput (us) of an empty kernel.
 std::vector<ts::Measurement> measureLaunchOverhead(const BenchContext& ctx);
 
-enum class TensorPrecision { TF32, FP16, BF16, FP8 };
-// tensor_tf32 / tensor_fp16 / tensor_bf16 / tensor_fp8 (TFLOP/s) through a square cuBLASLt GEMM.
-ts::Measurement measureTensorPeak(const BenchContext& ctx, TensorPrecision precision);
+// tensor_tf32 / tensor_fp16 / tensor_bf16 / tensor_fp8 (TFLOP/s) through a square cuBLASLt GEMM, for
+// the GPU database's tensor-core precisions (Tf32, Fp16, Bf16, Fp8; Fp32 is measureFp32Peak's).
+ts::Measurement measureTensorPeak(const BenchContext& ctx, ts::ComputePrecision precision);
 
 // Random, non-zero test data (magnitudes in [0.25, 1), random signs, never NaN) of one element type.
 enum class ElementKind { F32, F16, BF16, E4M3 };

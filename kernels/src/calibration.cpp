@@ -29,7 +29,7 @@ std::vector<Stage> stages() {
     auto one = [](ts::Measurement (*f)(const BenchContext&)) {
         return [f](const BenchContext& c) { return std::vector<ts::Measurement>{f(c)}; };
     };
-    auto tensor = [](TensorPrecision p) {
+    auto tensor = [](ts::ComputePrecision p) {
         return [p](const BenchContext& c) { return std::vector<ts::Measurement>{measureTensorPeak(c, p)}; };
     };
     return {
@@ -39,10 +39,10 @@ std::vector<Stage> stages() {
          measureDramBandwidth},
         {"L2 bandwidth", {{"l2_read", "GB/s"}}, one(measureL2Bandwidth)},
         {"FP32 FMA peak and SM clock", {{"fp32_fma", "TFLOP/s"}, {"sm_clock_under_load", "MHz"}}, measureFp32Peak},
-        {"TF32 tensor GEMM", {{"tensor_tf32", "TFLOP/s"}}, tensor(TensorPrecision::TF32)},
-        {"FP16 tensor GEMM", {{"tensor_fp16", "TFLOP/s"}}, tensor(TensorPrecision::FP16)},
-        {"BF16 tensor GEMM", {{"tensor_bf16", "TFLOP/s"}}, tensor(TensorPrecision::BF16)},
-        {"FP8 tensor GEMM", {{"tensor_fp8", "TFLOP/s"}}, tensor(TensorPrecision::FP8)},
+        {"TF32 tensor GEMM", {{"tensor_tf32", "TFLOP/s"}}, tensor(ts::ComputePrecision::Tf32)},
+        {"FP16 tensor GEMM", {{"tensor_fp16", "TFLOP/s"}}, tensor(ts::ComputePrecision::Fp16)},
+        {"BF16 tensor GEMM", {{"tensor_bf16", "TFLOP/s"}}, tensor(ts::ComputePrecision::Bf16)},
+        {"FP8 tensor GEMM", {{"tensor_fp8", "TFLOP/s"}}, tensor(ts::ComputePrecision::Fp8)},
     };
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -24,9 +25,9 @@ struct Precision {
     const char* types;
 };
 
-Precision describe(TensorPrecision p) {
+Precision describe(ts::ComputePrecision p) {
     switch (p) {
-        case TensorPrecision::TF32:
+        case ts::ComputePrecision::Tf32:
             return {"tensor_tf32",
                     "TF32",
                     CUDA_R_32F,
@@ -38,7 +39,7 @@ Precision describe(TensorPrecision p) {
                     0,
                     ElementKind::F32,
                     "A/B/C/D fp32, TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32)"};
-        case TensorPrecision::FP16:
+        case ts::ComputePrecision::Fp16:
             return {"tensor_fp16",
                     "FP16",
                     CUDA_R_16F,
@@ -50,7 +51,7 @@ Precision describe(TensorPrecision p) {
                     0,
                     ElementKind::F16,
                     "A/B/C/D fp16, FP32 accumulate"};
-        case TensorPrecision::BF16:
+        case ts::ComputePrecision::Bf16:
             return {"tensor_bf16",
                     "BF16",
                     CUDA_R_16BF,
@@ -62,8 +63,9 @@ Precision describe(TensorPrecision p) {
                     0,
                     ElementKind::BF16,
                     "A/B/C/D bf16, FP32 accumulate"};
-        case TensorPrecision::FP8:
-        default:
+        case ts::ComputePrecision::Fp32:  // not a tensor-core precision: measureFp32Peak measures it
+            throw std::invalid_argument("measureTensorPeak: fp32 runs on CUDA cores (measureFp32Peak)");
+        case ts::ComputePrecision::Fp8:
             return {"tensor_fp8",
                     "FP8",
                     CUDA_R_8F_E4M3,
@@ -76,6 +78,7 @@ Precision describe(TensorPrecision p) {
                     ElementKind::E4M3,
                     "A/B fp8 e4m3 with unit scale pointers, C/D bf16, FP32 accumulate with fast accumulation"};
     }
+    throw std::invalid_argument("measureTensorPeak: unknown precision");
 }
 
 // cuBLASLt descriptors, destroyed on every path.
@@ -119,7 +122,7 @@ constexpr size_t kWorkspaceBytes = size_t(64) << 20;
 
 }  // namespace
 
-ts::Measurement measureTensorPeak(const BenchContext& ctx, TensorPrecision which) {
+ts::Measurement measureTensorPeak(const BenchContext& ctx, ts::ComputePrecision which) {
     const Precision p = describe(which);
     const ts::DeviceProperties& dev = ctx.device;
     if (dev.ccMajor * 10 + dev.ccMinor < p.minMajor * 10 + p.minMinor)
@@ -158,7 +161,7 @@ ts::Measurement measureTensorPeak(const BenchContext& ctx, TensorPrecision which
     // "TN" (A transposed, B not): the layout cuBLASLt requires for FP8, used for every precision.
     setDesc(desc.get(), CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
     setDesc(desc.get(), CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
-    if (which == TensorPrecision::FP8) {
+    if (which == ts::ComputePrecision::Fp8) {
         const float* scaleA = scales.get<float>();
         const float* scaleB = scaleA + 1;
         setDesc(desc.get(), CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, scaleA);

@@ -14,13 +14,13 @@ TEST(LocalGpuProfiler, ProfilesASmallModelWithKernelsAndMemory) {
     DeviceQuery q = kernels::queryDevices();
     if (!q.available) GTEST_SKIP() << "no GPU: " << q.status;
     Graph g = loadModel("zoo:resnet18?image=64&classes=10");
-    for (Precision precision : {Precision::FP32, Precision::AmpBF16}) {
-        SCOPED_TRACE(precisionName(precision));
+    for (TrainingPrecision precision : {TrainingPrecision::Fp32, TrainingPrecision::AmpBf16}) {
+        SCOPED_TRACE(trainingPrecisionName(precision));
         ProfileOptions o;
         o.device = "cuda:0";
         o.batches = {2, 8};
         o.precision = precision;
-        o.optimizer = OptimizerKind::Adam;
+        o.optimizer = Optimizer::Adam;
         o.deviceProperties = q.devices.at(0);
         ProfileResult result = profileModel(g, o);
         const Profile& p = result.profile;

@@ -76,11 +76,11 @@ void expectConsistent(const ts::Profile& p) {
 TEST(Profiler, MemoryCategoriesEqualExactTensorSizesOnCpu) {
     ts::Graph g = ts::importJsonModelText(kMlp, "mlp.json");
     struct Case {
-        ts::OptimizerKind optimizer;
+        ts::Optimizer optimizer;
         double stateCopies;  // optimizer state in units of the parameters' bytes
     };
-    for (Case c : {Case{ts::OptimizerKind::SGD, 0}, Case{ts::OptimizerKind::SGDMomentum, 1},
-                   Case{ts::OptimizerKind::Adam, 2}, Case{ts::OptimizerKind::AdamW, 2}}) {
+    for (Case c : {Case{ts::Optimizer::Sgd, 0}, Case{ts::Optimizer::SgdMomentum, 1},
+                   Case{ts::Optimizer::Adam, 2}, Case{ts::Optimizer::AdamW, 2}}) {
         SCOPED_TRACE(ts::optimizerName(c.optimizer));
         ts::ProfileOptions o = quickOptions();
         o.batches = {2};
@@ -151,14 +151,14 @@ TEST(Profiler, AutoBatchSweepsUpToTheCap) {
 
 TEST(Profiler, MixedPrecisionRunsOnCpu) {
     ts::Graph g = ts::importJsonModelText(kMlp, "mlp.json");
-    for (ts::Precision prec : {ts::Precision::AmpBF16, ts::Precision::AmpFP16}) {
-        SCOPED_TRACE(ts::precisionName(prec));
+    for (ts::TrainingPrecision prec : {ts::TrainingPrecision::AmpBf16, ts::TrainingPrecision::AmpFp16}) {
+        SCOPED_TRACE(ts::trainingPrecisionName(prec));
         ts::ProfileOptions o = quickOptions();
         o.batches = {2};
         o.precision = prec;
-        o.optimizer = ts::OptimizerKind::Adam;
+        o.optimizer = ts::Optimizer::Adam;
         ts::Profile p = ts::profileModel(g, o).profile;
-        EXPECT_EQ(p.scenario.precision, ts::precisionName(prec));
+        EXPECT_EQ(p.scenario.precision, ts::trainingPrecisionName(prec));
         expectConsistent(p);
         // Master weights stay fp32 under autocast; Adam's two moments exist once a step was taken.
         EXPECT_EQ(p.runs[0].memory.weights, kMlpParameters * 4);

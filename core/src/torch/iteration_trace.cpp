@@ -17,7 +17,7 @@ struct HookEvent {
 }  // namespace
 
 Timeline traceIteration(GraphExecutor& ex, const LossFunction& loss, TrainingStep& step, DeviceRuntime& rt,
-                        Precision precision, profiling::KernelTracer* tracer) {
+                        TrainingPrecision precision, profiling::KernelTracer* tracer) {
     const Graph& g = ex.graph();
     if (tracer && !tracer->active()) tracer = nullptr;
     Timeline t;

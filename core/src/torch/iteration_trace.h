@@ -11,6 +11,6 @@
 namespace ts::torchexec {
 
 Timeline traceIteration(GraphExecutor& ex, const LossFunction& loss, TrainingStep& step, DeviceRuntime& rt,
-                        Precision precision, profiling::KernelTracer* tracer);
+                        TrainingPrecision precision, profiling::KernelTracer* tracer);
 
 }  // namespace ts::torchexec

@@ -290,6 +290,7 @@ std::vector<int64_t> autoBatchSizes(int64_t cap) {
 }  // namespace
 
 ProfileResult profileModel(const Graph& g, const ProfileOptions& o) {
+    if (auto why = unprofilableReason(o.precision, o.optimizer)) throw ExecutionError(*why);
     ProfileResult result;
     Profile& p = result.profile;
     std::unique_ptr<DeviceRuntime> rt = DeviceRuntime::open(o.device);
@@ -300,11 +301,11 @@ ProfileResult profileModel(const Graph& g, const ProfileOptions& o) {
     p.scenario.model = o.modelSpec.empty() ? g.source : o.modelSpec;
     p.scenario.modelName = g.name;
     p.scenario.seq = seq;
-    p.scenario.precision = precisionName(o.precision);
+    p.scenario.precision = trainingPrecisionName(o.precision);
     p.scenario.optimizer = optimizerName(o.optimizer);
     p.scenario.cudnnBenchmark = rt->isCuda();
     if (rt->isCuda()) at::globalContext().setBenchmarkCuDNN(true);  // as in training
-    if (!rt->isCuda() && o.precision == Precision::TF32)
+    if (!rt->isCuda() && o.precision == TrainingPrecision::Tf32)
         p.notes.push_back("tf32 changes nothing on the CPU: the CPU run is fp32");
 
     std::unique_ptr<profiling::KernelTracer> tracer;

@@ -9,25 +9,25 @@ namespace ts::torchexec {
 
 // ---- precision ----
 
-PrecisionScope::PrecisionScope(Precision p, const at::Device& device) : precision_(p), deviceType_(device.type()) {
+PrecisionScope::PrecisionScope(TrainingPrecision p, const at::Device& device) : precision_(p), deviceType_(device.type()) {
     auto& ctx = at::globalContext();
     prevTf32Cublas_ = ctx.allowTF32CuBLAS();
     prevTf32Cudnn_ = ctx.allowTF32CuDNN();
     // fp32 is PyTorch's default (FP32 GEMMs, TF32 convolutions); fp32-strict is true FP32 for both;
     // tf32 lets cuBLAS and cuDNN both use TF32 tensor cores.
-    ctx.setAllowTF32CuBLAS(p == Precision::TF32);
-    ctx.setAllowTF32CuDNN(p == Precision::TF32 || p == Precision::FP32);
+    ctx.setAllowTF32CuBLAS(p == TrainingPrecision::Tf32);
+    ctx.setAllowTF32CuDNN(p == TrainingPrecision::Tf32 || p == TrainingPrecision::Fp32);
     prevEnabled_ = at::autocast::is_autocast_enabled(deviceType_);
     prevDtype_ = at::autocast::get_autocast_dtype(deviceType_);
-    if (p == Precision::AmpFP16 || p == Precision::AmpBF16) {
-        at::autocast::set_autocast_dtype(deviceType_, p == Precision::AmpFP16 ? at::kHalf : at::kBFloat16);
+    if (p == TrainingPrecision::AmpFp16 || p == TrainingPrecision::AmpBf16) {
+        at::autocast::set_autocast_dtype(deviceType_, p == TrainingPrecision::AmpFp16 ? at::kHalf : at::kBFloat16);
         at::autocast::set_autocast_enabled(deviceType_, true);
         at::autocast::increment_nesting();
     }
 }
 
 PrecisionScope::~PrecisionScope() {
-    if (precision_ == Precision::AmpFP16 || precision_ == Precision::AmpBF16) {
+    if (precision_ == TrainingPrecision::AmpFp16 || precision_ == TrainingPrecision::AmpBf16) {
         // Leaving the outermost autocast region frees its cache of 16-bit weight copies, as in PyTorch.
         if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
         at::autocast::set_autocast_enabled(deviceType_, prevEnabled_);
@@ -80,26 +80,28 @@ struct TrainingStep::Impl {
     at::Tensor scale, growthTracker;
 };
 
-TrainingStep::TrainingStep(GraphExecutor& ex, OptimizerKind kind, Precision precision) : impl_(std::make_unique<Impl>()) {
+TrainingStep::TrainingStep(GraphExecutor& ex, Optimizer kind, TrainingPrecision precision) : impl_(std::make_unique<Impl>()) {
     impl_->params = ex.parameters();
     auto& p = impl_->params;
     // Learning rates are ordinary defaults: profiling measures cost, not convergence.
     switch (kind) {
-        case OptimizerKind::SGD:
+        case Optimizer::Sgd:
             impl_->optimizer = std::make_unique<torch::optim::SGD>(p, torch::optim::SGDOptions(0.01));
             break;
-        case OptimizerKind::SGDMomentum:
+        case Optimizer::SgdMomentum:
             impl_->optimizer = std::make_unique<torch::optim::SGD>(p, torch::optim::SGDOptions(0.01).momentum(0.9));
             break;
-        case OptimizerKind::Adam:
+        case Optimizer::Adam:
             impl_->optimizer = std::make_unique<torch::optim::Adam>(p, torch::optim::AdamOptions(1e-3));
             break;
-        case OptimizerKind::AdamW:
+        case Optimizer::AdamW:
             impl_->optimizer =
                 std::make_unique<torch::optim::AdamW>(p, torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
             break;
+        case Optimizer::Adam8bit:
+            throw ExecutionError("the profiler cannot run adam8bit (bitsandbytes is not part of LibTorch)");
     }
-    if (precision == Precision::AmpFP16) {
+    if (precision == TrainingPrecision::AmpFp16) {
         // torch.amp.GradScaler's defaults: initial scale 2^16, growth 2 every 2000 good steps, backoff 0.5.
         impl_->scaleLoss = true;
         auto opts = at::TensorOptions().device(ex.device());

@@ -16,13 +16,13 @@ namespace ts::torchexec {
 // Enables autocast (AMP precisions) or TF32 for its lifetime, restoring the previous state.
 class PrecisionScope {
 public:
-    PrecisionScope(Precision p, const at::Device& device);
+    PrecisionScope(TrainingPrecision p, const at::Device& device);
     ~PrecisionScope();
     PrecisionScope(const PrecisionScope&) = delete;
     PrecisionScope& operator=(const PrecisionScope&) = delete;
 
 private:
-    Precision precision_;
+    TrainingPrecision precision_;
     at::DeviceType deviceType_;
     bool prevEnabled_ = false;
     at::ScalarType prevDtype_ = at::kFloat;
@@ -49,7 +49,7 @@ private:
 // The optimizer over the executor's parameters, with the fp16 gradient scaler when needed.
 class TrainingStep {
 public:
-    TrainingStep(GraphExecutor& ex, OptimizerKind kind, Precision precision);
+    TrainingStep(GraphExecutor& ex, Optimizer kind, TrainingPrecision precision);
     ~TrainingStep();
 
     void zeroGrad();                     // set_to_none, as PyTorch's default

@@ -83,10 +83,6 @@ namespace {
 constexpr int kSampleBatches[3] = {1, 2, 3};
 constexpr int kCheckBatch = 7;
 
-bool isAmp(TrainingPrecision p) {
-    return p == TrainingPrecision::AmpFp16 || p == TrainingPrecision::AmpBf16 || p == TrainingPrecision::Fp8;
-}
-
 bool isFloat32(const Value& v) {
     return v.dtype == DType::Float32;
 }
@@ -99,7 +95,7 @@ bool isData(const Value& v) {
 std::vector<int> elementSizes(const Graph& g, TrainingPrecision p) {
     std::vector<int> es(g.values.size());
     for (size_t v = 0; v < g.values.size(); ++v) es[v] = dtypeSize(g.values[v].dtype);
-    if (!isAmp(p)) return es;
+    if (!isAutocast(p)) return es;
     for (const Operation& op : g.ops) {
         const AutocastRule rule = autocastRuleOf(op.type);
         int follow = 0;
@@ -121,7 +117,7 @@ std::vector<int> elementSizes(const Graph& g, TrainingPrecision p) {
 // How the kernel of `op` reads input `v` under p: autocast's cast copy, or the tensor itself.
 int readSize(const Graph& g, const Operation& op, const std::string& opClass, int v, TrainingPrecision p,
              const std::vector<int>& es) {
-    if (!isAmp(p) || !isFloat32(g.values[v])) return es[v];
+    if (!isAutocast(p) || !isFloat32(g.values[v])) return es[v];
     switch (autocastRuleOf(op.type)) {
         case AutocastRule::Lower:
             return p == TrainingPrecision::Fp8 && opClass == "linear" ? 1 : 2;
@@ -323,7 +319,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                     }
                     if (r == e[in] || !isFloating(v.dtype)) continue;
                     // A frozen weight is stored in the compute dtype already (frozenStoredBytes).
-                    if (parameter && v.frozen && isAmp(p)) continue;
+                    if (parameter && v.frozen && isAutocast(p)) continue;
                     if (parameter && owner[in] != int(i)) continue;  // autocast caches a weight's cast
                     y[3][k] += numel[in][k] * (r + e[in]);
                     if (grad[in]) y[4][k] += numel[in][k] * (r + e[in]);
@@ -439,7 +435,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
 }
 
 double ModelAnalysis::frozenStoredBytes(const ParameterUnit& u, TrainingPrecision p) {
-    return u.nf4Elements * kNf4BytesPerElement + (isAmp(p) ? 2 * u.frozenElements : u.frozenBytes);
+    return u.nf4Elements * kNf4BytesPerElement + (isAutocast(p) ? 2 * u.frozenElements : u.frozenBytes);
 }
 
 double ModelAnalysis::frozenStoredBytes(TrainingPrecision p) const {

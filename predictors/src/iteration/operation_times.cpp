@@ -27,10 +27,6 @@ bool gemmLike(OpKind k) {
     return k == OpKind::Gemm || k == OpKind::Conv || k == OpKind::Recurrent;
 }
 
-bool autocast(TrainingPrecision p) {
-    return p != TrainingPrecision::Fp32 && p != TrainingPrecision::Tf32 && p != TrainingPrecision::Fp32Strict;
-}
-
 double peak(const GpuSpec& gpu, ComputePrecision p) {
     const Figure f = gpu.peakTflops(p);
     return f.known() ? *f : 0;
@@ -60,7 +56,7 @@ OptimizerTraffic optimizerTraffic(Optimizer o, TrainingPrecision p) {
     // bitsandbytes' fused 8-bit step: reads parameter, gradient and both 1-byte states, writes the
     // parameter and the states (4 + 4 + 1 + 1 + 4 + 1 + 1; the block constants are negligible).
     if (o == Optimizer::Adam8bit) t = {16, 1};
-    if (autocast(p)) t.bytesPerParameter += 8, t.passes += 1;
+    if (isAutocast(p)) t.bytesPerParameter += 8, t.passes += 1;
     return t;
 }
 
@@ -71,7 +67,7 @@ double rowError(const AnalyzedOp& op, const GpuSpec& gpu, TrainingPrecision p) {
     double e = !op.opClass.empty() ? errors::modelOnlyClassError(op.opClass) : errors::kUncalibratedRoofline;
     if (gemm && mathPrecisionOf(op, gpu, p) != TrainingPrecision::Fp32)
         return errors::combine(e, errors::kTensorCorePrecision);
-    if (!gemm && autocast(p)) return errors::combine(e, errors::kNarrowerElements);
+    if (!gemm && isAutocast(p)) return errors::combine(e, errors::kNarrowerElements);
     return e;
 }
 

@@ -11,10 +11,6 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kGiB = 1024.0 * kMiB;
 
-bool autocast(TrainingPrecision p) {
-    return p != TrainingPrecision::Fp32 && p != TrainingPrecision::Tf32 && p != TrainingPrecision::Fp32Strict;
-}
-
 // Expected bytes the caching allocator loses to one tensor of `s` bytes (c10 CUDACachingAllocator:
 // sizes rounded up to 512 B; tensors up to 1 MiB share 2 MiB segments; 1-10 MiB ones share 20 MiB
 // segments, which leave a remainder: about 15% on average, at most 1 MiB counted; larger ones are
@@ -49,7 +45,7 @@ double optimizerStateBytes(const ModelAnalysis& m, Optimizer o) {
 }
 
 double frozenOpBytes(const AnalyzedOp& op, TrainingPrecision p) {
-    return op.nf4Elements * kNf4BytesPerElement + (autocast(p) ? 2 * op.frozenElements : op.frozenBytes);
+    return op.nf4Elements * kNf4BytesPerElement + (isAutocast(p) ? 2 * op.frozenElements : op.frozenBytes);
 }
 
 }  // namespace
@@ -94,7 +90,7 @@ ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o
     const double n = std::max(1, gpus);
     // DeepSpeed's mixed precision under ZeRO: 16-bit weights and gradients, the fp32 master copy
     // with the optimizer states (the ZeRO paper's 2 + 2 + K bytes per parameter, K = 12 for Adam).
-    const bool zeroMixed = zeroStage > 0 && autocast(p);
+    const bool zeroMixed = zeroStage > 0 && isAutocast(p);
     const double trainable = double(m.trainableParameters);
     auto unitBytes = [&](const ParameterUnit& u) {
         return (zeroMixed ? 2 * u.trainableElements : u.trainableBytes) + ModelAnalysis::frozenStoredBytes(u, p);
@@ -118,7 +114,7 @@ ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o
     s.gradientScale = m.parameterBytes > 0 ? s.gradients / m.parameterBytes : 0;
     s.optimizerState = zeroStage >= 1 ? optimizer / n : optimizer;
     s.ddpBuckets = gpus > 1 && zeroStage == 0 ? m.parameterBytes : 0;
-    s.castCopies = autocast(p) && !zeroMixed;
+    s.castCopies = isAutocast(p) && !zeroMixed;
     // foreach Adam's one parameter-sized temporary (the denominator sqrt(v) / c2 + eps), on the
     // GPU's shard under ZeRO; bitsandbytes' fused 8-bit step has none.
     const bool adam = o == Optimizer::Adam || o == Optimizer::AdamW;

@@ -14,6 +14,7 @@
 #include "trainscope/core/dtype.h"
 #include "trainscope/core/graph.h"
 #include "trainscope/core/profile.h"
+#include "trainscope/core/training_vocabulary.h"
 
 namespace ts {
 
@@ -24,39 +25,30 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// FP32 is PyTorch's default: FP32 matrix multiplies, convolutions on TF32 tensor cores where the GPU
-// has them (cudnn.allow_tf32); FP32Strict turns TF32 off for both; TF32 turns it on for both.
-enum class Precision : uint8_t { FP32, TF32, AmpFP16, AmpBF16, FP32Strict };
-enum class OptimizerKind : uint8_t { SGD, SGDMomentum, Adam, AdamW };
-
-const char* precisionName(Precision p);          // "fp32", "tf32", "amp-fp16", "amp-bf16", "fp32-strict"
-const char* optimizerName(OptimizerKind o);      // "sgd", "sgd-momentum", "adam", "adamw"
-// Parse the command-line names; throw std::invalid_argument listing the accepted ones.
-Precision parseTrainingPrecision(const std::string& name);
-OptimizerKind parseOptimizer(const std::string& name);
-
 struct ProfileProgress {
-    std::string stage;   // "batch 8: layers", "batch 8: iteration", ...
+    std::string stage;  // "batch 8: layers", "batch 8: iteration", ...
     int done = 0;
     int total = 0;
 };
 
 struct ProfileOptions {
-    std::string device = "cpu";                 // "cpu", "cuda", "cuda:N"
-    std::vector<int64_t> batches;               // explicit batch sizes; empty with autoBatch: chosen
-    bool autoBatch = false;                     // --batch auto: grow until out of memory (or the cap)
-    int64_t autoBatchCap = 0;                   // largest batch auto may try; 0: 4096 on a GPU, 8 on a CPU
-    int64_t seq = 0;                            // 0: the model's default
-    Precision precision = Precision::FP32;
-    OptimizerKind optimizer = OptimizerKind::SGD;
-    bool perLayer = true;                       // measure every layer in isolation
-    bool recordKernels = true;                  // CUPTI on a GPU
-    int warmup = 3;                             // iterations (and per-layer calls) before timing
+    std::string device = "cpu";    // "cpu", "cuda", "cuda:N"
+    std::vector<int64_t> batches;  // explicit batch sizes; empty with autoBatch: chosen
+    bool autoBatch = false;        // --batch auto: grow until out of memory (or the cap)
+    int64_t autoBatchCap = 0;      // largest batch auto may try; 0: 4096 on a GPU, 8 on a CPU
+    int64_t seq = 0;               // 0: the model's default
+    // The profiler runs every precision but fp8 and every optimizer but adam8bit (profileModel
+    // refuses those with ExecutionError).
+    TrainingPrecision precision = TrainingPrecision::Fp32;
+    Optimizer optimizer = Optimizer::Sgd;
+    bool perLayer = true;       // measure every layer in isolation
+    bool recordKernels = true;  // CUPTI on a GPU
+    int warmup = 3;             // iterations (and per-layer calls) before timing
     int minRepeats = 5;
     int maxRepeats = 50;
-    double targetCv = 0.02;                     // stop repeating once the spread is below this
-    double maxSecondsPerMeasurement = 2.0;      // and never spend longer than this on one figure
-    uint64_t seed = 0;                          // parameters, inputs and labels are random from this
+    double targetCv = 0.02;                 // stop repeating once the spread is below this
+    double maxSecondsPerMeasurement = 2.0;  // and never spend longer than this on one figure
+    uint64_t seed = 0;                      // parameters, inputs and labels are random from this
     std::function<void(const ProfileProgress&)> progress;
     // Called after each batch size with the profile so far (runs ascending), so that a caller can
     // show measured figures as they arrive. Called on the profiling thread.
@@ -78,6 +70,10 @@ struct ProfileResult {
 // and does not throw. When cancelled, returns what was measured with profile.complete = false.
 ProfileResult profileModel(const Graph& g, const ProfileOptions& options);
 
+// Why the profiler cannot run this precision and optimizer (fp8, adam8bit: predicted only);
+// nullopt when it can. profileModel throws ExecutionError with this text.
+std::optional<std::string> unprofilableReason(TrainingPrecision p, Optimizer o);
+
 // Whether this build can execute models (LibTorch linked).
 bool executionSupported();
 
@@ -91,7 +87,7 @@ struct HostTensor {
 // Runs the forward pass of `g` once on the CPU in fp32 at batch size `batch` and returns the
 // graph outputs (in g.outputs order). Inputs named in `feeds` (by value name) take the given
 // contents; other inputs, parameters and constants are generated as for profiling.
-std::vector<HostTensor> runForward(const Graph& g, const std::map<std::string, HostTensor>& feeds,
-                                   int64_t batch = 1, int64_t seq = 0);
+std::vector<HostTensor> runForward(const Graph& g, const std::map<std::string, HostTensor>& feeds, int64_t batch = 1,
+                                   int64_t seq = 0);
 
 }  // namespace ts

@@ -6,41 +6,29 @@
 #include <optional>
 #include <string>
 
+#include "trainscope/core/training_vocabulary.h"
+
 namespace ts::predictors {
 
-// How training runs its arithmetic. Fp32 is PyTorch's default for float32 models: matrix
-// multiplies in FP32 (torch.backends.cuda.matmul.allow_tf32 = False) but convolutions on TF32 tensor
-// cores where the GPU has them (torch.backends.cudnn.allow_tf32 = True, compute capability 8.0 and
-// newer). Fp32Strict turns TF32 off everywhere; Tf32 turns it on for matrix multiplies too. Amp* is
-// PyTorch autocast: GEMMs and convolutions in 16 bits (tensor cores), softmax/normalisations/losses
-// in fp32, fp32 master weights. Fp8 is the Transformer Engine recipe: GEMM operands in FP8, the rest
-// as AmpBf16 (analytic only).
-enum class TrainingPrecision : uint8_t { Fp32, Tf32, AmpFp16, AmpBf16, Fp8, Fp32Strict };
-inline constexpr int kTrainingPrecisionCount = 6;
-// In the order lists show them.
-inline constexpr TrainingPrecision kAllTrainingPrecisions[] = {
-    TrainingPrecision::Fp32,    TrainingPrecision::Fp32Strict, TrainingPrecision::Tf32,
-    TrainingPrecision::AmpFp16, TrainingPrecision::AmpBf16,    TrainingPrecision::Fp8};
-// Precisions that differ in the size of some element (what model analysis computes bytes for):
-// Fp32Strict moves the same bytes as Fp32.
-inline constexpr int kElementPrecisionCount = 5;
-inline constexpr int elementIndexOf(TrainingPrecision p) {
-    return p == TrainingPrecision::Fp32Strict ? int(TrainingPrecision::Fp32) : int(p);
-}
+// The precision and optimizer vocabulary is core's (training_vocabulary.h), shared with the
+// profiler and the GUI.
+using ts::elementIndexOf;
+using ts::isAutocast;
+using ts::kAllOptimizers;
+using ts::kAllTrainingPrecisions;
+using ts::kElementPrecisionCount;
+using ts::kTrainingPrecisionCount;
+using ts::Optimizer;
+using ts::optimizerName;
+using ts::parseOptimizer;
+using ts::parseTrainingPrecision;
+using ts::TrainingPrecision;
+using ts::trainingPrecisionName;
 
-// Adam8bit is bitsandbytes' Adam with block-wise 8-bit states (one fused kernel per step).
-enum class Optimizer : uint8_t { Sgd, SgdMomentum, Adam, AdamW, Adam8bit };
-inline constexpr Optimizer kAllOptimizers[] = {Optimizer::Sgd, Optimizer::SgdMomentum, Optimizer::Adam,
-                                               Optimizer::AdamW, Optimizer::Adam8bit};
 enum class InterconnectKind : uint8_t { NvLink, Pcie, InfiniBand };
 
-// "fp32", "fp32-strict", "tf32", "amp-fp16", "amp-bf16", "fp8"
-const char* trainingPrecisionName(TrainingPrecision p);
-const char* optimizerName(Optimizer o);                  // "sgd", "sgd-momentum", "adam", "adamw", "adam8bit"
 const char* interconnectName(InterconnectKind i);        // "nvlink", "pcie", "infiniband"
-// Case-insensitive; "fp16"/"bf16" are accepted for the amp- names. nullopt for anything else.
-std::optional<TrainingPrecision> parseTrainingPrecision(const std::string& name);
-std::optional<Optimizer> parseOptimizer(const std::string& name);
+// Case-insensitive ("ib" for infiniband); nullopt for anything else.
 std::optional<InterconnectKind> parseInterconnect(const std::string& name);
 
 // A predicted figure and the range it is expected in (see docs/prediction.md for where each

@@ -1,0 +1,52 @@
+#pragma once
+// The names of how a model trains, shared by the profiler (core), the predictors and the GUI: one
+// enum and one spelling for each precision and optimizer, so that a profile recorded at "amp-bf16"
+// is predicted and shown as the same thing.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ts {
+
+// How training runs its arithmetic. Fp32 is PyTorch's default for float32 models: matrix
+// multiplies in FP32 (torch.backends.cuda.matmul.allow_tf32 = False) but convolutions on TF32 tensor
+// cores where the GPU has them (torch.backends.cudnn.allow_tf32 = True, compute capability 8.0 and
+// newer). Fp32Strict turns TF32 off everywhere; Tf32 turns it on for matrix multiplies too. Amp* is
+// PyTorch autocast: GEMMs and convolutions in 16 bits (tensor cores), softmax/normalisations/losses
+// in fp32, fp32 master weights. Fp8 is the Transformer Engine recipe: GEMM operands in FP8, the rest
+// as AmpBf16 (predicted only; the profiler cannot run it).
+enum class TrainingPrecision : uint8_t { Fp32, Tf32, AmpFp16, AmpBf16, Fp8, Fp32Strict };
+inline constexpr int kTrainingPrecisionCount = 6;
+// In the order lists show them.
+inline constexpr TrainingPrecision kAllTrainingPrecisions[] = {
+    TrainingPrecision::Fp32,    TrainingPrecision::Fp32Strict, TrainingPrecision::Tf32,
+    TrainingPrecision::AmpFp16, TrainingPrecision::AmpBf16,    TrainingPrecision::Fp8};
+// Precisions that differ in the size of some element (what model analysis computes bytes for):
+// Fp32Strict moves the same bytes as Fp32.
+inline constexpr int kElementPrecisionCount = 5;
+inline constexpr int elementIndexOf(TrainingPrecision p) {
+    return p == TrainingPrecision::Fp32Strict ? int(TrainingPrecision::Fp32) : int(p);
+}
+// Autocast precisions (16-bit or fp8 GEMMs, fp32 master weights and grad scaling where fp16).
+inline constexpr bool isAutocast(TrainingPrecision p) {
+    return p == TrainingPrecision::AmpFp16 || p == TrainingPrecision::AmpBf16 || p == TrainingPrecision::Fp8;
+}
+
+// Adam8bit is bitsandbytes' Adam with block-wise 8-bit states (one fused kernel per step;
+// predicted only, the profiler cannot run it).
+enum class Optimizer : uint8_t { Sgd, SgdMomentum, Adam, AdamW, Adam8bit };
+inline constexpr Optimizer kAllOptimizers[] = {Optimizer::Sgd, Optimizer::SgdMomentum, Optimizer::Adam,
+                                               Optimizer::AdamW, Optimizer::Adam8bit};
+
+// "fp32", "fp32-strict", "tf32", "amp-fp16", "amp-bf16", "fp8"
+const char* trainingPrecisionName(TrainingPrecision p);
+const char* optimizerName(Optimizer o);  // "sgd", "sgd-momentum", "adam", "adamw", "adam8bit"
+// Case-insensitive; "fp16"/"bf16" are accepted for the amp- names, "adam-8bit" for adam8bit.
+// nullopt for anything else.
+std::optional<TrainingPrecision> parseTrainingPrecision(const std::string& name);
+std::optional<Optimizer> parseOptimizer(const std::string& name);
+// The accepted names, for messages: "fp32, fp32-strict, tf32, amp-fp16, amp-bf16 or fp8".
+std::string trainingPrecisionNames();
+std::string optimizerNames();
+
+}  // namespace ts
