@@ -20,6 +20,9 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
     cmd.add_option("--interconnect", o.interconnect, "between the GPUs: nvlink (default), pcie or infiniband");
     cmd.add_option("--infiniband-gbps", o.infinibandGbps, "InfiniBand rate per GPU in Gb/s (default 400, NDR)")
         ->check(CLI::Range(1.0, 1e5));
+    cmd.add_option("--gpus-per-node", o.gpusPerNode,
+                   "with --interconnect infiniband: GPUs per node, each with its own NIC (default 8)")
+        ->check(CLI::Range(1, 1024));
     cmd.add_flag("--checkpointing", o.checkpointing, "activation checkpointing in sqrt(L) segments");
     cmd.add_option("--accumulation", o.accumulation,
                    "gradient accumulation: micro-batches per optimizer step (default 1; --batch is the micro-batch)");
@@ -107,6 +110,7 @@ TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Opt
     s.dataParallel.gpus = o.gpus;
     s.dataParallel.interconnect = *link;
     s.dataParallel.infinibandGbps = o.infinibandGbps;
+    s.dataParallel.gpusPerNode = o.gpusPerNode;
     s.checkpointing = o.checkpointing;
     if (o.accumulation < 1 || o.accumulation > (int64_t(1) << 20))
         throw ModelError("--accumulation", "the gradient accumulation steps must be from 1 to 2^20, got " +

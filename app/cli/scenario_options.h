@@ -25,6 +25,7 @@ struct ScenarioOptions {
     int gpus = 1;
     std::string interconnect = "nvlink";
     double infinibandGbps = 400;
+    int gpusPerNode = 8;
     bool checkpointing = false;
     int64_t accumulation = 1;
     int zero = 0;

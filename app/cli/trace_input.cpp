@@ -18,6 +18,7 @@ void refuseModelOptionsForTrace(const ScenarioOptions& s, const std::string& bat
     const std::string links = noGraph + "its collectives keep the rate they reached, within each GPU's own ring";
     if (s.interconnect != "nvlink") refuse("--interconnect", links);
     if (s.infinibandGbps != 400) refuse("--infiniband-gbps", links);
+    if (s.gpusPerNode != 8) refuse("--gpus-per-node", links);
     const std::string fineTuning = noGraph + "fine-tuning set-ups apply to a model";
     if (s.lora != ScenarioOptions::kNotGiven) refuse("--lora", fineTuning);
     if (s.qlora) refuse("--qlora", fineTuning);

@@ -10,9 +10,9 @@
 #include "trainscope/core/builder.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
-#include "trainscope/predictors/scaling/kernel_scaling_table.h"
 #include "trainscope/predictors/iteration/operation_times.h"
 #include "trainscope/predictors/iteration/training_predictor.h"
+#include "trainscope/predictors/scaling/kernel_scaling_table.h"
 
 using namespace ts;
 using namespace ts::predictors;
@@ -217,7 +217,7 @@ TEST(PredictTime, DataParallelEfficiencyFallsWithSlowerLinksAndMoreGpus) {
     s.dataParallel.interconnect = InterconnectKind::InfiniBand;
     double previous = 0;
     for (double gbps : {25.0, 100.0, 400.0, 1600.0}) {
-        s.dataParallel.gpus = 8;
+        s.dataParallel.gpus = 16;  // two nodes of 8: the network carries the ring
         s.dataParallel.infinibandGbps = gbps;
         const TrainingPrediction r = p.predict(gpu("h100-sxm"), s, false);
         ASSERT_TRUE(r.supported) << r.reason;

@@ -62,9 +62,9 @@ std::optional<LinkModel> nvlinkOrPcie(const GpuSpec& gpu, int gpus, std::string&
         why = gpu.name + (ic.nvlinkBandwidthGBs.known() ? " has no NVLink" : " has no NVLink figure in the database");
     } else if (topo.kind != NvLinkTopology::Unknown && gpus > topo.maxGpus) {
         why = gpu.name + "'s NVLink joins at most " + std::to_string(topo.maxGpus) + " GPUs (" +
-              (topo.kind == NvLinkTopology::Bridge ? "bridged pairs" : topo.kind == NvLinkTopology::Mesh
-                                                                          ? "a hybrid cube-mesh board"
-                                                                          : "an NVSwitch board") +
+              (topo.kind == NvLinkTopology::Bridge ? "bridged pairs"
+               : topo.kind == NvLinkTopology::Mesh ? "a hybrid cube-mesh board"
+                                                   : "an NVSwitch board") +
               "), not " + std::to_string(gpus);
     }
     if (!why.empty()) {
@@ -84,16 +84,58 @@ std::optional<LinkModel> nvlinkOrPcie(const GpuSpec& gpu, int gpus, std::string&
             l.basis = "an NVLink bridge between the 2 cards (" + bw + " GB/s bidirectional, half per direction) x 0.8";
             break;
         case NvLinkTopology::Mesh:
-            l.basis = "NVLink " + bw + " GB/s bidirectional per GPU in a hybrid cube-mesh (rings over direct links, "
+            l.basis = "NVLink " + bw +
+                      " GB/s bidirectional per GPU in a hybrid cube-mesh (rings over direct links, "
                       "half per direction) x 0.8";
             break;
         case NvLinkTopology::Switch:
             l.basis = "NVLink " + bw + " GB/s bidirectional per GPU through NVSwitch (half per direction) x 0.8";
             break;
         default:
-            l.basis = "NVLink " + bw + " GB/s bidirectional per GPU (half per direction; the database does not say "
+            l.basis = "NVLink " + bw +
+                      " GB/s bidirectional per GPU (half per direction; the database does not say "
                       "how the GPUs are joined, all assumed switched) x 0.8";
     }
+    return l;
+}
+
+// Nodes of dp.gpusPerNode GPUs joined by one InfiniBand NIC per GPU (see linkFor).
+std::optional<LinkModel> infinibandLink(const GpuSpec& gpu, const DataParallel& dp, std::string& reason) {
+    if (!(dp.infinibandGbps > 0)) {
+        reason = "the InfiniBand rate must be positive";
+        return std::nullopt;
+    }
+    if (dp.gpusPerNode < 1) {
+        reason = "the GPUs per node must be at least 1";
+        return std::nullopt;
+    }
+    const int g = std::min(dp.gpus, dp.gpusPerNode);
+    auto node = g > 1 ? nvlinkOrPcie(gpu, g, reason) : pcieLink(gpu, reason);
+    if (!node) return node;
+    if (dp.gpus <= dp.gpusPerNode) {
+        node->notice = std::to_string(dp.gpus) + " GPUs fit in one node of " + std::to_string(dp.gpusPerNode) +
+                       ": the all-reduce stays inside it, over " + node->basis;
+        return node;
+    }
+    double nic = dp.infinibandGbps / 8;
+    std::string nicBasis = "InfiniBand " + fixed(dp.infinibandGbps, 0) + " Gb/s per GPU";
+    std::string ignored;
+    if (auto pcie = pcieLink(gpu, ignored); pcie && pcie->busBandwidthGBs / kLinkEfficiency < nic) {
+        nic = pcie->busBandwidthGBs / kLinkEfficiency;
+        nicBasis += ", limited by the GPU's PCIe link (" + fixed(nic, 1) + " GB/s)";
+    }
+    LinkModel l;
+    l.used = InterconnectKind::InfiniBand;
+    l.gpusPerNode = g;
+    l.networkLatencyUs = 10;
+    l.stepLatencyUs = node->stepLatencyUs;
+    const double network = g * nic * kLinkEfficiency;
+    const double inside = g > 1 ? node->busBandwidthGBs * g / (g - 1) : network;
+    l.busBandwidthGBs = std::min(network, inside);
+    l.basis = std::to_string(g) + " GPUs per node, one ring per NIC: " + nicBasis + " x " + std::to_string(g) +
+              " NICs x 0.8 (" + fixed(network, 0) + " GB/s)";
+    if (inside < network) l.basis += ", limited by the node's " + node->basis;
+    if (!node->notice.empty()) l.notice = node->notice;
     return l;
 }
 
@@ -105,24 +147,8 @@ std::optional<LinkModel> linkFor(const GpuSpec& gpu, const DataParallel& dp, std
             return nvlinkOrPcie(gpu, dp.gpus, reason);
         case InterconnectKind::Pcie:
             return pcieLink(gpu, reason);
-        case InterconnectKind::InfiniBand: {
-            if (!(dp.infinibandGbps > 0)) {
-                reason = "the InfiniBand rate must be positive";
-                return std::nullopt;
-            }
-            LinkModel l;
-            l.used = InterconnectKind::InfiniBand;
-            const double ib = dp.infinibandGbps / 8;
-            l.busBandwidthGBs = ib * kLinkEfficiency;
-            l.stepLatencyUs = 10;
-            l.basis = "InfiniBand " + fixed(dp.infinibandGbps, 0) + " Gb/s per GPU x 0.8";
-            std::string ignored;
-            if (auto pcie = pcieLink(gpu, ignored); pcie && pcie->busBandwidthGBs < l.busBandwidthGBs) {
-                l.busBandwidthGBs = pcie->busBandwidthGBs;
-                l.basis += ", limited by " + pcie->basis;
-            }
-            return l;
-        }
+        case InterconnectKind::InfiniBand:
+            return infinibandLink(gpu, dp, reason);
     }
     reason = "unknown interconnect";
     return std::nullopt;
@@ -148,16 +174,31 @@ std::vector<GradientBucket> gradientBuckets(const ModelAnalysis& m, const DataPa
     return buckets;
 }
 
+namespace {
+
+// Nodes and GPUs per node of a collective over `gpus` (one node unless the link crosses a network).
+std::pair<double, double> nodesOf(int gpus, const LinkModel& link) {
+    if (link.gpusPerNode < 1 || gpus <= link.gpusPerNode) return {1, double(gpus)};
+    return {std::ceil(double(gpus) / link.gpusPerNode), double(link.gpusPerNode)};
+}
+
+}  // namespace
+
 double allReduceMs(double bytes, int gpus, const LinkModel& link) {
     if (gpus <= 1 || bytes <= 0) return 0;
     const double n = gpus;
-    return 2 * (n - 1) / n * bytes / (link.busBandwidthGBs * 1e9) * 1e3 + 2 * (n - 1) * link.stepLatencyUs * 1e-3;
+    const auto [m, g] = nodesOf(gpus, link);
+    double latencyUs = 2 * (g - 1) * link.stepLatencyUs;
+    if (m > 1) latencyUs += 2 * std::min(m - 1, std::ceil(std::log2(m))) * link.networkLatencyUs;
+    return 2 * (n - 1) / n * bytes / (link.busBandwidthGBs * 1e9) * 1e3 + latencyUs * 1e-3;
 }
 
 double allGatherMs(double bytes, int gpus, const LinkModel& link) {
     if (gpus <= 1 || bytes <= 0) return 0;
     const double n = gpus;
-    return (n - 1) / n * bytes / (link.busBandwidthGBs * 1e9) * 1e3 + (n - 1) * link.stepLatencyUs * 1e-3;
+    const auto [m, g] = nodesOf(gpus, link);
+    const double latencyUs = (g - 1) * link.stepLatencyUs + (m - 1) * link.networkLatencyUs;
+    return (n - 1) / n * bytes / (link.busBandwidthGBs * 1e9) * 1e3 + latencyUs * 1e-3;
 }
 
 double reduceScatterMs(double bytes, int gpus, const LinkModel& link) {

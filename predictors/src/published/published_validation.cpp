@@ -22,8 +22,8 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-const char* const kColumns[] = {"model", "sequence_or_image", "gpu_system", "gpu", "gpu_count", "precision",
-                                "batch_per_gpu", "throughput", "unit", "table_title"};
+const char* const kColumns[] = {"model",     "sequence_or_image", "gpu_system", "gpu",  "gpu_count",
+                                "precision", "batch_per_gpu",     "throughput", "unit", "table_title"};
 
 std::string readText(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
@@ -77,8 +77,8 @@ void readFile(const fs::path& path, std::vector<PublishedRow>& rows) {
         char* end = nullptr;
         r.throughput = std::strtod(t.c_str(), &end);
         if (t.empty() || end != t.c_str() + t.size() || !(r.throughput > 0) || !std::isfinite(r.throughput))
-            throw ModelError(path.string(), "line " + std::to_string(r.line) + ": throughput '" + t +
-                                                "' is not a positive number");
+            throw ModelError(path.string(),
+                             "line " + std::to_string(r.line) + ": throughput '" + t + "' is not a positive number");
         rows.push_back(std::move(r));
     }
 }
@@ -116,7 +116,7 @@ PublishedMapping mapPublishedRows(const std::vector<PublishedRow>& rows, const j
         const json& gpus = mapping.at("gpus");
         const json& precisions = mapping.at("precisions");
         const json& families = mapping.at("families");
-        const int perNode = mapping.value("gpus_per_node", 8);
+        const json systems = mapping.value("systems", json::array());
         for (const PublishedRow& r : rows) {
             auto unmapped = [&](std::string why) { out.unmapped.push_back({&r, std::move(why)}); };
             const json* family = nullptr;
@@ -137,13 +137,30 @@ PublishedMapping mapPublishedRows(const std::vector<PublishedRow>& rows, const j
                 unmapped(entry.at("skip").get<std::string>());
                 continue;
             }
-            if (!gpus.contains(r.gpu)) {
+            // The system the row ran on (the first entry whose name it contains): its GPU where the
+            // GPU column is ambiguous, GPUs per node and InfiniBand rate per GPU.
+            const json* system = nullptr;
+            for (const json& sys : systems)
+                if (r.gpuSystem.find(sys.at("match").get<std::string>()) != std::string::npos) {
+                    system = &sys;
+                    break;
+                }
+            auto fromSystem = [&](const char* key, auto fallback) {
+                return system && system->contains(key) ? system->at(key).get<decltype(fallback)>()
+                                                       : mapping.value(key, fallback);
+            };
+            std::string gpuId;
+            if (system && system->contains("gpu"))
+                gpuId = system->at("gpu").get<std::string>();
+            else if (gpus.contains(r.gpu))
+                gpuId = gpus.at(r.gpu).get<std::string>();
+            if (gpuId.empty()) {
                 unmapped("GPU '" + r.gpu + "' is not mapped to the GPU database");
                 continue;
             }
-            const GpuSpec* gpu = db.find(gpus.at(r.gpu).get<std::string>());
+            const GpuSpec* gpu = db.find(gpuId);
             if (!gpu) {
-                unmapped("GPU '" + gpus.at(r.gpu).get<std::string>() + "' is not in the GPU database");
+                unmapped("GPU '" + gpuId + "' is not in the GPU database");
                 continue;
             }
             if (!precisions.contains(r.precision)) {
@@ -190,9 +207,10 @@ PublishedMapping mapPublishedRows(const std::vector<PublishedRow>& rows, const j
             run.scenario.batch = batch;
             run.accumulation = std::max<int64_t>(1, entry.value("accumulation", int64_t(1)));
             run.scenario.dataParallel.gpus = r.gpuCount;
-            if (r.gpuCount > perNode) {
+            run.scenario.dataParallel.gpusPerNode = fromSystem("gpus_per_node", 8);
+            if (r.gpuCount > run.scenario.dataParallel.gpusPerNode) {
                 run.scenario.dataParallel.interconnect = InterconnectKind::InfiniBand;
-                run.scenario.dataParallel.infinibandGbps = mapping.value("infiniband_gbps", 200.0);
+                run.scenario.dataParallel.infinibandGbps = fromSystem("infiniband_gbps", 200.0);
             } else {
                 run.scenario.dataParallel.interconnect = InterconnectKind::NvLink;
             }
@@ -507,9 +525,9 @@ void writePublishedPredictions(std::ostream& out, const PublishedReport& r) {
             for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
             return q + "\"";
         };
-        out << run.row->file << ',' << run.row->line << ',' << quoted(run.family) << ',' << quoted(run.modelSpec)
-            << ',' << run.gpuId << ',' << run.row->gpuCount << ',' << run.row->precision << ',' << run.scenario.batch
-            << ',' << quoted(run.row->unit) << ',' << p.measured << ',';
+        out << run.row->file << ',' << run.row->line << ',' << quoted(run.family) << ',' << quoted(run.modelSpec) << ','
+            << run.gpuId << ',' << run.row->gpuCount << ',' << run.row->precision << ',' << run.scenario.batch << ','
+            << quoted(run.row->unit) << ',' << p.measured << ',';
         if (p.failure.empty())
             out << p.predicted << ',' << 100 * p.error() << ',' << (p.fits ? 1 : 0) << '\n';
         else

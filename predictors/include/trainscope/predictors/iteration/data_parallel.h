@@ -16,19 +16,29 @@ namespace ts::predictors {
 // What one GPU's link achieves in NCCL's ring all-reduce.
 struct LinkModel {
     double busBandwidthGBs = 0;  // per direction, achieved
-    double stepLatencyUs = 0;    // per ring step
-    std::string basis;           // how it was derived, for the user
+    double stepLatencyUs = 0;    // per ring step inside a node
+    // InfiniBand over several nodes: GPUs per node and the latency of a step across the network
+    // (0: every GPU is in one node).
+    int gpusPerNode = 0;
+    double networkLatencyUs = 0;
+    std::string basis;                                 // how it was derived, for the user
     InterconnectKind used = InterconnectKind::NvLink;  // may differ from the one asked for
-    std::string notice;          // why `used` is not the one asked for; empty when it is
+    std::string notice;                                // why `used` is not the one asked for; empty when it is
 };
 
 // The link of `gpu` for `dp`; nullopt with `reason` set when the database lacks the figures.
 // NVLink is used only where the GPU's NVLink topology joins dp.gpus GPUs (a bridge joins 2, an
 // NVSwitch board or DGX-1's hybrid cube-mesh 8); otherwise, and on GPUs without NVLink, the
 // ring falls back to PCIe and `notice` says so. NVLink: half the database's bidirectional
-// figure, x 0.8; PCIe: generation x lanes, x 0.8; InfiniBand: dp.infinibandGbps / 8, x 0.8, and
-// no more than the GPU's PCIe link (GPUDirect RDMA crosses it). The 0.8 (NCCL's achieved fraction
-// of a link) and the latencies (NVLink 5 us, PCIe and InfiniBand 10 us per step) are assumptions.
+// figure, x 0.8; PCIe: generation x lanes, x 0.8.
+// InfiniBand joins nodes of dp.gpusPerNode GPUs, each GPU with its own NIC of dp.infinibandGbps
+// (no faster than the GPU's PCIe link, which GPUDirect RDMA crosses). NCCL runs one ring per NIC:
+// each ring leaves a node through one NIC and crosses the node over its link (NVLink as the
+// topology allows, else PCIe), so a node's NICs together carry the ring's traffic and the bus
+// bandwidth is min(g x NIC, g / (g - 1) x the node's link) for g GPUs per node, x 0.8. Where
+// dp.gpus fit in one node the network is not used (the node's link, with a notice). The 0.8
+// (NCCL's achieved fraction of a link) and the latencies (NVLink 5 us, PCIe and InfiniBand 10 us
+// per step) are assumptions.
 std::optional<LinkModel> linkFor(const GpuSpec& gpu, const DataParallel& dp, std::string& reason);
 
 struct GradientBucket {
@@ -38,12 +48,15 @@ struct GradientBucket {
 // DDP's buckets: parameters in reverse graph order, closed once they reach the cap.
 std::vector<GradientBucket> gradientBuckets(const ModelAnalysis& m, const DataParallel& dp);
 
-// Ring all-reduce of `bytes` over `gpus`: 2 (N-1)/N bytes / bandwidth + 2 (N-1) step latencies.
+// Ring all-reduce of `bytes` over `gpus`: 2 (N-1)/N bytes / bandwidth + 2 (N-1) step latencies;
+// over m nodes of g GPUs, 2 (g-1) steps inside the node and NCCL's tree across the nodes,
+// 2 ceil(log2 m) network steps, where that is fewer than the ring's 2 (m-1).
 double allReduceMs(double bytes, int gpus, const LinkModel& link);
 
 // Ring all-gather producing `bytes` on every GPU, and ring reduce-scatter of a `bytes` input into
-// shards: each (N-1)/N bytes / bandwidth + (N-1) step latencies (half an all-reduce). Checked
-// against XLA's measured H100 tables (tests/unit/test_fine_tuning_sharding.cpp).
+// shards: each (N-1)/N bytes / bandwidth + (N-1) step latencies (half an all-reduce; across nodes
+// (g-1) node steps and (m-1) network steps). Checked against XLA's measured H100 tables
+// (tests/unit/test_fine_tuning_sharding.cpp).
 double allGatherMs(double bytes, int gpus, const LinkModel& link);
 double reduceScatterMs(double bytes, int gpus, const LinkModel& link);
 

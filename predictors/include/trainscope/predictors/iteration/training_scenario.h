@@ -27,7 +27,7 @@ using ts::trainingPrecisionName;
 
 enum class InterconnectKind : uint8_t { NvLink, Pcie, InfiniBand };
 
-const char* interconnectName(InterconnectKind i);        // "nvlink", "pcie", "infiniband"
+const char* interconnectName(InterconnectKind i);  // "nvlink", "pcie", "infiniband"
 // Case-insensitive ("ib" for infiniband); nullopt for anything else.
 std::optional<InterconnectKind> parseInterconnect(const std::string& name);
 
@@ -47,7 +47,10 @@ struct Interval {
 struct DataParallel {
     int gpus = 1;
     InterconnectKind interconnect = InterconnectKind::NvLink;
-    double infinibandGbps = 400;                // per GPU (one NDR port each); an assumption, configurable
+    double infinibandGbps = 400;  // per GPU (one NDR port each); an assumption, configurable
+    // GPUs in one node (an HGX/DGX board of 8 by default; DGX-2: 16). With InfiniBand, the GPUs of
+    // a node ring over their own link and only the rest crosses the network.
+    int gpusPerNode = 8;
     double bucketBytes = 25.0 * (1 << 20);      // DDP bucket_cap_mb = 25
     double firstBucketBytes = 1.0 * (1 << 20);  // DDP's first bucket, kept small to start early
     // ZeRO stage (DeepSpeed; FSDP FULL_SHARD is stage 3): 0 replicates everything (DDP), 1 shards

@@ -1,0 +1,78 @@
+// Collectives across nodes: NCCL runs one ring per NIC, so a node's NICs together carry the ring,
+// and the latency across the network follows NCCL's tree rather than a ring through every GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "trainscope/core/gpu_database.h"
+#include "trainscope/predictors/iteration/data_parallel.h"
+
+using namespace ts;
+using namespace ts::predictors;
+
+namespace {
+
+const GpuSpec& gpu(const std::string& id) {
+    return GpuDatabase::builtin().get(id);
+}
+
+DataParallel infiniband(int gpus, int perNode, double gbps) {
+    DataParallel dp;
+    dp.gpus = gpus;
+    dp.gpusPerNode = perNode;
+    dp.interconnect = InterconnectKind::InfiniBand;
+    dp.infinibandGbps = gbps;
+    return dp;
+}
+
+}  // namespace
+
+// Two DGX A100 nodes (8 GPUs each, one 200 Gb/s HDR NIC per GPU): the NICs carry 8 x 25 GB/s x 0.8 =
+// 160 GB/s, below what NVLink inside the node allows (600 GB/s bidirectional: 240 GB/s x 8/7).
+TEST(DataParallel, InfinibandRingsUseEveryNicOfTheNode) {
+    std::string why;
+    const auto link = linkFor(gpu("a100-sxm4-80gb"), infiniband(16, 8, 200), why);
+    ASSERT_TRUE(link) << why;
+    EXPECT_EQ(link->used, InterconnectKind::InfiniBand);
+    EXPECT_NEAR(link->busBandwidthGBs, 8 * 25.0 * 0.8, 1e-9);
+    EXPECT_EQ(link->gpusPerNode, 8);
+    // 1 GB over 16 GPUs: 2 x 15/16 x 1 GB / 160 GB/s, plus 2 x 7 NVLink steps (5 us) and the tree's
+    // 2 x log2(2 nodes) network steps (10 us).
+    const double expected = 2 * 15.0 / 16 * 1e9 / 160e9 * 1e3 + (2 * 7 * 5 + 2 * 1 * 10) * 1e-3;
+    EXPECT_NEAR(allReduceMs(1e9, 16, *link), expected, 1e-9);
+    // 64 nodes: the tree's 2 x 6 network steps, not a ring's 2 x 63.
+    const auto big = linkFor(gpu("a100-sxm4-80gb"), infiniband(512, 8, 200), why);
+    ASSERT_TRUE(big) << why;
+    EXPECT_NEAR(allReduceMs(1e9, 512, *big), 2 * 511.0 / 512 * 1e9 / 160e9 * 1e3 + (2 * 7 * 5 + 2 * 6 * 10) * 1e-3,
+                1e-9);
+    // All-gather has no tree: (g-1) node steps and (m-1) network steps.
+    EXPECT_NEAR(allGatherMs(1e9, 16, *link), 15.0 / 16 * 1e9 / 160e9 * 1e3 + (7 * 5 + 1 * 10) * 1e-3, 1e-9);
+}
+
+// Where the node's own link is the narrower one, it bounds the ring: 16 V100 on PCIe 3.0 x16
+// (15.76 GB/s x 0.8) with a fast network.
+TEST(DataParallel, TheNodesLinkBoundsTheRingWhenItIsSlower) {
+    std::string why;
+    const auto link = linkFor(gpu("v100-pcie-16gb"), infiniband(16, 8, 400), why);
+    ASSERT_TRUE(link) << why;
+    const double pcie = 0.985 * 16 * 0.8;
+    // Each NIC sits behind the GPU's PCIe link too: min(400 Gb/s, 15.76 GB/s) per NIC.
+    EXPECT_NEAR(link->busBandwidthGBs, std::min(8 * 0.985 * 16 * 0.8, pcie * 8 / 7), 1e-9);
+    EXPECT_NE(link->basis.find("limited by"), std::string::npos) << link->basis;
+}
+
+// GPUs that fit in one node never cross the network, whatever its rate.
+TEST(DataParallel, OneNodeStaysOnItsOwnLink) {
+    std::string why;
+    const auto slow = linkFor(gpu("h100-sxm"), infiniband(8, 8, 25), why);
+    const auto fast = linkFor(gpu("h100-sxm"), infiniband(8, 8, 1600), why);
+    ASSERT_TRUE(slow && fast) << why;
+    EXPECT_EQ(slow->busBandwidthGBs, fast->busBandwidthGBs);
+    EXPECT_EQ(slow->used, InterconnectKind::NvLink);
+    EXPECT_NE(slow->notice.find("one node"), std::string::npos) << slow->notice;
+    // A DGX-2 joins 16 V100 on NVSwitch: 16 GPUs are one node there.
+    const auto dgx2 = linkFor(gpu("v100-sxm3-32gb"), infiniband(16, 16, 50), why);
+    ASSERT_TRUE(dgx2) << why;
+    EXPECT_EQ(dgx2->used, InterconnectKind::NvLink);
+    EXPECT_NEAR(dgx2->busBandwidthGBs, 300 / 2 * 0.8, 1e-9);
+}
