@@ -22,12 +22,20 @@ CLI::App* addValidatePublishedCommand(CLI::App& app, ValidatePublishedOptions& o
     cmd->add_option("PATH", o.paths,
                     "CSV files or directories of them (default: ../shared/data/training-throughput beside the "
                     "source tree)");  // a missing path is bad input (exit 2), not a usage error
-    cmd->add_flag("--json", o.json, "print JSON (overall, by_model, by_gpu, by_precision, by_gpu_count, ratios, "
-                                    "ratios_by_kind, rows, unmapped)");
+    cmd->add_flag("--json", o.json,
+                  "print JSON (overall, by_model, by_gpu, by_precision, by_gpu_count, ratios, "
+                  "ratios_by_kind, rows, unmapped)");
     cmd->add_option("--predictions", o.predictions, "also write every compared row to this CSV file");
     cmd->add_flag("--fit", o.fit,
-                  "also fit the whole-iteration constants that only whole runs tell (convolution and memory "
-                  "efficiency) on these rows, and print their leave-one-model-out and leave-one-GPU-out errors");
+                  "also fit the whole-iteration constants that only whole runs tell (convolution, memory, "
+                  "FP32 and Winograd efficiencies) on these rows, and print their leave-one-model-out and "
+                  "leave-one-GPU-out errors");
+    cmd->add_option("--fit-parameters", o.fitParameters,
+                    "with --fit: the constants to fit, comma-separated (default: the shipped ones, "
+                    "conv_efficiency,memory_efficiency,grouped_conv_efficiency,fp32_efficiency,winograd_speedup; "
+                    "also tensor_core_16:Volta, tensor_core_16:Ampere, tensor_core_tf32:Ampere)")
+        ->delimiter(',')
+        ->needs("--fit");
     cmd->add_option("--write-errors", o.writeErrors,
                     "with --fit: write the whole-iteration interval table (resources/iteration-errors.json) "
                     "from the leave-one-model-out errors")
@@ -63,11 +71,15 @@ int runValidatePublished(const ValidatePublishedOptions& o) {
     }
     const predictors::PublishedMapping mapped = predictors::mapPublishedRows(rows, mapping, db, origin);
     auto progress = [](const std::string& model) { std::cerr << "analysing " << model << "\n"; };
-    const predictors::PublishedPredictor predictor(mapped, db, o.json ? std::function<void(const std::string&)>() : progress);
+    const predictors::PublishedPredictor predictor(mapped, db,
+                                                   o.json ? std::function<void(const std::string&)>() : progress);
     const predictors::PublishedReport report =
         predictors::summarisePublished(predictor.predict(predictors::StreamModel::shipped()), mapped.unmapped);
     std::optional<predictors::PublishedFitResult> fit;
-    if (o.fit) fit = predictors::fitPublished(predictor, db);
+    if (o.fit)
+        fit = predictors::fitPublished(
+            predictor, db, predictors::StreamModel::shipped(),
+            o.fitParameters.empty() ? predictors::shippedFitParameterNames() : o.fitParameters);
     if (fit && !o.writeErrors.empty()) {
         const std::string text =
             predictors::iterationErrorTable(*fit, std::string("trainscope-cli ") + TRAINSCOPE_VERSION +

@@ -16,9 +16,10 @@ struct ValidatePublishedOptions {
     std::vector<std::string> gpuDbFiles;  // user GPU files applied after the built-in database
     std::string mapping;                  // a mapping file instead of the built-in resources/published-runs.json
     bool json = false;
-    bool fit = false;
-    std::string writeErrors;  // with --fit: write the whole-iteration interval table here  // fit the constants only whole runs tell, with leave-one-model/GPU-out errors
-    std::string predictions;  // also write every compared row to this CSV file ("" = none)
+    bool fit = false;                        // fit the constants only whole runs tell, with leave-one-out errors
+    std::vector<std::string> fitParameters;  // with --fit: which constants (default: the shipped ones)
+    std::string writeErrors;                 // with --fit: write the whole-iteration interval table here
+    std::string predictions;                 // also write every compared row to this CSV file ("" = none)
 };
 
 CLI::App* addValidatePublishedCommand(CLI::App& app, ValidatePublishedOptions& o);

@@ -279,8 +279,9 @@ TEST(IterationStream, Fp32IsPyTorchsDefaultTf32ConvolutionsOnly) {
     const auto [convTf32, gemmTf32] = rowsOf("a100-sxm4-80gb", TrainingPrecision::Tf32);
     EXPECT_DOUBLE_EQ(convDefault, convTf32);
     EXPECT_DOUBLE_EQ(gemmDefault, gemmStrict);
-    // A100: 156 TF32 against 19.5 FP32 TFLOP/s at the datasheet; efficiencies differ, the ratio stays large.
-    EXPECT_GT(convStrict / convDefault, 3.0);
+    // A100: 156 TF32 against 19.5 FP32 TFLOP/s at the datasheet; efficiencies differ, and the 3x3
+    // convolution runs Winograd in FP32 (fp32-strict), but the ratio stays large.
+    EXPECT_GT(convStrict / convDefault, 2.0);
     EXPECT_GT(gemmDefault / gemmTf32, 3.0);
     const auto [convV100, gemmV100] = rowsOf("v100-sxm2-32gb", TrainingPrecision::Fp32);
     const auto [convV100Strict, gemmV100Strict] = rowsOf("v100-sxm2-32gb", TrainingPrecision::Fp32Strict);

@@ -45,6 +45,16 @@ int sliceAxis(ModelBuilder& b, int x, int64_t axis, int64_t start, int64_t end, 
 // current module; `dropoutModule` names the attention dropout's module.
 int scaledDotProductAttention(ModelBuilder& b, int q, int k, int v, int64_t heads, int mask, double dropout,
                               const std::string& dropoutModule);
+// The attention of Hugging Face's models as transformers runs it by default (attn_implementation
+// "sdpa"): one ScaledDotProductAttention operator with PyTorch's `backend` ("flash": no mask, so
+// `mask` is dropped and `causal` kept; "efficient": the additive `mask`, or `causal`), or "math",
+// transformers' "eager" attention: scaledDotProductAttention above, with `mask` (which then
+// must hold the causal mask itself). Same shapes in and out as scaledDotProductAttention.
+int attentionOf(ModelBuilder& b, const std::string& backend, int q, int k, int v, int64_t heads, int mask, bool causal,
+                double dropout, const std::string& dropoutModule);
+// The `attention` option of the transformers that take it; `def` is transformers' default backend.
+ZooParam attentionParam(const char* def);
+inline const std::vector<std::string> kAttentionBackends{"flash", "efficient", "math"};
 
 // The input image [N, 3, image, image] of the vision models.
 int imageInput(ModelBuilder& b, int64_t image);  // zoo_vision.cpp

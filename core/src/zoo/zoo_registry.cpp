@@ -24,6 +24,16 @@ const ZooParam kBertVocab{"vocab", "30522", "WordPiece vocabulary size (NVIDIA's
 const ZooParam kBertMasked{"masked", "0",
                            "head=pretraining: positions per sequence the masked-LM head predicts (NVIDIA gathers "
                            "max_predictions_per_seq, 20 at seq 128, 80 at 512); 0: every position"};
+}  // namespace
+
+ZooParam attentionParam(const char* def) {
+    return {"attention", def,
+            "scaled_dot_product_attention backend the costs assume: flash, efficient (memory-efficient) or math "
+            "(transformers' eager attention: matmul, softmax, dropout, matmul)"};
+}
+
+namespace {
+
 ZooParam seqParam(const char* def, const char* max) {
     return {"seq", def, std::string("sequence length shown by default (at most ") + max + ")"};
 }
@@ -79,19 +89,19 @@ const std::vector<Model>& models() {
          buildSsd300},
         {{"bert_base",
           "BERT-Base encoder with pooler (Hugging Face BertModel), 109.5M parameters",
-          {seqParam("128", "512"), kBertHead, kBertVocab, kBertMasked, kBatch}},
+          {seqParam("128", "512"), kBertHead, kBertVocab, kBertMasked, attentionParam("efficient"), kBatch}},
          [](const ZooArgs& a) { return buildBert(a, false); }},
         {{"bert_large",
           "BERT-Large encoder with pooler (Hugging Face BertModel), 335.1M parameters",
-          {seqParam("128", "512"), kBertHead, kBertVocab, kBertMasked, kBatch}},
+          {seqParam("128", "512"), kBertHead, kBertVocab, kBertMasked, attentionParam("efficient"), kBatch}},
          [](const ZooArgs& a) { return buildBert(a, true); }},
         {{"gpt2",
           "GPT-2 small language model (Hugging Face GPT2LMHeadModel), 124.4M parameters",
-          {seqParam("512", "1024"), kBatch}},
+          {seqParam("512", "1024"), attentionParam("flash"), kBatch}},
          [](const ZooArgs& a) { return buildGpt2(a, false); }},
         {{"gpt2_large",
           "GPT-2 large language model (Hugging Face GPT2LMHeadModel), 774.0M parameters",
-          {seqParam("512", "1024"), kBatch}},
+          {seqParam("512", "1024"), attentionParam("flash"), kBatch}},
          [](const ZooArgs& a) { return buildGpt2(a, true); }},
         {{"transformer",
           "Transformer big for translation (Vaswani et al., nn.Transformer), 209.1M parameters",
@@ -221,6 +231,26 @@ int scaledDotProductAttention(ModelBuilder& b, int q, int k, int v, int64_t head
     if (dropout > 0) probs = b.dropout(dropoutModule, probs, dropout);
     int context = b.transpose(b.matmul(probs, vh), {0, 2, 1, 3});  // [N, T, h, d]
     return b.reshape(context, {0, 0, width});
+}
+
+int attentionOf(ModelBuilder& b, const std::string& backend, int q, int k, int v, int64_t heads, int mask, bool causal,
+                double dropout, const std::string& dropoutModule) {
+    if (backend == "math") return scaledDotProductAttention(b, q, k, v, heads, mask, dropout, dropoutModule);
+    const Shape& qShape = b.graph().values.at(q).shape;
+    if (qShape.empty() || !qShape.back().isConstant() || qShape.back().constant() % heads != 0)
+        throw ShapeError("attention input " + shapeStr(qShape) + " does not split into " + std::to_string(heads) +
+                         " heads");
+    const int64_t width = qShape.back().constant();
+    const int64_t headDim = width / heads;
+    auto heads4d = [&](int x) { return b.transpose(b.reshape(x, {0, 0, heads, headDim}), {0, 2, 1, 3}); };
+    std::vector<int> in{heads4d(q), heads4d(k), heads4d(v)};
+    if (backend == "efficient" && mask >= 0 && !causal) in.push_back(mask);
+    int context = b.op1("ScaledDotProductAttention", in,
+                        {{"backend", backend},
+                         {"causal", int64_t{causal ? 1 : 0}},
+                         {"scale", 1.0 / std::sqrt(static_cast<double>(headDim))},
+                         {"dropout", dropout}});
+    return b.reshape(b.transpose(context, {0, 2, 1, 3}), {0, 0, width});
 }
 
 }  // namespace zoo

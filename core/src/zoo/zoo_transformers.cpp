@@ -14,6 +14,7 @@ struct BertConfig {
     int64_t hidden, layers, heads, intermediate;
     int64_t vocab = 30522, maxPositions = 512, typeVocab = 2;
     double dropout = 0.1, eps = 1e-12;
+    std::string attention = "efficient";  // transformers' sdpa with a padding mask: memory-efficient
 };
 
 int bertEmbeddings(ModelBuilder& b, const BertConfig& c, int ids, int tokenTypes) {
@@ -43,7 +44,7 @@ int bertLayer(ModelBuilder& b, const BertConfig& c, int x, int mask) {
             int q = b.linear("query", x, c.hidden);
             int k = b.linear("key", x, c.hidden);
             int v = b.linear("value", x, c.hidden);
-            context = scaledDotProductAttention(b, q, k, v, c.heads, mask, c.dropout, "dropout");
+            context = attentionOf(b, c.attention, q, k, v, c.heads, mask, false, c.dropout, "dropout");
         }
         auto output = b.scope("output");
         int y = b.dropout("dropout", b.linear("dense", context, c.hidden), c.dropout);
@@ -156,6 +157,7 @@ Graph bertForQuestionAnswering(ModelBuilder& b, const BertConfig& c, int ids, in
 Graph buildBert(const ZooArgs& a, bool large) {
     BertConfig c = large ? BertConfig{1024, 24, 16, 4096} : BertConfig{768, 12, 12, 3072};
     c.vocab = a.integer("vocab", 2, 1'000'000);
+    c.attention = a.choice("attention", kAttentionBackends);
     const std::string head = a.choice("head", {"none", "pretraining", "squad"});
     const int64_t seq = a.integer("seq", 1, c.maxPositions);
     const int64_t masked = a.integer("masked", 0, seq);
@@ -176,6 +178,7 @@ struct Gpt2Config {
     int64_t embed, layers, heads;
     int64_t vocab = 50257, maxPositions = 1024;
     double dropout = 0.1, eps = 1e-5;
+    std::string attention = "flash";  // transformers' sdpa, causal without a padding mask: flash
 };
 
 int gpt2Block(ModelBuilder& b, const Gpt2Config& c, int x, int causalMask) {
@@ -184,7 +187,7 @@ int gpt2Block(ModelBuilder& b, const Gpt2Config& c, int x, int causalMask) {
         auto attn = b.scope("attn");
         std::vector<int> qkv = splitLastAxis(b, b.linear("c_attn", y, 3 * c.embed), 3, c.embed);
         int context =
-            scaledDotProductAttention(b, qkv[0], qkv[1], qkv[2], c.heads, causalMask, c.dropout, "attn_dropout");
+            attentionOf(b, c.attention, qkv[0], qkv[1], qkv[2], c.heads, causalMask, true, c.dropout, "attn_dropout");
         y = b.dropout("resid_dropout", b.linear("c_proj", context, c.embed), c.dropout);
     }
     int attended = b.add(y, x);  // the residual belongs to the block
@@ -201,6 +204,7 @@ int gpt2Block(ModelBuilder& b, const Gpt2Config& c, int x, int causalMask) {
 
 Graph buildGpt2(const ZooArgs& a, bool large) {
     Gpt2Config c = large ? Gpt2Config{1280, 36, 20} : Gpt2Config{768, 12, 12};
+    c.attention = a.choice("attention", kAttentionBackends);
     const int64_t seq = a.integer("seq", 1, c.maxPositions);
     ModelBuilder b(a.model(), SymbolDefaults{1, seq});
     int ids = b.input("input_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
@@ -209,8 +213,11 @@ Graph buildGpt2(const ZooArgs& a, bool large) {
     {
         auto transformer = b.scope("transformer");
         int positions = forwardConstant(b, "transformer.position_ids", {1, Dim::seq()}, DType::Int64);
-        // Additive causal mask (0 on and below the diagonal, -inf above), built in forward().
-        int causalMask = forwardConstant(b, "transformer.causal_mask", {1, 1, Dim::seq(), Dim::seq()}, DType::Float32);
+        // Eager attention's additive causal mask (0 on and below the diagonal, -inf above), built in
+        // forward(); scaled_dot_product_attention's kernels apply the causal mask themselves.
+        int causalMask = c.attention != "math" ? -1
+                                               : forwardConstant(b, "transformer.causal_mask",
+                                                                 {1, 1, Dim::seq(), Dim::seq()}, DType::Float32);
         x = b.embedding("wte", ids, c.vocab, c.embed);
         wte = b.graph().findValue("transformer.wte.weight");
         x = b.add(x, b.embedding("wpe", positions, c.maxPositions, c.embed));

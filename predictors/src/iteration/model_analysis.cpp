@@ -221,6 +221,8 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
             a.kind = OpKind::Conv;
         else if (op.type == "LSTM" || op.type == "GRU" || op.type == "RNN")
             a.kind = OpKind::Recurrent;
+        else if (op.type == "ScaledDotProductAttention")
+            a.kind = OpKind::Attention;
         else
             a.kind = work ? OpKind::Memory : OpKind::None;
         if (!work) a.kind = OpKind::None;
@@ -241,8 +243,15 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                 const int64_t groups = std::max<int64_t>(1, op.attrInt("group", 1));
                 a.gemmColumns = double(y[1]) / double(groups);
                 a.groupedConv = groups > 1;
-            }
-            else if (!y.empty())
+                const auto kernel = op.attrInts("kernel_shape");
+                const auto strides = op.attrInts("strides", std::vector<int64_t>(kernel.size(), 1));
+                const auto dilations = op.attrInts("dilations", std::vector<int64_t>(kernel.size(), 1));
+                auto all = [](const std::vector<int64_t>& v, int64_t x) {
+                    return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
+                };
+                a.winogradEligible = op.type == "Conv" && groups == 1 && kernel.size() == 2 && all(kernel, 3) &&
+                                     all(strides, 1) && all(dilations, 1);
+            } else if (!y.empty())
                 a.gemmColumns = double(y.back());
         }
         if (a.kind == OpKind::Recurrent && op.hasAttr("hidden_size")) {
@@ -252,6 +261,12 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
             a.gemmReduction = h;
             a.gemmColumns = (op.type == "LSTM" ? 4 : op.type == "GRU" ? 3 : 1) * h;
             a.bidirectional = op.attrString("direction", "forward") == "bidirectional";
+        }
+        if (a.kind == OpKind::Attention) {
+            const std::string backend = op.attrString("backend", "math");
+            a.attentionBackend = backend == "flash"       ? AttentionBackend::Flash
+                                 : backend == "efficient" ? AttentionBackend::Efficient
+                                                          : AttentionBackend::Math;
         }
         if (a.kind == OpKind::Recurrent && !op.inputs.empty() && op.inputs[0] >= 0) {
             const std::vector<int64_t> x = evalShape(g.values[op.inputs[0]].shape, 1, seq);

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "trainscope/core/errors.h"
-#include "trainscope/predictors/scaling/kernel_scaling.h"
 #include "trainscope/predictors/iteration/prediction_errors.h"
+#include "trainscope/predictors/scaling/kernel_scaling.h"
 
 namespace ts::predictors {
 namespace {
@@ -25,6 +25,18 @@ double directionsOf(const AnalyzedOp& op) {
 
 bool gemmLike(OpKind k) {
     return k == OpKind::Gemm || k == OpKind::Conv || k == OpKind::Recurrent;
+}
+
+// Kernels of one scaled_dot_product_attention: the fused backends run the forward as one kernel and
+// the backward as three (FlashAttention-2's dO.O product, the main kernel, dQ's conversion); the
+// math backend runs its products and softmax (and dropout) as kernels of their own, each through
+// memory (PyTorch's reference implementation). Counted from PyTorch's kernels: assumed, not timed.
+struct AttentionKernels {
+    double forward = 1, backward = 3;
+};
+AttentionKernels attentionKernelsOf(const AnalyzedOp& op) {
+    if (op.attentionBackend != AttentionBackend::Math) return {1, 3};
+    return {4, 7};  // QK^T, softmax, dropout, PV; and dP, dV, the softmax and dropout backward, dQ, dK
 }
 
 double peak(const GpuSpec& gpu, ComputePrecision p) {
@@ -161,6 +173,7 @@ OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         if (!op.hasWork()) continue;
         const bool calibrated = !op.opClass.empty();
         const bool gemm = gemmLike(op.kind);
+        const bool attention = op.kind == OpKind::Attention;
         const ClassScaling& c = calibrated ? table.forClass(op.opClass) : gemm ? linear : add;
         const ScalingParams& sp = c.params;
         const GpuOpStats st = table.statsFor(c, gpu);
@@ -179,7 +192,12 @@ OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         f.maxRatio = sp.maxRatio;
         const double steps = op.kind == OpKind::Recurrent ? op.steps * kRecurrentStepUs * 1e-3 : 0;
         double msPerFlop = 0, msPerByte = 0;
-        if (gemm) {
+        if (attention) {  // its products at a GEMM's sustained rate, its score traffic at its class's bandwidth
+            const double rate = sustainedFp32Tflops(gpu, linear.params) * 1e12 *
+                                precisionRateRatio(gpu, mathPrecisionOf(op, gpu, p), false);
+            msPerFlop = 1e3 * arch / rate;
+            msPerByte = 1e3 * arch / (bw * st.memEff);
+        } else if (gemm) {
             const double rate = sustainedFp32Tflops(gpu, sp) * 1e12 *
                                 precisionRateRatio(gpu, mathPrecisionOf(op, gpu, p), op.opClass == "linear");
             msPerFlop = 1e3 * arch / rate;
@@ -217,15 +235,21 @@ const StreamModel& StreamModel::shipped() {
         s.defaultTensorCoreEfficiency16 = 0.77;
         s.defaultTensorCoreEfficiencyTf32 = 0.68;
         // Fitted on NVIDIA's published training throughput (validate-published --fit: 263 rows of
-        // 13 model families on V100 and A100; grid search, loss mean |ln(predicted / published)|):
-        // convolutions run at a GEMM's rate (1.0), bandwidth-bound kernels in an iteration reach 0.9 of
-        // the bandwidth large isolated ones do, and grouped and depthwise convolutions (cuDNN's kernels
-        // for them: ResNeXt, EfficientNet) 0.20 of a dense convolution's rate and bandwidth.
-        // Leave-one-model-out mean error 22.3% (32.8% unfitted, all three at 1); the constants chosen
-        // with each model family or GPU architecture left out stay within 0.9-1.0, 0.8-1.0, 0.15-0.5.
-        s.convEfficiency = 1.0;
+        // 13 model families on V100 and A100; coordinate descent, loss mean |ln(predicted / published)|):
+        // convolutions run at 0.95 of a GEMM's rate, bandwidth-bound kernels in an iteration reach 0.9
+        // of the bandwidth large isolated ones do, grouped and depthwise convolutions (cuDNN's kernels
+        // for them: ResNeXt, EfficientNet) 0.20 of a dense convolution's rate and bandwidth, FP32 GEMMs
+        // on CUDA cores 1.15 of the scaling table's sustained rate (0.86 of the FP32 peak; the table's
+        // rate was fitted on isolated operators, host floors included), and FP32 3x3 stride-1
+        // convolutions 2.7 times their FLOP rate (cuDNN's Winograd kernels: F(4x4, 3x3) needs 4 times
+        // fewer multiplications, less its transforms). Leave-one-model-out mean error 18.8%, leave one GPU
+        // out 20.3% (docs/prediction.md, step 8); the constants chosen with each model family or GPU
+        // architecture left out stay within 0.80-0.95, 0.85-0.95, 0.15-0.5, 1.15-1.25 and 1.8-3.0.
+        s.convEfficiency = 0.95;
         s.memoryEfficiency = 0.9;
         s.groupedConvEfficiency = 0.20;
+        s.fp32Efficiency = 1.15;
+        s.winogradSpeedup = 2.7;
         // Measured on the development CPU (torch 2.15 eager, tiny CPU tensors: dispatch and autograd
         // bookkeeping only) 9-24 us per forward operator; a CUDA launch adds a few microseconds.
         // Assumed for a GPU server's CPU: 15 us forward, 15 us per autograd node, 8 us per cast.
@@ -237,9 +261,28 @@ const StreamModel& StreamModel::shipped() {
         s.kernelOverheadUs = 5;
         // Assumed: foreach optimizers issue one Python call per pass and a launch per ~64 tensors.
         s.hostOptimizerPassUs = 40;
+        // Published, not fitted here: FlashAttention-2 (Dao 2023, arXiv:2307.08691, its A100 forward +
+        // backward benchmarks, head dimension 64-128, sequences of 512-16k) reaches 50-73% of the
+        // A100's 16-bit peak where cuBLAS GEMMs reach about 75-80%: 0.75 of a GEMM's rate. The
+        // memory-efficient (xFormers/CUTLASS) kernels run at about 60% of FlashAttention-2's speed in
+        // the same benchmarks: 0.45. The math backend's products are ordinary GEMMs (1.0).
+        s.flashAttentionEfficiency = 0.75;
+        s.efficientAttentionEfficiency = 0.45;
         return s;
     }();
     return m;
+}
+
+double StreamModel::attentionEfficiency(AttentionBackend backend) const {
+    switch (backend) {
+        case AttentionBackend::Flash:
+            return flashAttentionEfficiency;
+        case AttentionBackend::Efficient:
+            return efficientAttentionEfficiency;
+        case AttentionBackend::Math:
+            break;
+    }
+    return 1;
 }
 
 double StreamModel::tensorCoreEfficiency(const GpuSpec& gpu, TrainingPrecision p) const {
@@ -301,8 +344,9 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
             double rate = tensorCores ? peak(gpu, ComputePrecision::Fp32) * 1e12 *
                                             precisionRateRatio(gpu, math, op.opClass == "linear") *
                                             model.tensorCoreEfficiency(gpu, math)
-                                      : sustainedFp32Tflops(gpu, linear.params) * 1e12;
+                                      : sustainedFp32Tflops(gpu, linear.params) * 1e12 * model.fp32Efficiency;
             if (op.kind == OpKind::Conv) rate *= model.convEfficiency;
+            if (!tensorCores && op.winogradEligible) rate *= model.winogradSpeedup;
             msPerFlop = 1e3 / rate;
             msPerByte = 1e3 / (bw * linear.params.memoryEff);
             // One wave: every SM computes one output tile over the whole reduction. A kernel takes
@@ -318,25 +362,44 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
                 if (op.kind == OpKind::Recurrent) waveMs *= std::max(1.0, op.steps * directionsOf(op));
             }
         }
+        AttentionKernels attentionKernels;
+        if (op.kind == OpKind::Attention) {
+            attentionKernels = attentionKernelsOf(op);
+            const TrainingPrecision math = mathPrecisionOf(op, gpu, p);
+            double rate = math != TrainingPrecision::Fp32
+                              ? peak(gpu, ComputePrecision::Fp32) * 1e12 * precisionRateRatio(gpu, math, false) *
+                                    model.tensorCoreEfficiency(gpu, math)
+                              : sustainedFp32Tflops(gpu, linear.params) * 1e12;
+            rate *= model.attentionEfficiency(op.attentionBackend);
+            msPerFlop = 1e3 / rate;
+        }
         if (op.groupedConv) msPerFlop /= model.groupedConvEfficiency, msPerByte /= model.groupedConvEfficiency;
         f.computeMs = op.forwardFlops * (msPerFlop * padding);
         f.memoryMs = (b.read + b.write) * msPerByte;
+        // The math backend's products and softmax are kernels one after another, each through memory:
+        // their times add. A fused backend keeps the scores on chip and is bound by the larger.
+        const bool sequentialAttention = op.kind == OpKind::Attention && op.attentionBackend == AttentionBackend::Math;
+        if (sequentialAttention) f.computeMs = f.computeMs + f.memoryMs, f.memoryMs = BatchPoly{};
         // Batch normalisation in training computes the batch's statistics before it normalises: its
         // kernels (PyTorch's and cuDNN's, channels-first) read the input once more forward, and the
         // input and the output gradient once more backward (reduce, then the elementwise pass).
         const bool statisticsPass = op.type == "BatchNormalization";
         if (statisticsPass) f.memoryMs = (b.read + b.write + b.readActivations) * msPerByte;
         f.waveMs = waveMs;
-        f.fixedMs = overheadMs + steps;
+        f.fixedMs = (op.kind == OpKind::Attention ? attentionKernels.forward : 1) * overheadMs + steps;
         out.forward.push_back(f);
         if (!op.backward) continue;
 
         TimeRow r = f;
-        const double kernels = gemm ? backwardKernelsOf(op) : op.gradientPassThrough ? op.reductionKernels : 1;
+        const double kernels = gemm                           ? backwardKernelsOf(op)
+                               : op.kind == OpKind::Attention ? attentionKernels.backward
+                               : op.gradientPassThrough       ? op.reductionKernels
+                                                              : 1;
         r.relError = errors::combine(e, errors::kBackwardPass);
         r.computeMs = op.backwardFlops * (msPerFlop * padding);
         r.memoryMs = streamBackwardBytes(op, b) * msPerByte;
         if (statisticsPass) r.memoryMs = (streamBackwardBytes(op, b) + b.readActivations + b.write) * msPerByte;
+        if (sequentialAttention) r.computeMs = r.computeMs + r.memoryMs, r.memoryMs = BatchPoly{};
         r.waveMs = waveMs * kernels;
         r.fixedMs = (kernels + op.accumulationKernels) * overheadMs + 2 * steps;
         r.castMs = b.castBackward * castMsPerByte + BatchPoly{castBackKernels * overheadMs, 0, 0};

@@ -1,20 +1,17 @@
-// Grid fit of the whole-iteration constants on published training throughput, with leave-one-
-// model-out and leave-one-GPU-out validation (docs/prediction.md, "Fitting on whole runs").
+// Fit of the whole-iteration constants on published training throughput (coordinate descent over
+// each constant's candidates), with leave-one-model-out and leave-one-GPU-out validation
+// (docs/prediction.md, "Validation on published training throughput").
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <ostream>
 
+#include "trainscope/core/errors.h"
 #include "trainscope/predictors/published/published_validation.h"
 
 namespace ts::predictors {
 namespace {
-
-struct GridPoint {
-    double conv = 1, memory = 1, grouped = 1;
-    std::vector<PublishedPrediction> predictions;
-};
 
 // |ln(predicted / published)| capped at 1, so that one absurd row cannot steer the fit.
 double loss(const PublishedPrediction& p) {
@@ -22,94 +19,199 @@ double loss(const PublishedPrediction& p) {
     return std::min(1.0, std::abs(std::log(p.predicted / p.measured)));
 }
 
-// The grid point with the least mean loss over the rows `use` accepts.
-template <class Use>
-const GridPoint& best(const std::vector<GridPoint>& grid, Use use) {
-    const GridPoint* chosen = &grid.front();
-    double least = std::numeric_limits<double>::infinity();
-    for (const GridPoint& g : grid) {
-        double sum = 0;
-        int n = 0;
-        for (const PublishedPrediction& p : g.predictions) {
-            const double l = loss(p);
-            if (l < 0 || !use(p)) continue;
-            sum += l, ++n;
-        }
-        if (n > 0 && sum / n < least) least = sum / n, chosen = &g;
+std::vector<double> steps(double from, double to, double step) {
+    std::vector<double> v;
+    for (double x = from; x <= to + 1e-9; x += step) v.push_back(std::round(x * 1000) / 1000);
+    return v;
+}
+
+FitParameter tensorCore(bool tf32, const std::string& architecture) {
+    FitParameter f;
+    f.name = std::string(tf32 ? "tensor_core_tf32:" : "tensor_core_16:") + architecture;
+    f.values = steps(0.3, 0.95, 0.05);
+    f.architecture = architecture;
+    std::map<std::string, double> StreamModel::*table =
+        tf32 ? &StreamModel::tensorCoreEfficiencyTf32 : &StreamModel::tensorCoreEfficiency16;
+    f.set = [table, architecture](StreamModel& s, double v) { (s.*table)[architecture] = v; };
+    f.reset = [table, architecture](StreamModel& s, const StreamModel& base) {
+        auto it = (base.*table).find(architecture);
+        if (it == (base.*table).end())
+            (s.*table).erase(architecture);
+        else
+            (s.*table)[architecture] = it->second;
+    };
+    f.get = [tf32, architecture](const StreamModel& s) {
+        GpuSpec g;
+        g.architecture = architecture;
+        return s.tensorCoreEfficiency(g, tf32 ? TrainingPrecision::Tf32 : TrainingPrecision::AmpFp16);
+    };
+    return f;
+}
+
+FitParameter scalar(const std::string& name, std::vector<double> values, double StreamModel::*member) {
+    FitParameter f;
+    f.name = name;
+    f.values = std::move(values);
+    f.set = [member](StreamModel& s, double v) { s.*member = v; };
+    f.reset = [member](StreamModel& s, const StreamModel& base) { s.*member = base.*member; };
+    f.get = [member](const StreamModel& s) { return s.*member; };
+    return f;
+}
+
+// Predictions at one point of the parameter space, computed once.
+class PredictionCache {
+public:
+    PredictionCache(const PublishedPredictor& predictor, const std::vector<FitParameter>& params)
+        : predictor_(predictor), params_(params) {}
+    const std::vector<PublishedPrediction>& at(const StreamModel& s) {
+        std::vector<double> key;
+        for (const FitParameter& f : params_) key.push_back(f.get(s));
+        auto it = cache_.find(key);
+        if (it == cache_.end()) it = cache_.emplace(key, predictor_.predict(s)).first;
+        return it->second;
     }
-    return *chosen;
+
+private:
+    const PublishedPredictor& predictor_;
+    const std::vector<FitParameter>& params_;
+    std::map<std::vector<double>, std::vector<PublishedPrediction>> cache_;
+};
+
+// Mean loss over the rows `use` accepts; infinity when none.
+template <class Use>
+double meanLoss(const std::vector<PublishedPrediction>& rows, Use use) {
+    double sum = 0;
+    int n = 0;
+    for (const PublishedPrediction& p : rows) {
+        const double l = loss(p);
+        if (l < 0 || !use(p)) continue;
+        sum += l, ++n;
+    }
+    return n > 0 ? sum / n : std::numeric_limits<double>::infinity();
+}
+
+// Coordinate descent from `start`: each parameter in turn takes its best candidate with the others
+// fixed, until a sweep changes nothing (at most 6 sweeps). Parameters of an architecture that no
+// accepted row runs on keep the base's value.
+template <class Use>
+StreamModel fitOn(PredictionCache& cache, const std::vector<FitParameter>& params, const StreamModel& start,
+                  const StreamModel& base, const GpuDatabase& db, Use use) {
+    StreamModel s = start;
+    std::vector<const FitParameter*> active;
+    const std::vector<PublishedPrediction>& any = cache.at(s);
+    for (const FitParameter& f : params) {
+        bool told = f.architecture.empty();
+        for (const PublishedPrediction& p : any) told |= use(p) && db.get(p.run->gpuId).architecture == f.architecture;
+        if (told)
+            active.push_back(&f);
+        else
+            f.reset(s, base);
+    }
+    for (int sweep = 0; sweep < 6; ++sweep) {
+        bool changed = false;
+        for (const FitParameter* f : active) {
+            const double current = f->get(s);
+            double bestValue = current, least = meanLoss(cache.at(s), use);
+            for (double v : f->values) {
+                StreamModel t = s;
+                f->set(t, v);
+                const double l = meanLoss(cache.at(t), use);
+                if (l < least - 1e-12) least = l, bestValue = v;
+            }
+            if (bestValue != current) f->set(s, bestValue), changed = true;
+        }
+        if (!changed) break;
+    }
+    return s;
+}
+
+std::vector<std::pair<std::string, double>> valuesOf(const std::vector<FitParameter>& params, const StreamModel& s) {
+    std::vector<std::pair<std::string, double>> v;
+    for (const FitParameter& f : params) v.emplace_back(f.name, f.get(s));
+    return v;
 }
 
 }  // namespace
 
-PublishedFitResult fitPublished(const PublishedPredictor& predictor, const GpuDatabase& db, const StreamModel& base) {
-    std::vector<GridPoint> grid;
-    for (int c = 5; c <= 10; ++c)
-        for (int m = 5; m <= 10; ++m)
-            for (double g : {0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0}) {
-                StreamModel s = base;
-                s.convEfficiency = c / 10.0;
-                s.memoryEfficiency = m / 10.0;
-                s.groupedConvEfficiency = g;
-                grid.push_back({s.convEfficiency, s.memoryEfficiency, g, predictor.predict(s)});
-            }
+std::vector<FitParameter> publishedFitParameters() {
+    return {
+        scalar("conv_efficiency", steps(0.5, 1.0, 0.05), &StreamModel::convEfficiency),
+        scalar("memory_efficiency", steps(0.5, 1.0, 0.05), &StreamModel::memoryEfficiency),
+        scalar("grouped_conv_efficiency", {0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 1.0},
+               &StreamModel::groupedConvEfficiency),
+        scalar("fp32_efficiency", steps(0.8, 1.4, 0.05), &StreamModel::fp32Efficiency),
+        scalar("winograd_speedup", steps(1.0, 3.0, 0.1), &StreamModel::winogradSpeedup),
+        tensorCore(false, "Volta"),
+        tensorCore(false, "Ampere"),
+        tensorCore(true, "Ampere"),
+    };
+}
+
+std::vector<std::string> shippedFitParameterNames() {
+    return {"conv_efficiency", "memory_efficiency", "grouped_conv_efficiency", "fp32_efficiency", "winograd_speedup"};
+}
+
+PublishedFitResult fitPublished(const PublishedPredictor& predictor, const GpuDatabase& db, const StreamModel& base,
+                                const std::vector<std::string>& names) {
+    std::vector<FitParameter> params;
+    const std::vector<FitParameter> all = publishedFitParameters();
+    for (const std::string& name : names) {
+        auto it = std::find_if(all.begin(), all.end(), [&](const FitParameter& f) { return f.name == name; });
+        if (it == all.end()) {
+            std::string known;
+            for (const FitParameter& f : all) known += (known.empty() ? "" : ", ") + f.name;
+            throw ModelError("--fit-parameters", "no fit parameter '" + name + "' (known: " + known + ")");
+        }
+        params.push_back(*it);
+    }
+    PredictionCache cache(predictor, params);
     PublishedFitResult r;
-    const GridPoint& all = best(grid, [](const PublishedPrediction&) { return true; });
-    r.convEfficiency = all.conv;
-    r.memoryEfficiency = all.memory;
-    r.groupedConvEfficiency = all.grouped;
-    r.fitted = base;
-    r.fitted.convEfficiency = all.conv;
-    r.fitted.memoryEfficiency = all.memory;
-    r.fitted.groupedConvEfficiency = all.grouped;
+    r.fitted = fitOn(cache, params, base, base, db, [](const PublishedPrediction&) { return true; });
+    r.constants = valuesOf(params, r.fitted);
     std::vector<double> inSample, lomo, logo;
-    for (const PublishedPrediction& p : all.predictions)
+    for (const PublishedPrediction& p : cache.at(r.fitted))
         if (loss(p) >= 0) inSample.push_back(p.error());
     r.inSample = summarise(inSample);
 
-    // Leave one group out: the row's error at the constants fitted on every other group.
-    auto heldOutErrors = [&](auto groupOf, std::vector<double>& errors) {
-        std::map<std::string, const GridPoint*> chosen;
-        const std::vector<PublishedPrediction>& rows = grid.front().predictions;
+    // Leave one group out: each row's error at the constants fitted on every other group.
+    auto heldOutErrors = [&](auto groupOf, std::vector<double>& errors, bool byPrecision) {
+        std::map<std::string, StreamModel> chosen;
+        const std::vector<PublishedPrediction> rows = cache.at(base);
         for (size_t i = 0; i < rows.size(); ++i) {
             if (loss(rows[i]) < 0) continue;
             const std::string group = groupOf(rows[i]);
-            auto [it, added] = chosen.try_emplace(group, nullptr);
-            if (added) {
-                it->second = &best(grid, [&](const PublishedPrediction& p) { return groupOf(p) != group; });
-                r.heldOut[group] = {it->second->conv, it->second->memory, it->second->grouped};
+            auto it = chosen.find(group);
+            if (it == chosen.end()) {
+                it = chosen
+                         .emplace(group, fitOn(cache, params, r.fitted, base, db,
+                                               [&](const PublishedPrediction& p) { return groupOf(p) != group; }))
+                         .first;
+                r.heldOut[group] = valuesOf(params, it->second);
             }
-            const PublishedPrediction& p = it->second->predictions[i];
-            if (loss(p) >= 0) errors.push_back(p.error());
+            const PublishedPrediction& p = cache.at(it->second)[i];
+            if (loss(p) < 0) continue;
+            errors.push_back(p.error());
+            if (byPrecision)
+                r.leaveOneModelOutByPrecision[trainingPrecisionName(p.run->scenario.precision)].push_back(p.error());
         }
     };
-    heldOutErrors([](const PublishedPrediction& p) { return "model: " + p.run->family; }, lomo);
-    {  // the same held-out predictions, by precision, for the intervals
-        const std::vector<PublishedPrediction>& rows = grid.front().predictions;
-        for (size_t i = 0; i < rows.size(); ++i) {
-            if (loss(rows[i]) < 0) continue;
-            const auto [conv, memory, grouped] = r.heldOut.at("model: " + rows[i].run->family);
-            for (const GridPoint& g : grid)
-                if (g.conv == conv && g.memory == memory && g.grouped == grouped && loss(g.predictions[i]) >= 0)
-                    r.leaveOneModelOutByPrecision[trainingPrecisionName(rows[i].run->scenario.precision)].push_back(
-                        g.predictions[i].error());
-        }
-    }
-    heldOutErrors([&](const PublishedPrediction& p) { return "gpu: " + db.get(p.run->gpuId).architecture; }, logo);
+    heldOutErrors([](const PublishedPrediction& p) { return "model: " + p.run->family; }, lomo, true);
+    heldOutErrors([&](const PublishedPrediction& p) { return "gpu: " + db.get(p.run->gpuId).architecture; }, logo,
+                  false);
     r.leaveOneModelOut = summarise(lomo);
     r.leaveOneGpuOut = summarise(logo);
     return r;
 }
 
 nlohmann::ordered_json publishedFitJson(const PublishedFitResult& f) {
+    auto object = [](const std::vector<std::pair<std::string, double>>& values) {
+        nlohmann::ordered_json o = nlohmann::ordered_json::object();
+        for (const auto& [name, v] : values) o[name] = v;
+        return o;
+    };
     nlohmann::ordered_json held = nlohmann::ordered_json::object();
-    for (const auto& [group, c] : f.heldOut)
-        held[group] = {{"conv_efficiency", std::get<0>(c)},
-                       {"memory_efficiency", std::get<1>(c)},
-                       {"grouped_conv_efficiency", std::get<2>(c)}};
-    return {{"conv_efficiency", f.convEfficiency},
-            {"memory_efficiency", f.memoryEfficiency},
-            {"grouped_conv_efficiency", f.groupedConvEfficiency},
+    for (const auto& [group, c] : f.heldOut) held[group] = object(c);
+    return {{"constants", object(f.constants)},
             {"in_sample", errorSummaryJson(f.inSample)},
             {"leave_one_model_out", errorSummaryJson(f.leaveOneModelOut)},
             {"leave_one_gpu_out", errorSummaryJson(f.leaveOneGpuOut)},
@@ -149,12 +251,17 @@ nlohmann::ordered_json iterationErrorTable(const PublishedFitResult& f, const st
 
 void printPublishedFit(std::ostream& out, const PublishedFitResult& f) {
     char buf[200];
-    out << "\nFit of the constants only whole runs tell (grid: convolution 0.5-1.0, memory 0.5-1.0, grouped "
-           "convolution 0.03-1.0)\n";
-    std::snprintf(buf, sizeof buf,
-                  "  fitted on every row: conv_efficiency %.1f, memory_efficiency %.1f, grouped_conv_efficiency %.2f\n",
-                  f.convEfficiency, f.memoryEfficiency, f.groupedConvEfficiency);
-    out << buf;
+    auto list = [](const std::vector<std::pair<std::string, double>>& values) {
+        std::string text;
+        char v[64];
+        for (const auto& [name, value] : values) {
+            std::snprintf(v, sizeof v, "%.2f", value);
+            text += (text.empty() ? "" : ", ") + name + " " + v;
+        }
+        return text;
+    };
+    out << "\nFit of the constants only whole runs tell (coordinate descent; leave-one-out refits)\n";
+    out << "  fitted on every row: " << list(f.constants) << "\n";
     out << "                                   n      mean    median    signed\n";
     for (const auto& [name, s] : {std::pair<const char*, const ErrorSummary&>{"in sample", f.inSample},
                                   {"leave one model out", f.leaveOneModelOut},
@@ -164,11 +271,7 @@ void printPublishedFit(std::ostream& out, const PublishedFitResult& f) {
         out << buf;
     }
     out << "  constants fitted without each group:\n";
-    for (const auto& [group, c] : f.heldOut) {
-        std::snprintf(buf, sizeof buf, "    %-50.50s conv %.1f, memory %.1f, grouped %.2f\n", group.c_str(),
-                      std::get<0>(c), std::get<1>(c), std::get<2>(c));
-        out << buf;
-    }
+    for (const auto& [group, c] : f.heldOut) out << "    " << group << ": " << list(c) << "\n";
 }
 
 }  // namespace ts::predictors

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "trainscope/core/graph.h"
-#include "trainscope/predictors/scaling/kernel_scaling_table.h"
 #include "trainscope/predictors/iteration/training_scenario.h"
+#include "trainscope/predictors/scaling/kernel_scaling_table.h"
 
 namespace ts::predictors {
 
@@ -34,6 +34,14 @@ enum class OpKind : uint8_t {
     Gemm,       // matrix multiply on tensor cores when the precision allows
     Conv,       // convolution (implicit GEMM)
     Recurrent,  // LSTM/GRU/RNN: GEMMs per time step
+    Attention,  // scaled_dot_product_attention: two GEMMs per key/query tile and a softmax between
+};
+
+// The kernels behind a scaled_dot_product_attention (PyTorch's SDPA backends).
+enum class AttentionBackend : uint8_t {
+    Math,       // PyTorch's reference: batched GEMMs and softmax as separate kernels through memory
+    Flash,      // FlashAttention-2: one fused kernel, scores stay on chip
+    Efficient,  // memory-efficient (xFormers/CUTLASS): one fused kernel, scores stay on chip
 };
 
 // How autocast treats an operator (PyTorch's CUDA autocast op lists).
@@ -53,8 +61,8 @@ struct OpBytes {
     BatchPoly castBackward;     // their backward: gradients cast back
     BatchPoly saved;            // what this op keeps for backward (before de-duplication)
     // Backward traffic autograd adds beside the op's own formula (the stream model's rows):
-    BatchPoly gradientReduction;    // Add: the output gradient read to sum it to a broadcast input's shape
-    BatchPoly gradientAccumulation; // outputs used by several ops needing gradients: their sums (2 reads, 1 write)
+    BatchPoly gradientReduction;     // Add: the output gradient read to sum it to a broadcast input's shape
+    BatchPoly gradientAccumulation;  // outputs used by several ops needing gradients: their sums (2 reads, 1 write)
 };
 
 struct AnalyzedOp {
@@ -73,8 +81,12 @@ struct AnalyzedOp {
     // set the size of one wave of output tiles; 0 for other kinds.
     double gemmReduction = 0;
     double gemmColumns = 0;
-    bool groupedConv = false;    // a convolution of more than one group (grouped, depthwise)
-    bool bidirectional = false;  // a recurrent layer run in both directions
+    bool groupedConv = false;  // a convolution of more than one group (grouped, depthwise)
+    // A dense 3x3 convolution of stride 1 (no dilation): cuDNN runs it with Winograd's transform in
+    // FP32 on CUDA cores, with fewer multiplications than its FLOPs.
+    bool winogradEligible = false;
+    bool bidirectional = false;                                  // a recurrent layer run in both directions
+    AttentionBackend attentionBackend = AttentionBackend::Math;  // OpKind::Attention only
     // Add's backward hands the output gradient to its inputs as it is: a kernel runs only to sum it
     // to the shape of a broadcast input that needs a gradient (a bias, a broadcast scale).
     bool gradientPassThrough = false;

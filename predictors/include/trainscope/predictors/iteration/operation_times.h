@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "trainscope/core/gpu_database.h"
-#include "trainscope/predictors/scaling/kernel_scaling_table.h"
 #include "trainscope/predictors/iteration/model_analysis.h"
 #include "trainscope/predictors/iteration/training_scenario.h"
+#include "trainscope/predictors/scaling/kernel_scaling_table.h"
 
 namespace ts::predictors {
 
@@ -85,18 +85,24 @@ struct StreamModel {
     std::map<std::string, double> tensorCoreEfficiency16, tensorCoreEfficiencyTf32;
     double defaultTensorCoreEfficiency16 = 0, defaultTensorCoreEfficiencyTf32 = 0;
     double convEfficiency = 0;    // a convolution's achieved rate relative to a GEMM's
+    double fp32Efficiency = 1;    // FP32 GEMMs on CUDA cores in an iteration against the scaling table's sustained rate
+    double winogradSpeedup = 1;   // FP32 3x3 stride-1 convolutions (Winograd) against their FLOP rate
     double memoryEfficiency = 0;  // bandwidth-bound kernels in an iteration against large isolated ones
     double groupedConvEfficiency = 1;  // grouped and depthwise convolutions' rate and bandwidth against dense ones
-    double hostForwardUs = 0;         // host time to dispatch one operator's forward (eager PyTorch)
-    double hostBackwardUs = 0;        // host time of one autograd node in backward
-    double hostCastUs = 0;            // one autocast cast (a separate operator)
-    double kernelOverheadUs = 0;      // GPU time per kernel beyond its work: launch gap, ramp, tail
-    double tensorTileRows = 128;      // output tile of tensor-core GEMM kernels (rows x up to 64 columns)
+    double hostForwardUs = 0;          // host time to dispatch one operator's forward (eager PyTorch)
+    double hostBackwardUs = 0;         // host time of one autograd node in backward
+    double hostCastUs = 0;             // one autocast cast (a separate operator)
+    double kernelOverheadUs = 0;       // GPU time per kernel beyond its work: launch gap, ramp, tail
+    double tensorTileRows = 128;       // output tile of tensor-core GEMM kernels (rows x up to 64 columns)
     double tensorTileColumns = 64;
-    double simtTileRows = 128;        // output tile of FP32 (CUDA-core) GEMM kernels
+    double simtTileRows = 128;  // output tile of FP32 (CUDA-core) GEMM kernels
     double simtTileColumns = 64;
-    double hostOptimizerPassUs = 0;   // host time of one foreach optimizer pass (Python + launches)
+    double hostOptimizerPassUs = 0;  // host time of one foreach optimizer pass (Python + launches)
+    // A fused attention kernel's rate relative to a GEMM's at the same precision, by backend.
+    double flashAttentionEfficiency = 1;
+    double efficientAttentionEfficiency = 1;
     double tensorCoreEfficiency(const GpuSpec& gpu, TrainingPrecision p) const;
+    double attentionEfficiency(AttentionBackend backend) const;  // 1 for the math backend
     static const StreamModel& shipped();
 };
 

@@ -106,7 +106,7 @@ struct PublishedReport {
 
 struct PublishedOptions {
     std::function<void(const std::string&)> progress;  // one line per model as it is analysed
-    const StreamModel* model = nullptr;                 // default: StreamModel::shipped()
+    const StreamModel* model = nullptr;                // default: StreamModel::shipped()
 };
 
 // Every mapped run's prediction: the models are analysed once, then predicted under any
@@ -146,23 +146,42 @@ void writePublishedPredictions(std::ostream& out, const PublishedReport& r);
 
 namespace ts::predictors {
 
-// Fitting the whole-iteration constants that only whole runs can tell (StreamModel's
-// convEfficiency and memoryEfficiency) on the published rows, by grid search minimising the mean
-// |ln(predicted / published)|, and how well that generalises: each model family predicted with the
-// constants fitted without it (leave one model out), and each GPU architecture likewise (leave one
-// GPU out: Volta from Ampere's rows and the reverse).
+// Fitting the whole-iteration constants that only whole runs can tell on the published rows, by
+// coordinate descent over each constant's candidate values minimising the mean
+// |ln(predicted / published)| (capped at 1 per row), and how well that generalises: each model
+// family predicted with the constants fitted without it (leave one model out), and each GPU
+// architecture likewise (leave one GPU out: Volta from Ampere's rows and the reverse). A constant
+// of one architecture (its tensor-core efficiency) is fitted only where rows of that architecture
+// remain; left out, it falls back to the base model's (the default of architectures without
+// measurements).
+struct FitParameter {
+    std::string name;            // "conv_efficiency", "tensor_core_16:Volta", ...
+    std::vector<double> values;  // the candidates, ascending
+    std::string architecture;    // "" or the only architecture whose rows can tell it
+    std::function<void(StreamModel&, double)> set;
+    std::function<void(StreamModel&, const StreamModel& base)> reset;  // back to the base's value
+    std::function<double(const StreamModel&)> get;
+};
+// Every constant `validate-published --fit` can fit (--fit-parameters), in the order it sweeps them.
+std::vector<FitParameter> publishedFitParameters();
+// The ones it fits by default: those the shipped StreamModel's values come from.
+std::vector<std::string> shippedFitParameterNames();
+
 struct PublishedFitResult {
-    double convEfficiency = 0, memoryEfficiency = 0, groupedConvEfficiency = 0;  // fitted on every row
-    ErrorSummary inSample;                            // every row at the fitted constants
-    ErrorSummary leaveOneModelOut, leaveOneGpuOut;    // each row predicted without its group
-    std::map<std::string, std::tuple<double, double, double>> heldOut;  // group -> constants fitted without it
-    StreamModel fitted;                                        // the base model with the fitted constants
+    std::vector<std::pair<std::string, double>> constants;                       // fitted on every row, in sweep order
+    ErrorSummary inSample;                                                       // every row at the fitted constants
+    ErrorSummary leaveOneModelOut, leaveOneGpuOut;                               // each row predicted without its group
+    std::map<std::string, std::vector<std::pair<std::string, double>>> heldOut;  // group -> its fit
+    StreamModel fitted;  // the base model with the fitted constants
     // Leave-one-model-out errors (predicted / published - 1) by TrainingPrecision name: what the
     // whole-iteration intervals are made of (iterationErrorTable).
     std::map<std::string, std::vector<double>> leaveOneModelOutByPrecision;
 };
+// Fits the parameters named (default: shippedFitParameterNames()); throws ModelError for a name
+// publishedFitParameters() does not have.
 PublishedFitResult fitPublished(const PublishedPredictor& predictor, const GpuDatabase& db,
-                                const StreamModel& base = StreamModel::shipped());
+                                const StreamModel& base = StreamModel::shipped(),
+                                const std::vector<std::string>& names = shippedFitParameterNames());
 nlohmann::ordered_json publishedFitJson(const PublishedFitResult& f);
 // resources/iteration-errors.json: per precision, the relative error e whose interval
 // [v / (1 + e), v (1 + e)] holds 80% of the leave-one-model-out predictions.

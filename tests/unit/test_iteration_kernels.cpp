@@ -1,0 +1,159 @@
+// Kernels of the whole-iteration model whose rate is not a GEMM's: scaled_dot_product_attention by
+// backend, and FP32 3x3 convolutions, which cuDNN runs with Winograd's transform.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "trainscope/core/builder.h"
+#include "trainscope/core/gpu_database.h"
+#include "trainscope/core/model_loader.h"
+#include "trainscope/predictors/iteration/operation_times.h"
+
+using namespace ts;
+using namespace ts::predictors;
+
+namespace {
+
+const GpuSpec& gpu(const std::string& id) {
+    return GpuDatabase::builtin().get(id);
+}
+
+// One attention over [batch, heads, seq, dim] queries, keys and values that need gradients.
+Graph attentionGraph(const std::string& backend, int64_t seq, bool causal) {
+    ModelBuilder b("attention", SymbolDefaults{1, seq});
+    std::vector<int> qkv;
+    for (const char* name : {"q", "k", "v"}) {
+        const int x = b.input(name, {Dim::batch(), Dim(16), Dim::seq(), Dim(64)});
+        qkv.push_back(b.linear(std::string(name) + "_proj", x, 64));  // so that they need gradients
+    }
+    const int out = b.op1("ScaledDotProductAttention", qkv,
+                          {{"backend", backend}, {"causal", int64_t{causal ? 1 : 0}}, {"dropout", 0.0}});
+    return b.finish({out});
+}
+
+const TimeRow& attentionRow(const ModelAnalysis& m, const OperationTimes& t, bool backward) {
+    for (const TimeRow& r : backward ? t.backward : t.forward)
+        if (m.ops[size_t(r.op)].kind == OpKind::Attention) return r;
+    throw std::runtime_error("no attention row");
+}
+
+}  // namespace
+
+// A fused kernel computes its products at the tensor-core rate times the backend's efficiency: the
+// forward's FLOPs over (dense 16-bit peak x the architecture's GEMM efficiency x the backend's).
+TEST(IterationKernels, FusedAttentionComputesAtItsBackendsShareOfTheGemmRate) {
+    const StreamModel& model = StreamModel::shipped();
+    const GpuSpec& h100 = gpu("h100-sxm");
+    for (const auto& [backend, efficiency] :
+         {std::pair{"flash", model.flashAttentionEfficiency}, {"efficient", model.efficientAttentionEfficiency}}) {
+        SCOPED_TRACE(backend);
+        const ModelAnalysis m(attentionGraph(backend, 2048, false));
+        const OperationTimes t = prepareIterationTimes(m, h100, TrainingPrecision::AmpBf16);
+        const TimeRow& f = attentionRow(m, t, false);
+        const AnalyzedOp& op = m.ops[size_t(f.op)];
+        ASSERT_EQ(op.kind, OpKind::Attention);
+        const double rate = *h100.peakTflops(ComputePrecision::Bf16) * 1e12 *
+                            model.tensorCoreEfficiency(h100, TrainingPrecision::AmpBf16) * efficiency;
+        const double batch = 8;
+        EXPECT_NEAR(f.computeMs.at(batch), op.forwardFlops.at(batch) / rate * 1e3, 1e-9 * f.computeMs.at(batch));
+        // The scores stay on chip: at 2,048 tokens the products, not the traffic, bound the kernel.
+        EXPECT_GT(f.computeMs.at(batch), f.memoryMs.at(batch));
+        EXPECT_LT(efficiency, 1);
+    }
+    // The memory-efficient kernels are the slower of the two (FlashAttention-2's benchmarks).
+    EXPECT_LT(model.efficientAttentionEfficiency, model.flashAttentionEfficiency);
+}
+
+// The math backend writes and reads every score: its products and its softmax are kernels one after
+// another, so at a long sequence it is slower than a fused kernel doing the same products.
+TEST(IterationKernels, MathAttentionPaysForItsScoresInMemory) {
+    const GpuSpec& a100 = gpu("a100-sxm4-80gb");
+    auto total = [&](const std::string& backend) {
+        const ModelAnalysis m(attentionGraph(backend, 2048, false));
+        const OperationTimes t = prepareIterationTimes(m, a100, TrainingPrecision::AmpFp16);
+        return attentionRow(m, t, false).kernelMs(8) + attentionRow(m, t, true).kernelMs(8);
+    };
+    EXPECT_GT(total("math"), total("flash"));
+    EXPECT_GT(total("efficient"), total("flash"));
+    // A causal mask halves what the fused kernels compute (the masked tiles are skipped).
+    const ModelAnalysis full(attentionGraph("flash", 2048, false)), causal(attentionGraph("flash", 2048, true));
+    const double fullFlops =
+        full.ops[size_t(attentionRow(full, prepareIterationTimes(full, a100, TrainingPrecision::AmpFp16), false).op)]
+            .forwardFlops.at(1);
+    const double causalFlops =
+        causal
+            .ops[size_t(
+                attentionRow(causal, prepareIterationTimes(causal, a100, TrainingPrecision::AmpFp16), false).op)]
+            .forwardFlops.at(1);
+    EXPECT_NEAR(causalFlops / fullFlops, 0.5, 0.01);
+}
+
+// Transformers' BERT and GPT-2 run scaled_dot_product_attention by default (attn_implementation
+// "sdpa": memory-efficient with BERT's padding mask, flash for GPT-2's causal mask); math is the
+// eager attention, with its softmax and dropout as operators of their own.
+TEST(IterationKernels, ZooTransformersUseTransformersDefaultAttention) {
+    auto count = [](const Graph& g, const std::string& type) {
+        int n = 0;
+        for (const Operation& op : g.ops) n += op.type == type;
+        return n;
+    };
+    const Graph bert = loadModel("zoo:bert_base");
+    EXPECT_EQ(count(bert, "ScaledDotProductAttention"), 12);
+    EXPECT_EQ(count(bert, "Softmax"), 0);
+    for (const Operation& op : bert.ops)
+        if (op.type == "ScaledDotProductAttention") {
+            EXPECT_EQ(op.attrString("backend", ""), "efficient");
+            EXPECT_EQ(op.inputs.size(), 4u) << "the padding mask";
+        }
+    const Graph eager = loadModel("zoo:bert_base?attention=math");
+    EXPECT_EQ(count(eager, "ScaledDotProductAttention"), 0);
+    EXPECT_EQ(count(eager, "Softmax"), 12);
+    EXPECT_EQ(bert.parameterCount(), eager.parameterCount());
+    const Graph gpt2 = loadModel("zoo:gpt2?seq=128");
+    for (const Operation& op : gpt2.ops)
+        if (op.type == "ScaledDotProductAttention") {
+            EXPECT_EQ(op.attrString("backend", ""), "flash");
+            EXPECT_EQ(op.attrInt("causal", 0), 1);
+            EXPECT_EQ(op.inputs.size(), 3u) << "flash takes no mask";
+        }
+    EXPECT_EQ(count(gpt2, "ScaledDotProductAttention"), 12);
+}
+
+// cuDNN runs a dense FP32 3x3 convolution of stride 1 with Winograd's transform: fewer
+// multiplications than its FLOPs, so it runs StreamModel::winogradSpeedup faster per FLOP than a
+// strided one. On tensor cores (TF32, 16-bit) it is an implicit GEMM like any other.
+TEST(IterationKernels, Fp32ThreeByThreeConvolutionsRunWinograd) {
+    ModelBuilder b("convs");
+    const int x = b.input("x", {Dim::batch(), Dim(64), Dim(56), Dim(56)});
+    const int s1 = b.conv2d("stride1", x, 64, 3, 1, 1);
+    const int s2 = b.conv2d("stride2", s1, 64, 3, 2, 1);
+    const int dw = b.conv2d("depthwise", s2, 64, 3, 1, 1, 64);
+    const Graph g = b.finish({dw});
+    const ModelAnalysis m(g);
+    std::map<std::string, bool> eligible;
+    for (const AnalyzedOp& op : m.ops)
+        if (op.kind == OpKind::Conv) eligible[op.name] = op.winogradEligible;
+    ASSERT_EQ(eligible.size(), 3u);
+    int winograd = 0;
+    for (const auto& [name, e] : eligible) winograd += e;
+    EXPECT_EQ(winograd, 1) << "only the dense stride-1 one";
+    auto perFlop = [&](TrainingPrecision p, const std::string& id) {
+        const OperationTimes t = prepareIterationTimes(m, gpu(id), p);
+        std::map<bool, double> msPerFlop;
+        for (const TimeRow& r : t.forward) {
+            const AnalyzedOp& op = m.ops[size_t(r.op)];
+            if (op.kind == OpKind::Conv && !op.groupedConv)
+                msPerFlop[op.winogradEligible] = r.computeMs.at(4) / op.forwardFlops.at(4);
+        }
+        return msPerFlop;
+    };
+    const auto v100 = perFlop(TrainingPrecision::Fp32, "v100-sxm2-16gb");
+    EXPECT_NEAR(v100.at(false) / v100.at(true), StreamModel::shipped().winogradSpeedup, 1e-9);
+    const auto amp = perFlop(TrainingPrecision::AmpFp16, "v100-sxm2-16gb");
+    EXPECT_NEAR(amp.at(false) / amp.at(true), 1.0, 1e-9);
+    // PyTorch's fp32 on an A100 runs convolutions on TF32 tensor cores: no Winograd; fp32-strict does.
+    const auto a100 = perFlop(TrainingPrecision::Fp32, "a100-sxm4-80gb");
+    EXPECT_NEAR(a100.at(false) / a100.at(true), 1.0, 1e-9);
+    const auto strict = perFlop(TrainingPrecision::Fp32Strict, "a100-sxm4-80gb");
+    EXPECT_NEAR(strict.at(false) / strict.at(true), StreamModel::shipped().winogradSpeedup, 1e-9);
+}
