@@ -102,7 +102,8 @@ QVariant GpuTableModel::data(const QModelIndex& index, int role) const {
             if (!c.priced) return sort ? QVariant(kSortsLast) : QVariant(tr("no price"));
             // Whole dollars from $100; cents below, where a rounded "0" or "1" would hide the choice.
             if (column == UsdToTrain) return number(c.usdToTrain.value, c.usdToTrain.value < 100 ? 2 : 0);
-            return tokens ? number(c.usdPerMillionTokens.value, 3) : number(c.usdPerMillionSamples.value, 2);
+            // Per billion tokens: a million costs fractions of a cent.
+            return tokens ? number(c.usdPerMillionTokens.value * 1e3, 2) : number(c.usdPerMillionSamples.value, 2);
         }
         case Supported:
             return p.supported ? tr("yes") : tr("no");
@@ -137,8 +138,8 @@ QVariant GpuTableModel::headerData(int section, Qt::Orientation orientation, int
                        : tr("$/GPU-hour");
         case UsdPerMillionSamples:
             if (snapshot_->countsTokens())
-                return tip ? tr("Dollars per million training tokens at the predicted throughput, all GPUs paid")
-                           : tr("$/M tokens");
+                return tip ? tr("Dollars per billion training tokens at the predicted throughput, all GPUs paid")
+                           : tr("$/B tokens");
             return tip ? tr("Dollars per million training samples at the predicted throughput, all GPUs paid")
                        : tr("$/M samples");
         case HoursToTrain:

@@ -56,8 +56,8 @@ const QColor kOtherColor(150, 150, 150);
 // Throughput in the unit its users count: tokens for a language model, else samples.
 QString rateText(const PredictionSnapshot& s, const TrainingPrediction& p) {
     if (s.countsTokens())
-        return formatInterval(p.tokensPerS, 0, QObject::tr(" tokens/s")) + " (" +
-               QLocale().toString(p.samplesPerS.value, 'f', 1) + QObject::tr(" samples/s") + ")";
+        return formatInterval(p.tokensPerS, 0, QObject::tr(" tokens/s")) + ", " +
+               QLocale().toString(p.samplesPerS.value, 'f', 1) + QObject::tr(" samples/s");
     return formatInterval(p.samplesPerS, 1, QObject::tr(" samples/s"));
 }
 

@@ -32,7 +32,7 @@ constexpr double kSizePixels[kSizes] = {5, 8, 11, 15, 20};
 constexpr double kPickPixels = 10;
 
 QColor boundColor(int bound) {
-    // compute blue, memory orange, wave green, latency purple (PassBound's order)
+    // compute blue, memory orange, wave red, latency purple (PassBound's order)
     static const int index[kBounds] = {0, 1, 2, 6};
     return categoryColor(index[bound]);
 }

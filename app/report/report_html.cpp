@@ -206,19 +206,19 @@ QString reportHtml(const HardwareChoice& c, const ImageSources& images, const QS
                 .arg(c.parameters / 1e6, 0, 'f', 1)
                 .arg(scenarioLine(c), generated.toHtmlEscaped());
     html += summary(c) + "\n";
-    const QString goal = c.goal.inTokens()
-                             ? QString("%1 billion tokens at sequence length %2").arg(c.goal.tokens / 1e9, 0, 'g', 3).arg(c.seq)
-                             : QString("%1 %2 of %3 samples")
-                                   .arg(c.goal.epochs)
-                                   .arg(c.goal.epochs == 1 ? "epoch" : "epochs")
-                                   .arg(c.goal.datasetSamples, 0, 'f', 0);
-    html += QString(
-                "<p>Every figure is a prediction with, below it, the range it is expected in. The goal: %1.%2</p>\n")
-                .arg(goal)
-                .arg(c.options.priceSnapshot.date.empty()
-                         ? QString()
-                         : " Prices per GPU-hour: the GPU database's snapshot of " +
-                               esc(c.options.priceSnapshot.date) + " (see Assumptions).");
+    const QString goal =
+        c.goal.inTokens()
+            ? QString("%1 billion tokens at sequence length %2").arg(c.goal.tokens / 1e9, 0, 'g', 3).arg(c.seq)
+            : QString("%1 %2 of %3 samples")
+                  .arg(c.goal.epochs)
+                  .arg(c.goal.epochs == 1 ? "epoch" : "epochs")
+                  .arg(c.goal.datasetSamples, 0, 'f', 0);
+    html +=
+        QString("<p>Every figure is a prediction with, below it, the range it is expected in. The goal: %1.%2</p>\n")
+            .arg(goal)
+            .arg(c.options.priceSnapshot.date.empty() ? QString()
+                                                      : " Prices per GPU-hour: the GPU database's snapshot of " +
+                                                            esc(c.options.priceSnapshot.date) + " (see Assumptions).");
     html += "<h2>Ranking</h2>\n" + rankingTable(c) + "\n";
     html += image(images.throughput, "Throughput against batch size on the best-ranked GPUs", images.width);
     html += image(images.costVsTime, "Cost against time to train on every priced GPU", images.width);

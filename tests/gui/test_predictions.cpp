@@ -193,7 +193,7 @@ private Q_SLOTS:
         table->refresh();
         QCOMPARE(table->headerData(GpuTableModel::SamplesPerS, Qt::Horizontal).toString(), QString("Tokens/s"));
         QCOMPARE(table->headerData(GpuTableModel::UsdPerMillionSamples, Qt::Horizontal).toString(),
-                 QString("$/M tokens"));
+                 QString("$/B tokens"));
         window.showView(View::BatchPlot);
         QApplication::processEvents();
         auto* plot = qobject_cast<BatchPlotView*>(window.viewWidget(View::BatchPlot));
