@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "predict_command.h"
 #include "scenario_options.h"
@@ -54,10 +55,12 @@ TrainingScenario baseFrom(const ReportOptions& o, const PredictionInput& input) 
 TrainingGoal goalFrom(const ReportOptions& o, const PredictionInput& input) {
     if (o.tokens > 0 && (o.epochs > 0 || o.datasetSamples > 0))
         throw ModelError("--tokens", "is a goal of its own: give it or --epochs/--dataset-samples, not both");
-    if (o.tokens > 0 && !input.predictor->analysis().sequenceModel)
-        throw ModelError("--tokens", input.graph->name +
-                                         " has no sequence, so no tokens: give --epochs and "
-                                         "--dataset-samples");
+    if (o.tokens > 0 && !input.predictor->analysis().sequenceModel) {
+        std::ostringstream tokens;
+        tokens << o.tokens;
+        throw ModelError("--tokens", input.graph->name + " has no sequence, so " + tokens.str() +
+                                         " tokens cannot be its goal: give --epochs and --dataset-samples");
+    }
     TrainingGoal goal = input.defaults.goal;
     if (o.tokens > 0) return TrainingGoal{1, goal.datasetSamples, o.tokens};
     if (o.epochs > 0 || o.datasetSamples > 0) goal.tokens = 0;  // the user's goal in samples
@@ -77,8 +80,8 @@ HardwareChoiceOptions choiceOptionsFrom(const ReportOptions& o) {
         }
         auto p = parseTrainingPrecision(name);
         if (!p)
-            throw ModelError("--precision",
-                             "unknown precision " + quoted(name) + " (fp32, fp32-strict, tf32, amp-fp16, amp-bf16, fp8 or all)");
+            throw ModelError("--precision", "unknown precision " + quoted(name) +
+                                                " (fp32, fp32-strict, tf32, amp-fp16, amp-bf16, fp8 or all)");
         if (std::find(c.precisions.begin(), c.precisions.end(), *p) == c.precisions.end()) c.precisions.push_back(*p);
     }
     return c;

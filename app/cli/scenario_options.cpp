@@ -97,8 +97,8 @@ int64_t batchFrom(const std::string& text, int64_t modelDefault) {
 
 void checkSequenceOption(const ScenarioOptions& o, const Graph& g) {
     if (o.seq > 0 && g.defaults.seq <= 0)
-        throw ModelError("--seq", g.name + " has no sequence dimension (it takes " +
-                                      (g.inputs.empty() ? std::string("no inputs") : "fixed-size inputs") + ")");
+        throw ModelError("--seq", g.name + " has no sequence dimension, so a length of " + std::to_string(o.seq) +
+                                      " does not apply");
 }
 
 TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Optimizer> profileOptimizer,
