@@ -128,7 +128,6 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
     row->addStretch(1);
 
     connect(&state_, &ExplorerState::settingsChanged, this, &ControlsBar::follow);
-    connect(&state_, &ExplorerState::changed, this, &ControlsBar::follow);
     follow();
 }
 

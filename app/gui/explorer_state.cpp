@@ -71,6 +71,7 @@ void ExplorerState::dropModel(const QString& error) {
     error_ = error;
     selectedOp_ = -1;
     published_ = emptySnapshot(db_, settings_, goal_, error.toStdString());
+    Q_EMIT settingsChanged();
     Q_EMIT changed();
 }
 
@@ -347,6 +348,7 @@ void ExplorerState::publish(std::shared_ptr<const PredictionSnapshot> snapshot) 
         selectedOp_ = -1;
         trace_.reset();  // a model opened over a trace replaces it once its predictions are ready
         tracePredictions_.reset();
+        Q_EMIT settingsChanged();  // the controls follow the model (its length, no trace)
     }
     Q_EMIT changed();
 }

@@ -125,7 +125,9 @@ public:
 
 Q_SIGNALS:
     void changed();          // a new snapshot is published
-    void settingsChanged();  // the settings asked for changed (the controls follow)
+    // The settings asked for changed, or the model shown (its sequence length, a trace): the
+    // controls follow.
+    void settingsChanged();
     void predictingChanged(bool predicting);
     void selectionChanged(int op);
     // A measured profile could not be used (another model, another sequence length): the sentence.

@@ -122,6 +122,7 @@ std::shared_ptr<const PredictionSnapshot> predictSnapshot(std::shared_ptr<const 
     auto s = std::make_shared<PredictionSnapshot>();
     s->database = db;
     s->goal = goal;
+    s->settings = settings;  // what was asked, should the model fail at it
     try {
         // Another sequence length is another analysis of the model (the graph stays).
         if (settings.seq > 0 && model->seq > 0 && settings.seq != model->seq)
@@ -157,6 +158,8 @@ std::shared_ptr<const PredictionSnapshot> predictSnapshot(std::shared_ptr<const 
         }
         updateSweep(*s);
     } catch (const std::exception& e) {
+        // The model stays on screen with the reason (a length its analysis cannot take, a
+        // scenario the predictor rejects).
         failed(*s, e.what());
     }
     if (!s->model) s->model = std::move(model);
