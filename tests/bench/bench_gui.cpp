@@ -2,7 +2,9 @@
 // For each view: move the batch slider, let the state answer from its prepared plans and every
 // view refresh, and repaint the window synchronously; prints the median and 90th percentile wall
 // time per view, and the median CPU time of the GUI thread (what the move costs there, whatever
-// else the machine runs: on a shared machine wall time waits for other processes).
+// else the machine runs: on a shared machine wall time waits for other processes). "(precision)"
+// times a change of precision: every GPU predicted anew on the worker thread, while the GUI
+// thread's CPU time shows what it spent meanwhile.
 // Offscreen (no display needed); no pass/fail: `trainscope_bench_gui [MODEL...]`.
 #include <time.h>
 
@@ -86,6 +88,25 @@ int main(int argc, char** argv) {
             }
             const Latency l = summary(std::move(ms), std::move(cpu));
             std::printf("%-18s %-10s %8.2f %8.2f %8.2f\n", qPrintable(model), "(predict)", l.medianMs, l.p90Ms,
+                        l.cpuMedianMs);
+        }
+        {
+            // Another precision: every GPU predicted in full, on the worker. Wall time until the new
+            // snapshot is published; the GUI thread's CPU time meanwhile (it only waits).
+            std::vector<double> ms, cpu;
+            const ts::predictors::TrainingPrecision precisions[] = {ts::predictors::TrainingPrecision::AmpBf16,
+                                                                    ts::predictors::TrainingPrecision::Fp32};
+            for (int i = 0; i < 6; ++i) {
+                QElapsedTimer clock;
+                clock.start();
+                const double cpu0 = threadCpuMs();
+                state.setPrecision(precisions[i % 2]);
+                state.waitForPredictions();
+                ms.push_back(double(clock.nsecsElapsed()) / 1e6);
+                cpu.push_back(threadCpuMs() - cpu0);
+            }
+            const Latency l = summary(std::move(ms), std::move(cpu));
+            std::printf("%-18s %-10s %8.2f %8.2f %8.2f\n", qPrintable(model), "(precision)", l.medianMs, l.p90Ms,
                         l.cpuMedianMs);
         }
         MainWindow window(state);
