@@ -19,13 +19,13 @@ namespace {
 
 using namespace ts::predictors;
 
-TrainingScenario scenarioFrom(const PredictOptions& o, std::optional<Optimizer> profileOptimizer) {
+TrainingScenario scenarioFrom(const PredictOptions& o, const PredictionInput& input) {
     const std::string name = o.precision.empty() ? "fp32" : o.precision;
     auto precision = parseTrainingPrecision(name);
     if (!precision)
         throw ModelError("--precision",
                          "unknown precision " + quoted(name) + " (fp32, fp32-strict, tf32, amp-fp16, amp-bf16 or fp8)");
-    TrainingScenario s = scenarioFromOptions(o.scenario, profileOptimizer);
+    TrainingScenario s = scenarioFromOptions(o.scenario, input.profileOptimizer, input.defaults.optimizer);
     s.precision = *precision;
     return s;
 }
@@ -38,7 +38,7 @@ std::optional<Profile> loadProfileIfAny(const std::string& path) {
     return readProfile(path);
 }
 
-PredictionInput loadPredictionInput(const std::string& modelOrProfile, int64_t seq, const GpuDatabase& db,
+PredictionInput loadPredictionInput(const std::string& modelOrProfile, const GpuDatabase& db,
                                     const ScenarioOptions& scenario) {
     PredictionInput in;
     if (isKinetoTraceFile(modelOrProfile))  // read first: a damaged trace is refused for what is wrong with it
@@ -47,12 +47,15 @@ PredictionInput loadPredictionInput(const std::string& modelOrProfile, int64_t s
     const std::string modelSpec = profile ? profile->scenario.model : modelOrProfile;
     if (profile && modelSpec.empty()) throw ModelError(modelOrProfile, "the profile does not name its model");
     in.graph = std::make_unique<Graph>(loadModel(modelSpec));
+    checkSequenceOption(scenario, *in.graph);
+    in.defaults = scenarioDefaultsFor(*in.graph);
     if (scenario.fineTuning()) {
         if (profile)
             throw ModelError(modelOrProfile,
                              "a measured profile is of the whole model: --lora, --qlora and --train apply to a model");
         applyFineTuning(*in.graph, scenario);
     }
+    int64_t seq = scenario.seq;
     if (seq <= 0 && profile && profile->scenario.seq > 0) seq = profile->scenario.seq;
     in.predictor = std::make_unique<TrainingPredictor>(*in.graph, seq);
     if (profile) {
@@ -81,8 +84,6 @@ CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
                     "tf32, amp-fp16, amp-bf16 or fp8; for a trace: as-recorded (default), fp32, tf32 or fp32-strict, "
                     "what its FP32 kernels run in on the other GPU");
     addScenarioOptions(*cmd, o.scenario);
-    cmd->add_option("--seq", o.seq, "sequence length for sequence models (default: the model's)")
-        ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
     cmd->add_flag("--json", o.json, "print JSON: model, scenario, predictions[] (one per GPU)");
     cmd->add_flag("--layers", o.layers, "every layer's forward and backward time (JSON: layers[] per GPU)");
     cmd->add_option("--gpu-db", o.gpuDbFiles, "extra GPU file(s) applied after the built-in database")
@@ -93,9 +94,9 @@ CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
 int runPredict(const PredictOptions& o) {
     if (isKinetoTraceFile(o.model)) return runPredictTrace(o);
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
-    const PredictionInput input = loadPredictionInput(o.model, o.seq, db, o.scenario);
+    const PredictionInput input = loadPredictionInput(o.model, db, o.scenario);
     const TrainingPredictor& predictor = *input.predictor;
-    TrainingScenario scenario = scenarioFrom(o, input.profileOptimizer);
+    TrainingScenario scenario = scenarioFrom(o, input);
     const int64_t batch = batchFrom(o.batch, input.graph->defaults.batch);
 
     std::vector<const GpuSpec*> gpus;
@@ -105,6 +106,7 @@ int runPredict(const PredictOptions& o) {
         gpus.push_back(&db.get(o.gpu));
     const bool perLayer = o.layers || gpus.size() == 1;
     std::vector<TrainingPrediction> predictions;
+    LayerBoundLists bounds;
     for (const GpuSpec* gpu : gpus) {
         TrainingScenario s = scenario;
         s.batch = batch > 0 ? batch : 1;
@@ -113,12 +115,14 @@ int runPredict(const PredictOptions& o) {
             s.batch = int64_t(p.maxBatch.value);
             p = predictor.predict(*gpu, s, perLayer);
         }
+        bounds.emplace_back();
+        if (perLayer && p.supported) bounds.back() = LayerBounds(predictor, *gpu, s.precision).at(double(s.batch));
         predictions.push_back(std::move(p));
     }
     if (o.json)
-        std::cout << predictReportJson(predictor.analysis(), predictions, o.layers).dump(1) << "\n";
+        std::cout << predictReportJson(predictor.analysis(), predictions, o.layers, bounds).dump(1) << "\n";
     else
-        printPredictTable(std::cout, predictor.analysis(), predictions, o.layers);
+        printPredictTable(std::cout, predictor.analysis(), predictions, o.layers, bounds);
     return 0;
 }
 

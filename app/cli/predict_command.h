@@ -12,6 +12,7 @@
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/graph.h"
 #include "trainscope/core/profile.h"
+#include "trainscope/predictors/choice/model_defaults.h"
 #include "trainscope/predictors/iteration/training_predictor.h"
 
 namespace CLI {
@@ -21,12 +22,11 @@ class App;
 namespace ts::cli {
 
 struct PredictOptions {
-    std::string model;        // MODEL as for inspect, or a PROFILE file (see loadProfileIfAny)
-    std::string gpu = "all";  // a GPU id or name, or all
-    std::string batch;        // N, or auto (the largest that fits each GPU); default: the model's
-    std::string precision;  // "" : fp32 for a model, as-recorded for a trace
-    ScenarioOptions scenario;  // optimizer, data-parallel GPUs, interconnect, checkpointing
-    int64_t seq = 0;
+    std::string model;         // MODEL as for inspect, or a PROFILE file (see loadProfileIfAny)
+    std::string gpu = "all";   // a GPU id or name, or all
+    std::string batch;         // N, or auto (the largest that fits each GPU); default: the model's
+    std::string precision;     // "" : fp32 for a model, as-recorded for a trace
+    ScenarioOptions scenario;  // optimizer, sequence length, data-parallel GPUs, interconnect, checkpointing
     bool json = false;
     bool layers = false;  // every layer's times (JSON: "layers" per GPU; text: all instead of the top 10)
     std::vector<std::string> gpuDbFiles;
@@ -42,15 +42,16 @@ int runPredict(const PredictOptions& o);
 std::optional<Profile> loadProfileIfAny(const std::string& path);
 
 // What predict and report start from: the model MODEL names, or the model a PROFILE names with its
-// measurements as the predictions' source. `seq` 0: the profile's, else the model's.
+// measurements as the predictions' source, at --seq (0: the profile's, else the model's).
 struct PredictionInput {
     std::unique_ptr<Graph> graph;
     std::unique_ptr<predictors::TrainingPredictor> predictor;
     std::optional<predictors::Optimizer> profileOptimizer;  // the profile's, when one was given
+    predictors::ScenarioDefaults defaults;                  // the model's kind's optimizer and goal
 };
 // `scenario`'s fine-tuning options (LoRA, frozen parameters) transform the model first; they
 // apply to a model, not to a measured profile.
-PredictionInput loadPredictionInput(const std::string& modelOrProfile, int64_t seq, const GpuDatabase& db,
+PredictionInput loadPredictionInput(const std::string& modelOrProfile, const GpuDatabase& db,
                                     const ScenarioOptions& scenario);
 
 }  // namespace ts::cli

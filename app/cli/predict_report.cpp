@@ -52,13 +52,29 @@ std::string scenarioLine(const TrainingScenario& s) {
     return line;
 }
 
+// The bound of graph op `op` in `bounds`, null when it has none.
+const LayerBound* boundOfOp(const std::vector<LayerBound>& bounds, int op) {
+    const auto it =
+        std::lower_bound(bounds.begin(), bounds.end(), op, [](const LayerBound& b, int o) { return b.op < o; });
+    return it != bounds.end() && it->op == op ? &*it : nullptr;
+}
+
+// "compute / memory, tensor cores": forward / backward.
+std::string boundText(const LayerBound* b) {
+    if (!b) return "";
+    std::string text = passBoundName(b->forward);
+    if (b->hasBackward) text += std::string(" / ") + passBoundName(b->backward);
+    if (b->tensorCores) text += ", tensor cores";
+    return text;
+}
+
 }  // namespace
 
 ordered_json intervalJson(const Interval& i) {
     return {{"value", i.value}, {"low", i.low}, {"high", i.high}};
 }
 
-ordered_json predictionJson(const TrainingPrediction& p, bool layers) {
+ordered_json predictionJson(const TrainingPrediction& p, bool layers, const std::vector<LayerBound>& bounds) {
     ordered_json j;
     j["gpu"] = p.gpuId;
     j["name"] = p.gpuName;
@@ -107,20 +123,26 @@ ordered_json predictionJson(const TrainingPrediction& p, bool layers) {
     j["notes"] = p.notes;
     if (layers) {
         ordered_json a = ordered_json::array();
-        for (const LayerTime& l : p.layers)
+        for (const LayerTime& l : p.layers) {
+            const LayerBound* b = boundOfOp(bounds, l.op);
             a.push_back({{"op", l.op},
                          {"name", l.name},
                          {"class", l.opClass},
                          {"forward_ms", intervalJson(l.forwardMs)},
                          {"backward_ms", intervalJson(l.backwardMs)},
+                         {"forward_bound", b ? ordered_json(passBoundName(b->forward)) : ordered_json(nullptr)},
+                         {"backward_bound",
+                          b && b->hasBackward ? ordered_json(passBoundName(b->backward)) : ordered_json(nullptr)},
+                         {"tensor_cores", b ? ordered_json(b->tensorCores) : ordered_json(nullptr)},
                          {"source", predictionSourceName(l.source)}});
+        }
         j["layers"] = a;
     }
     return j;
 }
 
-ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<TrainingPrediction>& predictions,
-                               bool layers) {
+ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<TrainingPrediction>& predictions, bool layers,
+                               const LayerBoundLists& bounds) {
     ordered_json out;
     out["model"] = {{"name", m.modelName},
                     {"source", m.modelSource},
@@ -139,22 +161,25 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
                            {"zero_stage", s.dataParallel.zeroStage}};
     }
     ordered_json a = ordered_json::array();
-    for (const TrainingPrediction& p : predictions) a.push_back(predictionJson(p, layers));
+    for (size_t i = 0; i < predictions.size(); ++i)
+        a.push_back(predictionJson(predictions[i], layers, i < bounds.size() ? bounds[i] : std::vector<LayerBound>{}));
     out["predictions"] = a;
     return out;
 }
 
 void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vector<TrainingPrediction>& predictions,
-                       bool allLayers) {
+                       bool allLayers, const LayerBoundLists& bounds) {
     if (predictions.empty()) return;
     os << m.modelName << " (" << fixed(m.parameters / 1e6, 1) << "M parameters";
     if (m.trainableParameters != m.parameters) os << ", " << fixed(m.trainableParameters / 1e6, 2) << "M trainable";
     if (m.sequenceModel) os << ", sequence " << m.seq;
     os << "): " << scenarioLine(predictions.front().scenario) << "\n";
     os << "Figures are predictions with their expected range in parentheses (docs/prediction.md).\n\n";
-    const std::vector<std::pair<std::string, size_t>> cols = {{"gpu", 18},       {"batch", 6},     {"iteration ms", 24},
-                                                              {"samples/s", 24}, {"peak GiB", 20}, {"of GiB", 7},
-                                                              {"max batch", 10}, {"fits", 5}};
+    std::vector<std::pair<std::string, size_t>> cols = {{"gpu", 18},       {"batch", 6},     {"iteration ms", 24},
+                                                        {"samples/s", 24}, {"peak GiB", 20}, {"of GiB", 7},
+                                                        {"max batch", 10}, {"fits", 5}};
+    // A language model's users count tokens: its throughput in tokens too.
+    if (m.sequenceModel) cols.insert(cols.begin() + 4, {"tokens/s", 27});
     for (size_t i = 0; i < cols.size(); ++i)
         os << (i == 0 ? pad(cols[i].first, cols[i].second) : padLeft(cols[i].first, cols[i].second)) << " ";
     os << " source\n";
@@ -166,14 +191,15 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
         }
         Interval peak = p.peakMemoryBytes;
         peak.value /= kGiB, peak.low /= kGiB, peak.high /= kGiB;
-        const std::vector<std::string> cells = {p.gpuId,
-                                                std::to_string(p.scenario.batch),
-                                                range(p.iterationMs),
-                                                range(p.samplesPerS),
-                                                range(peak),
-                                                fixed(p.capacityBytes / kGiB, 0),
-                                                std::to_string(int64_t(p.maxBatch.value)),
-                                                p.fits ? "yes" : "no"};
+        std::vector<std::string> cells = {p.gpuId,
+                                          std::to_string(p.scenario.batch),
+                                          range(p.iterationMs),
+                                          range(p.samplesPerS),
+                                          range(peak),
+                                          fixed(p.capacityBytes / kGiB, 0),
+                                          std::to_string(int64_t(p.maxBatch.value)),
+                                          p.fits ? "yes" : "no"};
+        if (m.sequenceModel) cells.insert(cells.begin() + 4, range(p.tokensPerS));
         for (size_t i = 0; i < cells.size(); ++i)
             os << (i == 0 ? pad(cells[i], cols[i].second) : padLeft(cells[i], cols[i].second)) << " ";
         os << " " << predictionSourceName(p.source) << "\n";
@@ -222,10 +248,14 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
         if (layers.size() > 10) layers.resize(10);
     }
     os << "\n" << (allLayers ? "Layers" : "Slowest layers") << " (ms):\n";
-    os << pad("layer", 48) << padLeft("forward", 24) << padLeft("backward", 24) << "  class\n";
+    // Bound: the term of the pass's predicted time that wins, forward / backward (layer_bounds.h).
+    const std::vector<LayerBound> none;
+    const std::vector<LayerBound>& b = bounds.empty() ? none : bounds.front();
+    os << pad("layer", 48) << padLeft("forward", 24) << padLeft("backward", 24) << "  " << pad("class", 12)
+       << "bound (forward / backward)\n";
     for (const LayerTime* l : layers)
         os << pad(l->name, 48) << padLeft(range(l->forwardMs), 24) << padLeft(range(l->backwardMs), 24) << "  "
-           << (l->opClass.empty() ? "(roofline)" : l->opClass) << "\n";
+           << pad(l->opClass.empty() ? "(roofline)" : l->opClass, 12) << boundText(boundOfOp(b, l->op)) << "\n";
 }
 
 }  // namespace ts::cli

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "predict_command.h"
 #include "scenario_options.h"
@@ -46,8 +47,26 @@ std::string formatOf(const ReportOptions& o) {
                                    ") or a .html, .pdf, .csv or .json file");
 }
 
-TrainingScenario baseFrom(const ReportOptions& o, std::optional<Optimizer> profileOptimizer) {
-    return scenarioFromOptions(o.scenario, profileOptimizer);
+TrainingScenario baseFrom(const ReportOptions& o, const PredictionInput& input) {
+    return scenarioFromOptions(o.scenario, input.profileOptimizer, input.defaults.optimizer);
+}
+
+// --tokens, or --epochs and --dataset-samples, else the model's kind's goal (model_defaults.h).
+TrainingGoal goalFrom(const ReportOptions& o, const PredictionInput& input) {
+    if (o.tokens > 0 && (o.epochs > 0 || o.datasetSamples > 0))
+        throw ModelError("--tokens", "is a goal of its own: give it or --epochs/--dataset-samples, not both");
+    if (o.tokens > 0 && !input.predictor->analysis().sequenceModel) {
+        std::ostringstream tokens;
+        tokens << o.tokens;
+        throw ModelError("--tokens", input.graph->name + " has no sequence, so " + tokens.str() +
+                                         " tokens cannot be its goal: give --epochs and --dataset-samples");
+    }
+    TrainingGoal goal = input.defaults.goal;
+    if (o.tokens > 0) return TrainingGoal{1, goal.datasetSamples, o.tokens};
+    if (o.epochs > 0 || o.datasetSamples > 0) goal.tokens = 0;  // the user's goal in samples
+    if (o.epochs > 0) goal.epochs = o.epochs;
+    if (o.datasetSamples > 0) goal.datasetSamples = o.datasetSamples;
+    return goal;
 }
 
 HardwareChoiceOptions choiceOptionsFrom(const ReportOptions& o) {
@@ -61,8 +80,8 @@ HardwareChoiceOptions choiceOptionsFrom(const ReportOptions& o) {
         }
         auto p = parseTrainingPrecision(name);
         if (!p)
-            throw ModelError("--precision",
-                             "unknown precision " + quoted(name) + " (fp32, fp32-strict, tf32, amp-fp16, amp-bf16, fp8 or all)");
+            throw ModelError("--precision", "unknown precision " + quoted(name) +
+                                                " (fp32, fp32-strict, tf32, amp-fp16, amp-bf16, fp8 or all)");
         if (std::find(c.precisions.begin(), c.precisions.end(), *p) == c.precisions.end()) c.precisions.push_back(*p);
     }
     return c;
@@ -146,12 +165,14 @@ CLI::App* addReportCommand(CLI::App& app, ReportOptions& o) {
                     "trace one of as-recorded (default), fp32, tf32 or fp32-strict")
         ->delimiter(',');
     addScenarioOptions(*cmd, o.scenario);
-    cmd->add_option("--seq", o.seq, "sequence length for sequence models (default: the model's)")
-        ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
     cmd->add_option("--epochs", o.epochs, "epochs in the training goal (default 1)")->check(CLI::Range(1e-6, 1e9));
     cmd->add_option("--dataset-samples", o.datasetSamples,
                     "samples per epoch (default 1281167, ImageNet-1k's training set)")
         ->check(CLI::Range(1.0, 1e15));
+    cmd->add_option("--tokens", o.tokens,
+                    "a training goal in tokens, for a sequence model (a language model's default: 20 tokens per "
+                    "parameter, Chinchilla's compute-optimal ratio)")
+        ->check(CLI::Range(1.0, 1e18));
     cmd->add_option("--gpu-db", o.gpuDbFiles, "extra GPU file(s) applied after the built-in database")
         ->check(CLI::ExistingFile);
     return cmd;
@@ -162,12 +183,13 @@ namespace {
 // The report of a PyTorch profiler trace: the options that need a model refused by name, then
 // every GPU asked for predicted from the trace and costed (predictors/choice/trace_choice.h).
 int runTraceReport(const ReportOptions& o, const std::string& format) {
-    refuseModelOptionsForTrace(o.scenario, o.batch, o.seq);
+    refuseModelOptionsForTrace(o.scenario, o.batch);
     const std::string noGoal =
         "a trace's cost is per 1,000 of its steps: a goal in samples needs the model's "
         "samples per step (use the model or its profile)";
     if (o.epochs > 0) throw ModelError("--epochs", noGoal);
     if (o.datasetSamples > 0) throw ModelError("--dataset-samples", noGoal);
+    if (o.tokens > 0) throw ModelError("--tokens", noGoal);
     if (o.precisions.size() > 1)
         throw ModelError("--precision", "a trace's report takes one of as-recorded, fp32, tf32 or fp32-strict, not " +
                                             std::to_string(o.precisions.size()));
@@ -203,12 +225,9 @@ int runReport(const ReportOptions& o) {
     options.priceSnapshot = db.priceSnapshot();
     options.amortisation = db.amortisation();
     const std::vector<const GpuSpec*> gpus = gpusFrom(o, db);
-    const PredictionInput input = loadPredictionInput(o.model, o.seq, db, o.scenario);
-    TrainingGoal goal;
-    if (o.epochs > 0) goal.epochs = o.epochs;
-    if (o.datasetSamples > 0) goal.datasetSamples = o.datasetSamples;
+    const PredictionInput input = loadPredictionInput(o.model, db, o.scenario);
     const HardwareChoice choice =
-        chooseHardware(*input.predictor, gpus, baseFrom(o, input.profileOptimizer), goal, options);
+        chooseHardware(*input.predictor, gpus, baseFrom(o, input), goalFrom(o, input), options);
     if (format == "csv")
         writeFileAtomically(o.output, hardwareChoiceCsv(choice));
     else if (format == "json")

@@ -23,10 +23,10 @@ struct ReportOptions {
     std::vector<std::string> gpus;        // ids or names, or all (default)
     std::string batch;                    // N, or auto (also when empty): chosen per GPU
     std::vector<std::string> precisions;  // default: every precision each GPU supports
-    ScenarioOptions scenario;             // optimizer, data-parallel GPUs, interconnect, checkpointing
-    int64_t seq = 0;
-    double epochs = 0;          // 0: not given (1 epoch)
-    double datasetSamples = 0;  // 0: not given (TrainingGoal's default, ImageNet-1k)
+    ScenarioOptions scenario;             // optimizer, sequence length, data-parallel GPUs, interconnect, ...
+    double epochs = 0;                    // 0: not given (1 epoch)
+    double datasetSamples = 0;            // 0: not given (TrainingGoal's default, ImageNet-1k)
+    double tokens = 0;                    // 0: not given (a language model's default goal in tokens)
     std::vector<std::string> gpuDbFiles;
 };
 

@@ -5,6 +5,7 @@
 
 #include "trainscope/core/errors.h"
 #include "trainscope/core/fine_tuning.h"
+#include "trainscope/core/graph.h"
 
 namespace ts::cli {
 
@@ -15,7 +16,11 @@ std::string quoted(const std::string& s) {
 }
 
 void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
-    cmd.add_option("--optimizer", o.optimizer, "sgd (default), sgd-momentum, adam or adamw");
+    cmd.add_option("--optimizer", o.optimizer,
+                   "sgd, sgd-momentum, adam, adamw or adam8bit (default: the profile's, else adamw for a language "
+                   "model, sgd-momentum for a vision model, sgd otherwise)");
+    cmd.add_option("--seq", o.seq, "sequence length of a sequence model (default: the profile's, else the model's)")
+        ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
     cmd.add_option("--gpus", o.gpus, "data-parallel GPUs (default 1)")->check(CLI::Range(1, 65536));
     cmd.add_option("--interconnect", o.interconnect, "between the GPUs: nvlink (default), pcie or infiniband");
     cmd.add_option("--infiniband-gbps", o.infinibandGbps, "InfiniBand rate per GPU in Gb/s (default 400, NDR)")
@@ -93,14 +98,21 @@ int64_t batchFrom(const std::string& text, int64_t modelDefault) {
     return v;
 }
 
-TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Optimizer> profileOptimizer) {
+void checkSequenceOption(const ScenarioOptions& o, const Graph& g) {
+    if (o.seq > 0 && g.defaults.seq <= 0)
+        throw ModelError("--seq", g.name + " has no sequence dimension, so a length of " + std::to_string(o.seq) +
+                                      " does not apply");
+}
+
+TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Optimizer> profileOptimizer,
+                                     Optimizer modelDefault) {
     TrainingScenario s;
-    s.optimizer = profileOptimizer.value_or(Optimizer::Sgd);
+    s.optimizer = profileOptimizer.value_or(modelDefault);
     if (!o.optimizer.empty()) {
         auto opt = parseOptimizer(o.optimizer);
         if (!opt)
-            throw ModelError("--optimizer",
-                             "unknown optimizer " + quoted(o.optimizer) + " (sgd, sgd-momentum, adam or adamw)");
+            throw ModelError("--optimizer", "unknown optimizer " + quoted(o.optimizer) +
+                                                " (sgd, sgd-momentum, adam, adamw or adam8bit)");
         s.optimizer = *opt;
     }
     auto link = parseInterconnect(o.interconnect);

@@ -1,6 +1,6 @@
 #pragma once
-// The training-scenario options that `predict` and `report` share (optimizer, data-parallel GPUs,
-// interconnect, checkpointing), parsed once with the same messages.
+// The training-scenario options that `predict` and `report` share (optimizer, sequence length,
+// data-parallel GPUs, interconnect, checkpointing), parsed once with the same messages.
 #include <climits>
 #include <cstdint>
 #include <optional>
@@ -21,7 +21,8 @@ namespace ts::cli {
 std::string quoted(const std::string& s);
 
 struct ScenarioOptions {
-    std::string optimizer;  // "" : the profile's, else sgd
+    std::string optimizer;  // "" : the profile's, else the model's kind's (predictors/choice/model_defaults.h)
+    int64_t seq = 0;        // 0: the profile's, else the model's
     int gpus = 1;
     std::string interconnect = "nvlink";
     double infinibandGbps = 400;
@@ -44,15 +45,21 @@ struct ScenarioOptions {
 // ModelError naming --batch for anything else.
 int64_t batchFrom(const std::string& text, int64_t modelDefault);
 
-// --optimizer, --gpus, --interconnect, --infiniband-gbps and --checkpointing on `cmd`.
+// --optimizer, --seq, --gpus, --interconnect, --infiniband-gbps, --checkpointing and the fine-tuning
+// options on `cmd`.
 void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o);
 
 // The fine-tuning options applied to `g` (frozen parameters, LoRA, QLoRA); nothing without them.
 // Throws ModelError naming the option (--lora 0, --qlora without --lora, a pattern matching nothing).
 void applyFineTuning(Graph& g, const ScenarioOptions& o);
 
-// Throws ModelError naming the option for an unknown optimizer or interconnect.
+// Throws ModelError naming the option for an unknown optimizer or interconnect. Without --optimizer
+// the profile's optimizer, else `modelDefault` (the model's kind's).
 predictors::TrainingScenario scenarioFromOptions(const ScenarioOptions& o,
-                                                 std::optional<predictors::Optimizer> profileOptimizer);
+                                                 std::optional<predictors::Optimizer> profileOptimizer,
+                                                 predictors::Optimizer modelDefault);
+
+// --seq for a model that has no sequence dimension: ModelError naming --seq and the model.
+void checkSequenceOption(const ScenarioOptions& o, const Graph& g);
 
 }  // namespace ts::cli

@@ -6,7 +6,7 @@
 
 namespace ts::cli {
 
-void refuseModelOptionsForTrace(const ScenarioOptions& s, const std::string& batch, int64_t seq) {
+void refuseModelOptionsForTrace(const ScenarioOptions& s, const std::string& batch) {
     auto refuse = [&](const std::string& option, const std::string& why) { throw ModelError(option, why); };
     const std::string noGraph = "a trace records one run of its job and holds no model graph; ";
     if (!batch.empty()) refuse("--batch", noGraph + "its batch size cannot be changed (use the model for that)");
@@ -27,7 +27,7 @@ void refuseModelOptionsForTrace(const ScenarioOptions& s, const std::string& bat
     if (!s.train.empty()) refuse("--train", fineTuning);
     if (s.checkpointing) refuse("--checkpointing", noGraph + "checkpointing applies to a model");
     if (s.accumulation != 1) refuse("--accumulation", noGraph + "accumulation applies to a model");
-    if (seq > 0) refuse("--seq", noGraph + "its sequence length cannot be changed");
+    if (s.seq > 0) refuse("--seq", noGraph + "its sequence length cannot be changed");
 }
 
 predictors::Fp32Math traceMathFrom(const std::string& precision) {

@@ -16,7 +16,7 @@ struct ScenarioOptions;
 
 // What the model options mean nothing for a trace: throws ModelError naming the first one given
 // (`batch`: --batch as given, "" when not; `seq`: 0 when not given).
-void refuseModelOptionsForTrace(const ScenarioOptions& scenario, const std::string& batch, int64_t seq);
+void refuseModelOptionsForTrace(const ScenarioOptions& scenario, const std::string& batch);
 
 // --precision for a trace: "" or as-recorded, fp32, tf32, fp32-strict; throws ModelError naming
 // --precision for anything else (AMP, FP8: they would need the model graph).

@@ -86,7 +86,7 @@ void printOne(std::ostream& os, const TracePrediction& p, const GpuSpec& gpu) {
 }  // namespace
 
 int runPredictTrace(const PredictOptions& o) {
-    refuseModelOptionsForTrace(o.scenario, o.batch, o.seq);
+    refuseModelOptionsForTrace(o.scenario, o.batch);
     const Fp32Math math = traceMathFrom(o.precision);
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
     const TraceInput in = loadTraceInput(o.model, db);

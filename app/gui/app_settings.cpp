@@ -22,7 +22,6 @@ ExplorerSettings AppSettings::explorer(const ExplorerSettings& defaults) const {
     s.batch = settings_.value("batch", qlonglong(s.batch)).toLongLong();
     // Names, not enum values, so that a reordered enum never misreads an old file.
     if (auto p = parseTrainingPrecision(settings_.value("precision").toString().toStdString())) s.precision = *p;
-    if (auto o = parseOptimizer(settings_.value("optimizer").toString().toStdString())) s.optimizer = *o;
     s.gpuId = settings_.value("gpu", QString::fromStdString(s.gpuId)).toString().toStdString();
     s.gpus = std::max(1, settings_.value("gpus", s.gpus).toInt());
     if (auto i = parseInterconnect(settings_.value("interconnect").toString().toStdString())) s.interconnect = *i;
@@ -35,7 +34,6 @@ void AppSettings::setExplorer(const ExplorerSettings& s) {
     settings_.beginGroup("explorer");
     settings_.setValue("batch", qlonglong(s.batch));
     settings_.setValue("precision", trainingPrecisionName(s.precision));
-    settings_.setValue("optimizer", optimizerName(s.optimizer));
     settings_.setValue("gpu", QString::fromStdString(s.gpuId));
     settings_.setValue("gpus", s.gpus);
     settings_.setValue("interconnect", interconnectName(s.interconnect));
@@ -43,18 +41,50 @@ void AppSettings::setExplorer(const ExplorerSettings& s) {
     settings_.endGroup();
 }
 
-TrainingGoal AppSettings::goal() const {
-    TrainingGoal g;
-    const double epochs = settings_.value("goal/epochs", g.epochs).toDouble();
-    const double samples = settings_.value("goal/datasetSamples", g.datasetSamples).toDouble();
-    if (epochs > 0) g.epochs = epochs;
-    if (samples > 0) g.datasetSamples = samples;
-    return g;
+namespace {
+constexpr ModelKind kKinds[] = {ModelKind::Language, ModelKind::Vision, ModelKind::Other};
 }
 
-void AppSettings::setGoal(const TrainingGoal& g) {
-    settings_.setValue("goal/epochs", g.epochs);
-    settings_.setValue("goal/datasetSamples", g.datasetSamples);
+ModelChoices AppSettings::modelChoices() const {
+    ModelChoices c;
+    for (ModelKind kind : kKinds) {
+        // Names, not enum values, so that a reordered enum never misreads an old file.
+        settings_.beginGroup(QString("kinds/") + modelKindName(kind));
+        const size_t k = size_t(kind);
+        if (auto o = parseOptimizer(settings_.value("optimizer").toString().toStdString())) c.optimizer[k] = *o;
+        TrainingGoal g;
+        const double epochs = settings_.value("goalEpochs", 0.0).toDouble();
+        const double samples = settings_.value("goalSamples", 0.0).toDouble();
+        const double tokens = settings_.value("goalTokens", 0.0).toDouble();
+        if (tokens > 0) {
+            g.tokens = tokens;
+            c.goal[k] = g;
+        } else if (epochs > 0 && samples > 0) {
+            g.epochs = epochs;
+            g.datasetSamples = samples;
+            c.goal[k] = g;
+        }
+        settings_.endGroup();
+    }
+    return c;
+}
+
+void AppSettings::setModelChoices(const ModelChoices& c) {
+    for (ModelKind kind : kKinds) {
+        settings_.beginGroup(QString("kinds/") + modelKindName(kind));
+        settings_.remove("");  // this kind's keys: a choice undone is not kept
+        const size_t k = size_t(kind);
+        if (c.optimizer[k]) settings_.setValue("optimizer", optimizerName(*c.optimizer[k]));
+        if (const auto& g = c.goal[k]) {
+            if (g->inTokens()) {
+                settings_.setValue("goalTokens", g->tokens);
+            } else {
+                settings_.setValue("goalEpochs", g->epochs);
+                settings_.setValue("goalSamples", g->datasetSamples);
+            }
+        }
+        settings_.endGroup();
+    }
 }
 
 QStringList AppSettings::recentFiles() const {

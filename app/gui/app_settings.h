@@ -1,7 +1,8 @@
 #pragma once
 // What the explorer remembers between sessions, through QSettings (on Linux an INI file under
 // ~/.config/TrainScope/, which Qt rewrites atomically through QSaveFile): the controls' settings,
-// the training goal, recent files, the colour theme and the window's geometry.
+// the optimizer and training goal chosen per kind of model, recent files, the colour theme and the
+// window's geometry.
 #include <QByteArray>
 #include <QSettings>
 #include <QStringList>
@@ -21,10 +22,12 @@ public:
     AppSettings();                                 // the application's settings file
     explicit AppSettings(const QString& iniFile);  // a given file (tests)
 
+    // Batch, precision, GPU, GPU count, interconnect, checkpointing; the optimizer and the sequence
+    // length belong to the model (its kind's choice, its own length) and are not read or written.
     ExplorerSettings explorer(const ExplorerSettings& defaults) const;
     void setExplorer(const ExplorerSettings& s);
-    predictors::TrainingGoal goal() const;
-    void setGoal(const predictors::TrainingGoal& g);
+    ModelChoices modelChoices() const;
+    void setModelChoices(const ModelChoices& c);
 
     // Most recent first, at most kMaxRecent; entries that no longer exist are kept (a network
     // drive may be away) until opening them fails.

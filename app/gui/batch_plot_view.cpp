@@ -8,6 +8,7 @@
 
 #include "explorer_state.h"
 #include "plot_style.h"
+#include "prediction_snapshot.h"
 #include "view_refresher.h"
 
 namespace ts::gui {
@@ -51,19 +52,20 @@ void styleMeasured(QCPGraph* graph, const QColor& color, const QString& name) {
     graph->setName(name);
 }
 
-// A loaded profile measured on the target GPU at the precision shown, on one GPU: its runs are
-// points of this plot; anything else measured something else.
-const Profile* matchingProfile(const ExplorerState& state) {
-    const Profile* profile = state.profile();
-    if (!profile || state.settings().gpus != 1 || !state.targetGpu()) return nullptr;
-    if (parseTrainingPrecision(profile->scenario.precision) != state.settings().precision) return nullptr;
-    if (state.database().matchDevice(profile->environment.deviceName) != state.targetGpu()) return nullptr;
+// A profile the predictions start from, measured on the target GPU at the precision shown, on one
+// GPU: its runs are points of this plot; anything else measured something else.
+const Profile* matchingProfile(const PredictionSnapshot& s) {
+    if (!s.model || !s.model->usesProfile() || s.settings.gpus != 1 || !s.targetGpu()) return nullptr;
+    const Profile* profile = s.model->profile.get();
+    if (parseTrainingPrecision(profile->scenario.precision) != s.settings.precision) return nullptr;
+    if (s.database->matchDevice(profile->environment.deviceName) != s.targetGpu()) return nullptr;
     return profile;
 }
 
 }  // namespace
 
-BatchPlotView::BatchPlotView(ExplorerState& state, QWidget* parent) : QWidget(parent), state_(state) {
+BatchPlotView::BatchPlotView(ExplorerState& state, QWidget* parent)
+    : QWidget(parent), state_(state), snapshot_(state.snapshot()) {
     auto* layout = new QVBoxLayout(this);
     plot_ = new QCustomPlot(this);
     plot_->setObjectName("batchPlot");
@@ -138,14 +140,19 @@ void BatchPlotView::refresh() {
     plot_->graph(Capacity)->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DashLine));
     batchLine_->setPen(QPen(palette().color(QPalette::Highlight), 2));
     batchLabel_->setColor(palette().color(QPalette::Text));
-    const GpuSweep& sweep = state_.batchSweep();
+    snapshot_ = state_.snapshot();
+    const PredictionSnapshot& snap = *snapshot_;
+    const GpuSweep& sweep = snap.sweep;
+    // A language model's users count tokens: its throughput axis is in tokens per second.
+    const double scale = snap.countsTokens() ? double(snap.model->seq) : 1;
+    plot_->yAxis->setLabel(scale > 1 ? tr("throughput (tokens/s)") : tr("throughput (samples/s)"));
     QVector<double> batch, tLow, tHigh, t, mLow, mHigh, m;
-    if (state_.hasModel() && sweep.supported) {
+    if (snap.hasModel() && sweep.supported) {
         for (const SweepPoint& point : sweep.points) {
             batch << double(point.batch);
-            tLow << point.samplesPerS.low;
-            tHigh << point.samplesPerS.high;
-            t << point.samplesPerS.value;
+            tLow << point.samplesPerS.low * scale;
+            tHigh << point.samplesPerS.high * scale;
+            t << point.samplesPerS.value * scale;
             mLow << point.peakMemoryBytes.low / kGiB;
             mHigh << point.peakMemoryBytes.high / kGiB;
             m << point.peakMemoryBytes.value / kGiB;
@@ -158,11 +165,11 @@ void BatchPlotView::refresh() {
     plot_->graph(Memory)->setData(batch, m, true);
 
     QVector<double> measuredBatch, measuredT, measuredM;
-    if (const Profile* profile = state_.hasModel() ? matchingProfile(state_) : nullptr)
+    if (const Profile* profile = matchingProfile(snap))
         for (const ProfileRun& run : profile->runs) {
             if (!run.fits || !run.iteration.measured()) continue;
             measuredBatch << double(run.batch);
-            measuredT << run.samplesPerSecond();
+            measuredT << run.samplesPerSecond() * scale;
             measuredM << (run.memory.peakReserved + run.memory.cudaContext) / kGiB;
         }
     plot_->graph(ThroughputMeasured)->setData(measuredBatch, measuredT, true);
@@ -177,7 +184,7 @@ void BatchPlotView::refresh() {
         plot_->graph(MemoryMeasured)->addToLegend();
     }
 
-    const double capacityGb = state_.hasModel() ? state_.current().capacityBytes / kGiB : 0;
+    const double capacityGb = snap.hasModel() ? snap.current.capacityBytes / kGiB : 0;
     const double first = batch.isEmpty() ? 1 : batch.front();
     const double last = batch.isEmpty() ? 64 : batch.back();
     plot_->graph(Capacity)->setData({first, last}, {capacityGb, capacityGb}, true);
@@ -191,12 +198,12 @@ void BatchPlotView::refresh() {
     plot_->yAxis->setRange(0, tMax * 1.1);
     plot_->yAxis2->setRange(0, std::max(mMax, capacityGb) * 1.1);
 
-    const double current = double(state_.settings().batch);
+    const double current = double(snap.settings.batch);
     batchLine_->point1->setCoords(current, 0);
     batchLine_->point2->setCoords(current, 1);
     batchLabel_->position->setCoords(current, tMax * 1.05);
-    batchLabel_->setText(tr(" batch %1").arg(state_.settings().batch));
-    const int64_t recommended = state_.hasModel() ? state_.recommendedBatch() : 0;
+    batchLabel_->setText(tr(" batch %1").arg(snap.settings.batch));
+    const int64_t recommended = snap.hasModel() ? snap.recommendedBatch : 0;
     const QColor good = palette().color(QPalette::Link);
     recommendedLine_->setPen(QPen(good, 1.5, Qt::DashLine));
     recommendedLabel_->setColor(good);
@@ -210,8 +217,8 @@ void BatchPlotView::refresh() {
         recommendedLabel_->setText(tr(" recommended %1").arg(recommended));
     }
     // The largest batch that fits (the prediction's value); shaded beyond it.
-    const double fitsUpTo = state_.hasModel() ? state_.current().maxBatch.value : 0;
-    const bool shade = state_.hasModel() && fitsUpTo + 1 <= last;
+    const double fitsUpTo = snap.hasModel() ? snap.current.maxBatch.value : 0;
+    const bool shade = snap.hasModel() && fitsUpTo + 1 <= last;
     notFitting_->setVisible(shade);
     notFittingLabel_->setVisible(shade);
     if (shade) {
@@ -233,7 +240,7 @@ double BatchPlotView::notFittingFrom() const {
 }
 
 double BatchPlotView::batchLinePixel() const {
-    return plot_->xAxis->coordToPixel(double(state_.settings().batch));
+    return plot_->xAxis->coordToPixel(double(snapshot_->settings.batch));
 }
 
 double BatchPlotView::recommendedShown() const {
@@ -245,7 +252,7 @@ int BatchPlotView::measuredPoints() const {
 }
 
 bool BatchPlotView::nearBatchLine(double x) const {
-    return state_.hasModel() && std::abs(x - batchLinePixel()) <= kGrabPixels;
+    return snapshot_->hasModel() && std::abs(x - batchLinePixel()) <= kGrabPixels;
 }
 
 void BatchPlotView::mousePress(QMouseEvent* event) {

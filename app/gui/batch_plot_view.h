@@ -2,8 +2,10 @@
 // Throughput and peak memory against the per-GPU batch size on the target GPU, each with its
 // interval as a band, measured points where a loaded profile ran on that GPU at that precision, the
 // GPU's capacity, the current batch size as a vertical line the user drags to set the batch, and the
-// recommended batch (the smallest within 3% of the best throughput that fits) as a dashed one.
+// recommended batch (the smallest within 3% of the best throughput that fits) as a dashed one. A
+// language model's throughput axis is in tokens per second.
 #include <QWidget>
+#include <memory>
 
 class QCustomPlot;
 class QCPItemRect;
@@ -15,6 +17,7 @@ namespace ts::gui {
 
 class ExplorerState;
 class ViewRefresher;
+struct PredictionSnapshot;
 
 class BatchPlotView : public QWidget {
     Q_OBJECT
@@ -37,6 +40,7 @@ private:
     bool nearBatchLine(double x) const;
 
     ExplorerState& state_;
+    std::shared_ptr<const PredictionSnapshot> snapshot_;  // what the plot shows
     ViewRefresher* refresher_ = nullptr;
     QCustomPlot* plot_ = nullptr;
     QCPItemStraightLine* batchLine_ = nullptr;

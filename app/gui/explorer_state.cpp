@@ -1,12 +1,11 @@
 #include "explorer_state.h"
 
-#include "trainscope/predictors/choice/hardware_choice.h"
-
+#include <QEventLoop>
 #include <QLocale>
 #include <algorithm>
 #include <cmath>
 
-#include "trainscope/core/model_loader.h"
+#include "background_job.h"
 
 namespace ts::gui {
 
@@ -24,59 +23,68 @@ GpuDatabase loadDatabase() {
     }
 }
 
-// Batch sizes for the plot: every size up to 16, then about 12 points per doubling, up to `last`.
-// A 6% grid and the report's candidate batch sizes (1, 2, 3, 4, 6, 8, 12, ...), so that the
-// recommendation is one the report would make.
-std::vector<int64_t> plotBatches(int64_t last) {
-    std::vector<int64_t> batches = predictors::candidateBatches(last);
-    for (double b = 1; b <= double(last); b = std::max(b + 1, b * 1.06)) batches.push_back(int64_t(b));
-    batches.push_back(last);
-    std::sort(batches.begin(), batches.end());
-    batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
-    return batches;
+std::shared_ptr<const PredictionSnapshot> withGoal(const PredictionSnapshot& s, const TrainingGoal& goal) {
+    auto copy = std::make_shared<PredictionSnapshot>(s);
+    copy->goal = goal;
+    return copy;
+}
+
+bool sameGoal(const TrainingGoal& a, const TrainingGoal& b) {
+    return a.epochs == b.epochs && a.datasetSamples == b.datasetSamples && a.tokens == b.tokens;
 }
 
 }  // namespace
 
-ExplorerState::ExplorerState(QObject* parent) : QObject(parent), db_(loadDatabase()) {
-    if (!db_.find(settings_.gpuId) && !db_.gpus().empty()) settings_.gpuId = db_.gpus().front().id;
+ExplorerState::ExplorerState(QObject* parent)
+    : QObject(parent), db_(std::make_shared<const GpuDatabase>(loadDatabase())) {
+    if (!db_->find(settings_.gpuId) && !db_->gpus().empty()) settings_.gpuId = db_->gpus().front().id;
+    published_ = emptySnapshot(db_, settings_, goal_, "");
 }
 
-ExplorerState::~ExplorerState() = default;
+ExplorerState::~ExplorerState() {
+    // The jobs are children: their destructors wait for their threads. Cancel first so they stop soon.
+    delete waiting_;
+    waiting_ = nullptr;
+    if (running_) running_->cancel();
+}
 
 bool ExplorerState::openModel(const std::string& spec) {
     try {
-        install(loadForExplorer(spec, db_));
+        install(loadForExplorer(spec, *db_));
         // On this thread (screenshots, tests): the predictions too, before the views are drawn.
         if (trace_)
             setTracePredictions(trace_.get(),
-                                std::make_shared<const TracePredictions>(predictTraceOnEveryGpu(*trace_, db_)));
+                                std::make_shared<const TracePredictions>(predictTraceOnEveryGpu(*trace_, *db_)));
+        waitForPredictions();
     } catch (const std::exception& e) {
         spec_ = spec;
-        ++generation_;
-        selectedOp_ = -1;
-        predictor_.reset();
-        profile_.reset();
-        graph_.reset();
-        trace_.reset();
-        tracePredictions_.reset();
-        error_ = QString::fromUtf8(e.what());
-        Q_EMIT changed();
+        dropModel(QString::fromUtf8(e.what()));
     }
     return hasModel() || hasTrace();
 }
 
-void ExplorerState::installTrace(std::shared_ptr<const TraceDocument> doc) {
-    spec_ = doc->spec;
-    ++generation_;
+void ExplorerState::dropModel(const QString& error) {
+    cancelPredictions();
+    model_.reset();
+    trace_.reset();
+    tracePredictions_.reset();
+    error_ = error;
     selectedOp_ = -1;
-    graph_.reset();
-    predictor_.reset();
-    profile_.reset();
+    published_ = emptySnapshot(db_, settings_, goal_, error.toStdString());
+    Q_EMIT settingsChanged();
+    Q_EMIT changed();
+}
+
+void ExplorerState::installTrace(std::shared_ptr<const TraceDocument> doc) {
+    cancelPredictions();
+    spec_ = doc->spec;
+    model_.reset();
     trace_ = std::move(doc);
     tracePredictions_.reset();
     error_.clear();
-    recompute();
+    selectedOp_ = -1;
+    published_ = emptySnapshot(db_, settings_, goal_, "");
+    Q_EMIT settingsChanged();
     Q_EMIT changed();
 }
 
@@ -87,224 +95,272 @@ void ExplorerState::setTracePredictions(const TraceDocument* forDoc,
     Q_EMIT changed();
 }
 
-void ExplorerState::install(LoadedModel model) {
-    if (model.trace) return installTrace(std::move(model.trace));
-    spec_ = model.spec;
-    ++generation_;
-    selectedOp_ = -1;
-    trace_.reset();
-    tracePredictions_.reset();
-    graph_ = std::move(model.graph);
-    predictor_ = std::move(model.predictor);
-    profile_ = std::move(model.profile);
-    if (model.profilePrecision) settings_.precision = *model.profilePrecision;
-    if (model.profileOptimizer) settings_.optimizer = *model.profileOptimizer;
-    if (model.profileBatch > 0) settings_.batch = model.profileBatch;
-    followMeasuredGpu();
+void ExplorerState::install(LoadedModel loaded) {
+    if (loaded.trace) return installTrace(std::move(loaded.trace));
+    auto m = std::make_shared<ExplorerModel>();
+    m->spec = loaded.spec;
+    m->generation = ++generations_;
+    m->graph = std::shared_ptr<const Graph>(std::move(loaded.graph));
+    m->profile = std::shared_ptr<const Profile>(std::move(loaded.profile));
+    m->defaults = scenarioDefaultsFor(*m->graph);
+    const TrainingPredictor& predictor = *loaded.predictor;
+    m->seq = predictor.analysis().sequenceModel ? predictor.analysis().seq : 0;
+    m->predictor = std::shared_ptr<const TrainingPredictor>(std::move(loaded.predictor));
+    model_ = m;
+    settings_.seq = 0;  // the model's own length
+    applyKindChoices();
+    if (loaded.profilePrecision) settings_.precision = *loaded.profilePrecision;
+    if (loaded.profileOptimizer) settings_.optimizer = *loaded.profileOptimizer;
+    if (loaded.profileBatch > 0) settings_.batch = std::clamp<int64_t>(loaded.profileBatch, 1, kMaxBatch);
+    followMeasuredGpu(*m->predictor);
     error_.clear();
-    recompute();
-    Q_EMIT changed();
+    Q_EMIT settingsChanged();
+    requestPredictions();
+}
+
+void ExplorerState::applyKindChoices() {
+    if (!model_) return;
+    const size_t kind = size_t(model_->defaults.kind);
+    settings_.optimizer = choices_.optimizer[kind].value_or(model_->defaults.optimizer);
+    goal_ = choices_.goal[kind].value_or(model_->defaults.goal);
 }
 
 void ExplorerState::useProfile(const Profile& profile) {
-    if (!predictor_) return;
-    predictor_->useProfile(profile, db_);
-    profile_ = std::make_unique<Profile>(profile);
-    followMeasuredGpu();
-    recompute();
-    Q_EMIT changed();
+    if (!model_) return;
+    // A new analysis of the model with the measurements: off the GUI thread, with the predictions.
+    auto m = std::make_shared<ExplorerModel>(*model_);
+    m->profile = std::make_shared<const Profile>(profile);
+    m->predictor.reset();  // made by the job (makeExplorerModel)
+    model_ = m;
+    // The measured GPU becomes the target (as the predictor will find it), so the figures on screen
+    // are the measured ones.
+    if (profile.environment.gpu)
+        if (const GpuSpec* gpu = db_->matchDevice(profile.environment.gpu->name)) settings_.gpuId = gpu->id;
+    Q_EMIT settingsChanged();
+    requestPredictions();
 }
 
-void ExplorerState::followMeasuredGpu() {
+void ExplorerState::followMeasuredGpu(const TrainingPredictor& predictor) {
     // The measured GPU becomes the target, so the figures on screen are the measured ones.
-    if (const GpuSpec* gpu = predictor_ ? predictor_->measuredGpu() : nullptr)
-        if (db_.find(gpu->id)) settings_.gpuId = gpu->id;
+    if (const GpuSpec* gpu = predictor.measuredGpu())
+        if (db_->find(gpu->id)) settings_.gpuId = gpu->id;
 }
 
 void ExplorerState::applySettings(const ExplorerSettings& settings) {
     ExplorerSettings s = settings;
     s.batch = std::clamp<int64_t>(s.batch, 1, kMaxBatch);
     s.gpus = std::max(s.gpus, 1);
-    if (!db_.find(s.gpuId)) s.gpuId = settings_.gpuId;
+    s.seq = std::max<int64_t>(s.seq, 0);
+    if (!db_->find(s.gpuId)) s.gpuId = settings_.gpuId;
     settings_ = s;
-    recompute();
-    Q_EMIT changed();
+    Q_EMIT settingsChanged();
+    requestPredictions();
 }
 
 void ExplorerState::reloadPrices() {
-    db_.takePricesFrom(loadDatabase());
-    Q_EMIT changed();
+    GpuDatabase db = *db_;
+    db.takePricesFrom(loadDatabase());
+    db_ = std::make_shared<const GpuDatabase>(std::move(db));
+    if (model_)
+        requestPredictions();
+    else
+        publish(emptySnapshot(db_, settings_, goal_, published_->error));
 }
 
 void ExplorerState::setBatch(int64_t batch) {
     batch = std::clamp<int64_t>(batch, 1, kMaxBatch);
     if (batch == settings_.batch) return;
     settings_.batch = batch;
-    if (predictor_) {
-        try {
-            predictBatch();
-        } catch (const std::exception&) {
-            recompute();  // shows the reason as an unsupported prediction
-        }
-    }
-    Q_EMIT changed();
+    Q_EMIT settingsChanged();
+    // At once from the published snapshot's plans; a job still running takes the batch when it ends.
+    if (auto moved = published_->hasModel() ? atBatch(*published_, batch) : nullptr)
+        publish(std::move(moved));
+    else if (!running_)
+        requestPredictions();
 }
 
 void ExplorerState::setPrecision(TrainingPrecision p) {
     if (p == settings_.precision) return;
     settings_.precision = p;
-    recompute();
-    Q_EMIT changed();
+    Q_EMIT settingsChanged();
+    requestPredictions();
 }
 
 void ExplorerState::setOptimizer(Optimizer o) {
     if (o == settings_.optimizer) return;
     settings_.optimizer = o;
-    recompute();
-    Q_EMIT changed();
+    if (model_) choices_.optimizer[size_t(model_->defaults.kind)] = o;
+    Q_EMIT settingsChanged();
+    requestPredictions();
 }
 
 void ExplorerState::setTargetGpu(const std::string& id) {
-    if (id == settings_.gpuId || !db_.find(id)) return;
+    if (id == settings_.gpuId || !db_->find(id)) return;
     settings_.gpuId = id;
-    recompute();
-    Q_EMIT changed();
+    Q_EMIT settingsChanged();
+    requestPredictions();
 }
 
 void ExplorerState::setGpuCount(int gpus) {
     gpus = std::max(gpus, 1);
     if (gpus == settings_.gpus) return;
     settings_.gpus = gpus;
-    recompute();
-    Q_EMIT changed();
+    Q_EMIT settingsChanged();
+    requestPredictions();
 }
 
 void ExplorerState::setInterconnect(InterconnectKind kind) {
     if (kind == settings_.interconnect) return;
     settings_.interconnect = kind;
-    recompute();
-    Q_EMIT changed();
+    Q_EMIT settingsChanged();
+    requestPredictions();
 }
 
 void ExplorerState::setCheckpointing(bool on) {
     if (on == settings_.checkpointing) return;
     settings_.checkpointing = on;
-    recompute();
-    Q_EMIT changed();
+    Q_EMIT settingsChanged();
+    requestPredictions();
+}
+
+void ExplorerState::setSequenceLength(int64_t seq) {
+    seq = std::max<int64_t>(seq, 0);
+    if (seq == settings_.seq || (model_ && model_->seq == 0)) return;
+    settings_.seq = seq;
+    Q_EMIT settingsChanged();
+    requestPredictions();
 }
 
 void ExplorerState::setGoal(const TrainingGoal& goal) {
-    if (goal.epochs == goal_.epochs && goal.datasetSamples == goal_.datasetSamples) return;
+    if (sameGoal(goal, goal_)) return;
     goal_ = goal;
-    Q_EMIT changed();  // costs are derived in the views from the predictions; nothing to recompute
+    if (model_) choices_.goal[size_t(model_->defaults.kind)] = goal;
+    Q_EMIT settingsChanged();
+    // Costs are derived in the views from the predictions: nothing to predict.
+    publish(withGoal(*published_, goal));
+}
+
+ModelKind ExplorerState::modelKind() const {
+    return model_ ? model_->defaults.kind : ModelKind::Other;
+}
+
+void ExplorerState::setModelChoices(const ModelChoices& choices) {
+    choices_ = choices;
+    if (!model_) return;
+    const Optimizer optimizer = settings_.optimizer;
+    const TrainingGoal goal = goal_;
+    applyKindChoices();
+    if (!sameGoal(goal, goal_)) publish(withGoal(*published_, goal_));
+    Q_EMIT settingsChanged();
+    if (optimizer != settings_.optimizer) requestPredictions();
 }
 
 void ExplorerState::setSelectedOp(int op) {
-    if (!graph_ || op < 0 || size_t(op) >= graph_->ops.size()) op = -1;
+    const Graph* g = published_->graph();
+    if (!g || op < 0 || size_t(op) >= g->ops.size()) op = -1;
     if (op == selectedOp_) return;
     selectedOp_ = op;
     Q_EMIT selectionChanged(op);
 }
 
-TrainingScenario ExplorerState::scenario() const {
-    TrainingScenario s;
-    s.batch = settings_.batch;
-    s.precision = settings_.precision;
-    s.optimizer = settings_.optimizer;
-    s.dataParallel.gpus = settings_.gpus;
-    s.dataParallel.interconnect = settings_.interconnect;
-    s.checkpointing = settings_.checkpointing;
-    return s;
+void ExplorerState::cancelPredictions() {
+    ++requests_;  // a running prediction's result is of a model no longer shown: dropped
+    if (running_) running_->cancel();
+    delete waiting_;
+    waiting_ = nullptr;
 }
 
-void ExplorerState::recompute() {
-    plan_.reset();
-    if (!predictor_) return;
-    // Runs from the controls' slots, where an exception must not escape: a scenario the predictor
-    // rejects shows as an unsupported prediction with the reason.
-    try {
-        predictAll();
-    } catch (const std::exception& e) {
-        plan_.reset();
-        current_ = TrainingPrediction{};
-        current_.supported = false;
-        current_.reason = e.what();
-        allGpus_.clear();
-        sweep_ = GpuSweep{};
-        sweep_.supported = false;
-        recommended_ = 0;
-    }
-}
-
-// Everything but the batch size changed: every GPU predicted in full (where the figures come from,
-// why a GPU is unsupported), and the sweep plan that later batch sizes reuse is prepared.
-void ExplorerState::predictAll() {
-    const TrainingScenario s = scenario();
-    costs_ = computeCosts(*graph_, s.batch);
-    const GpuSpec* target = targetGpu();
-    allGpus_.clear();
-    std::vector<const GpuSpec*> gpus;
-    for (const GpuSpec& gpu : db_.gpus()) {
-        gpus.push_back(&gpu);
-        if (&gpu == target) {
-            current_ = predictor_->predict(gpu, s, true);
-            allGpus_.push_back(current_);
-        } else {
-            allGpus_.push_back(predictor_->predict(gpu, s, false));
-        }
-    }
-    plan_ = std::make_unique<SweepPlan>(*predictor_, gpus, std::vector<TrainingPrecision>{s.precision}, s);
-    plottedUpTo_ = 0;
-    updateSweep();
-}
-
-// Only the batch size changed (the slider): the target's per-layer prediction, the model's costs
-// at this batch, and every GPU's headline figures from the prepared plan (microseconds per GPU).
-// The plot's sweep is reused unless the batch moved past its end.
-void ExplorerState::predictBatch() {
-    if (!plan_) return predictAll();
-    const TrainingScenario s = scenario();
-    costs_ = computeCosts(*graph_, s.batch);
-    if (const GpuSpec* target = targetGpu()) current_ = predictor_->predict(*target, s, true);
-    const std::vector<GpuSweep> now = plan_->evaluate({s.batch});
-    for (size_t i = 0; i < now.size() && i < allGpus_.size(); ++i) {
-        TrainingPrediction& p = allGpus_[i];
-        if (p.gpuId == current_.gpuId) {
-            p = current_;
-            continue;
-        }
-        p.scenario = s;
-        if (!now[i].supported || !p.supported || now[i].points.empty()) continue;
-        const SweepPoint& point = now[i].points.front();
-        p.iterationMs = point.iterationMs;
-        p.samplesPerS = point.samplesPerS;
-        p.peakMemoryBytes = point.peakMemoryBytes;
-        p.fits = point.fits;
-        p.maxBatch = now[i].maxBatch;
-        p.layers.clear();  // per layer only for the target GPU
-    }
-    updateSweep();
-}
-
-// The target's throughput and memory over batch sizes, up to twice the current batch (and twice the
-// largest that fits); recomputed only when that end moves beyond what was plotted.
-void ExplorerState::updateSweep() {
-    const GpuSpec* target = targetGpu();
-    if (!target || !plan_) {
-        sweep_ = GpuSweep{};
-        recommended_ = 0;
+void ExplorerState::requestPredictions() {
+    if (!model_) {
+        // Nothing to predict (a trace, or no model): the settings are published as they are.
+        publish(emptySnapshot(db_, settings_, goal_, published_->error));
         return;
     }
-    const int64_t batch = settings_.batch;
-    const int64_t fitting = current_.supported ? int64_t(current_.maxBatch.high) : 0;
-    const int64_t last = std::clamp<int64_t>(std::max({int64_t(64), 2 * fitting, 2 * batch}), 1, kMaxBatch);
-    if (plottedUpTo_ > 0 && last <= plottedUpTo_ && 4 * last > plottedUpTo_) return;
-    const std::vector<int64_t> batches = plotBatches(last);
-    std::vector<GpuSweep> sweeps =
-        SweepPlan(*predictor_, {target}, {settings_.precision}, scenario()).evaluate(batches);
-    sweep_ = sweeps.empty() ? GpuSweep{} : std::move(sweeps.front());
-    plottedUpTo_ = last;
-    recommended_ = sweep_.supported ? predictors::recommendBatch(sweep_, 0.03, predictors::candidateBatches(last)).batch : 0;
+    const uint64_t request = ++requests_;
+    auto result = std::make_shared<std::shared_ptr<const PredictionSnapshot>>();
+    auto model = model_;
+    auto db = db_;
+    const ExplorerSettings settings = settings_;
+    const TrainingGoal goal = goal_;
+    // A profile just recorded: the model is analysed again with it (makeExplorerModel).
+    const bool withNewProfile = !model->predictor;
+    auto* job = new BackgroundJob(tr("Predicting"), [=](JobContext& context) {
+        auto m = model;
+        if (withNewProfile) m = makeExplorerModel(m->spec, m->generation, m->graph, m->profile, m->seq, *db);
+        if (!context.cancelled()) *result = predictSnapshot(m, db, settings, goal, context.cancelFlag());
+    });
+    job->setParent(this);
+    connect(job, &BackgroundJob::finished, this,
+            [this, job, request, result, withNewProfile](bool, const QString& error) {
+                std::shared_ptr<const PredictionSnapshot> snapshot = *result;
+                if (!snapshot && !error.isEmpty() && request == requests_ && model_)
+                    snapshot = emptySnapshot(db_, settings_, goal_, error.toStdString());
+                const bool rejected = withNewProfile && request == requests_ && snapshot && snapshot->model &&
+                                      !snapshot->model->profileProblem.empty();
+                jobEnded(job, request, std::move(snapshot));
+                if (rejected) Q_EMIT profileRejected(QString::fromStdString(model_->profileProblem));
+            });
+    startJob(job);
+}
+
+void ExplorerState::startJob(BackgroundJob* job) {
+    if (running_) {
+        // One job at a time: the running one is told to stop and this one waits for it; a job
+        // that was waiting is superseded before it started.
+        running_->cancel();
+        delete waiting_;
+        waiting_ = job;
+        return;
+    }
+    running_ = job;
+    Q_EMIT predictingChanged(true);
+    job->start();
+}
+
+void ExplorerState::jobEnded(BackgroundJob* job, uint64_t request, std::shared_ptr<const PredictionSnapshot> result) {
+    job->deleteLater();
+    if (running_ == job) running_ = nullptr;
+    // Only the latest request's result is shown; an older one is dropped.
+    if (request == requests_ && result) {
+        // The job's analysis (another length, a new profile) is the model's from now on.
+        if (result->model && model_ && result->model->generation == model_->generation) model_ = result->model;
+        // The batch size and the goal may have moved on while it was predicted.
+        if (result->hasModel() && result->settings.batch != settings_.batch)
+            if (auto moved = atBatch(*result, settings_.batch)) result = std::move(moved);
+        if (!sameGoal(result->goal, goal_)) result = withGoal(*result, goal_);
+        publish(std::move(result));
+    }
+    if (waiting_) {
+        running_ = waiting_;
+        waiting_ = nullptr;
+        running_->start();
+    } else if (!running_) {
+        Q_EMIT predictingChanged(false);
+    }
+}
+
+void ExplorerState::publish(std::shared_ptr<const PredictionSnapshot> snapshot) {
+    const bool newModel =
+        snapshot->model && (!published_->model || published_->model->generation != snapshot->model->generation);
+    published_ = std::move(snapshot);
+    if (newModel) {
+        spec_ = published_->model->spec;
+        selectedOp_ = -1;
+        trace_.reset();  // a model opened over a trace replaces it once its predictions are ready
+        tracePredictions_.reset();
+        Q_EMIT settingsChanged();  // the controls follow the model (its length, no trace)
+    }
+    Q_EMIT changed();
+}
+
+void ExplorerState::waitForPredictions() {
+    if (!running_) return;
+    QEventLoop loop;
+    const QMetaObject::Connection c = connect(this, &ExplorerState::predictingChanged, &loop, [&loop](bool busy) {
+        if (!busy) loop.quit();
+    });
+    loop.exec();
+    disconnect(c);
 }
 
 QString formatInterval(const Interval& v, int decimals, const QString& unit) {

@@ -1,52 +1,80 @@
 #pragma once
 // What every view of the explorer follows: the open model, the settings the controls set (batch,
-// precision, optimizer, target GPU, number of GPUs) and the predictions at those settings. The
-// views read it and repaint on changed(); the controls write it. Plain C++ types from core/ and
-// predictors/ only (no LibTorch), so this header is safe next to Qt's keywords.
+// precision, optimizer, target GPU, number of GPUs, sequence length) and the predictions at those
+// settings, published as immutable snapshots (prediction_snapshot.h). A change of the batch size
+// alone is answered at once from the published snapshot's prepared plans (microseconds per GPU);
+// every other change is predicted on a worker thread while the views keep showing the last
+// snapshot, one job at a time: a newer request cancels the running one, whose result is dropped.
+// Views and item models read a snapshot only and repaint on changed(); the controls write the
+// settings. Plain C++ types from core/ and predictors/ only (no LibTorch), so this header is safe
+// next to Qt's keywords.
 #include <QObject>
 #include <QString>
+#include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model_loading.h"
-#include "trainscope/core/costs.h"
-#include "trainscope/core/gpu_database.h"
-#include "trainscope/core/graph.h"
-#include "trainscope/core/profile.h"
-#include "trainscope/predictors/choice/training_cost.h"
-#include "trainscope/predictors/iteration/training_predictor.h"
+#include "prediction_snapshot.h"
 
 namespace ts::gui {
 
-struct ExplorerSettings {
-    int64_t batch = 32;
-    predictors::TrainingPrecision precision = predictors::TrainingPrecision::Fp32;
-    predictors::Optimizer optimizer = predictors::Optimizer::Sgd;
-    std::string gpuId = "a100-sxm4-80gb";
-    int gpus = 1;
-    predictors::InterconnectKind interconnect = predictors::InterconnectKind::NvLink;
-    bool checkpointing = false;
+class BackgroundJob;
+
+// The optimizer and training goal the user chose for each kind of model (model_defaults.h),
+// remembered between models and sessions; a kind without a choice opens with its defaults.
+struct ModelChoices {
+    std::array<std::optional<predictors::Optimizer>, 3> optimizer;  // by ModelKind
+    std::array<std::optional<predictors::TrainingGoal>, 3> goal;
 };
 
 class ExplorerState : public QObject {
     Q_OBJECT
 public:
     explicit ExplorerState(QObject* parent = nullptr);
-    ~ExplorerState() override;
+    ~ExplorerState() override;  // cancels a running prediction and waits for its thread
 
-    // Opens a model (file, zoo:NAME or a profile file) on this thread. On failure the previous
+    // Opens a model (file, zoo:NAME, a profile file or a trace) on this thread and waits for its
+    // predictions (screenshots, tests, the report without a display). On failure the previous
     // model is dropped, error() says why and false comes back; the views then show the error.
     bool openModel(const std::string& spec);
-    // Shows a model loaded elsewhere (loadForExplorer on a worker thread). A profile's precision,
-    // optimizer and largest measured batch become the settings, so the first figures are measured.
+    // Shows a model loaded elsewhere (loadForExplorer on a worker thread) once its first snapshot
+    // is predicted, on a worker too; the open model (or trace) stays on screen until then. A
+    // profile's precision, optimizer and largest measured batch become the settings, so that the
+    // first figures are the measured ones; otherwise the model's kind's optimizer and goal apply.
     void install(LoadedModel model);
     // Measured results of the open model arrived (a profile recorded here): predictions start from
-    // them from now on. Throws ModelError when the profile is not of this model.
+    // them from now on, predicted off the GUI thread. A profile that does not fit the model is
+    // reported through profileRejected() and the calibration stays.
     void useProfile(const Profile& profile);
-    // Every setting at once (restored from the last session): one recompute.
+    // Every setting at once (restored from the last session): one prediction.
     void applySettings(const ExplorerSettings& settings);
-    bool hasModel() const { return predictor_ != nullptr; }
+
+    // The predictions every view shows now; never null. Views and item models keep the one they
+    // drew from, so that what they show stays one generation's.
+    std::shared_ptr<const PredictionSnapshot> snapshot() const { return published_; }
+    // A prediction job runs or waits: the published snapshot is not yet of settings().
+    bool predicting() const { return running_ != nullptr; }
+    // Runs the event loop until no prediction job runs (screenshots, tests, the benchmark).
+    void waitForPredictions();
+
+    // Of the published snapshot (for the window and tests; views hold a snapshot instead).
+    bool hasModel() const { return published_->hasModel(); }
+    const Graph* graph() const { return published_->graph(); }
+    const predictors::TrainingPredictor* predictor() const { return published_->predictor(); }
+    const Profile* profile() const { return published_->model ? published_->model->profile.get() : nullptr; }
+    const std::string& modelSpec() const { return spec_; }
+    int modelGeneration() const { return published_->model ? published_->model->generation : -1; }
+    const predictors::TrainingPrediction& current() const { return published_->current; }
+    const std::vector<predictors::TrainingPrediction>& allGpus() const { return published_->allGpus; }
+    const predictors::GpuSweep& batchSweep() const { return published_->sweep; }
+    int64_t recommendedBatch() const { return published_->recommendedBatch; }
+    const ModelCosts& costs() const { return published_->costs; }
+    const GpuSpec* targetGpu() const { return db_->find(settings_.gpuId); }
+    const QString& error() const { return error_; }
+
     // A PyTorch profiler trace is open instead of a model (hasModel() is then false): the views
     // show its measured steps, operators and kernels, and its predictions on other GPUs.
     bool hasTrace() const { return trace_ != nullptr; }
@@ -58,23 +86,16 @@ public:
     // Ignored unless `forDoc` is the open trace (a late result of a trace since closed).
     void setTracePredictions(const TraceDocument* forDoc, std::shared_ptr<const TracePredictions> predictions);
     const TracePredictions* tracePredictions() const { return tracePredictions_.get(); }
-    const QString& error() const { return error_; }
-    const std::string& modelSpec() const { return spec_; }
-    const Graph* graph() const { return graph_.get(); }
-    int modelGeneration() const { return generation_; }  // changes whenever a model is opened
 
-    const predictors::TrainingPredictor* predictor() const { return predictor_.get(); }
-    // The measured profile the predictions start from, when one was opened or recorded (else null).
-    // Its runs carry per-layer times and, on a GPU with CUPTI, each layer's kernels.
-    const Profile* profile() const { return profile_.get(); }
-    const GpuDatabase& database() const { return db_; }
-    // The user's GPU file changed (the Prices dialog wrote it): prices are read again, in place.
-    // Emits changed(); predictions do not depend on prices and stay.
+    const GpuDatabase& database() const { return *db_; }
+    // The user's GPU file changed (the Prices dialog wrote it): prices are read again and the
+    // predictions made anew with them.
     void reloadPrices();
-    const GpuSpec* targetGpu() const { return db_.find(settings_.gpuId); }
-    const ExplorerSettings& settings() const { return settings_; }
 
-    // Setters recompute and emit changed() only when the value differs.
+    // What the controls show: the settings asked for, which the published snapshot follows as
+    // soon as its prediction is done.
+    const ExplorerSettings& settings() const { return settings_; }
+    // Setters emit settingsChanged() and predict when the value differs; the batch at once.
     void setBatch(int64_t batch);
     void setPrecision(predictors::TrainingPrecision p);
     void setOptimizer(predictors::Optimizer o);
@@ -82,55 +103,61 @@ public:
     void setGpuCount(int gpus);
     void setInterconnect(predictors::InterconnectKind kind);
     void setCheckpointing(bool on);
-    // How much training the cost figures are for (GPUs view, report). Emits changed().
+    // Rebuilds the model's analysis at another sequence length off the GUI thread (a model
+    // without one ignores it); 0 goes back to the model's own.
+    void setSequenceLength(int64_t seq);
+    // How much training the cost figures are for (GPUs view, report): published at once.
     void setGoal(const predictors::TrainingGoal& goal);
     const predictors::TrainingGoal& goal() const { return goal_; }
+    // The sequence length of the model asked for (0: it has none); settings().seq 0 means this one.
+    int64_t modelSequenceLength() const { return model_ ? model_->seq : 0; }
+    // The kind of the open model (Other without one) and the user's choices per kind.
+    predictors::ModelKind modelKind() const;
+    const ModelChoices& modelChoices() const { return choices_; }
+    // Restored choices; the open model takes its kind's.
+    void setModelChoices(const ModelChoices& choices);
 
     // The layer selected in any view (graph operation index; -1 none). Every view highlights it.
     void setSelectedOp(int op);
     int selectedOp() const { return selectedOp_; }
 
-    // At the current settings (valid while hasModel()).
-    const predictors::TrainingPrediction& current() const { return current_; }               // target GPU, per layer
-    const std::vector<predictors::TrainingPrediction>& allGpus() const { return allGpus_; }  // db order
-    const predictors::GpuSweep& batchSweep() const { return sweep_; }  // target GPU over batch sizes
-    // The smallest of the report's candidate batch sizes within 3% of the best throughput that fits
-    // the target (predictors' recommendBatch over the sweep, as the report chooses); 0: none fits.
-    int64_t recommendedBatch() const { return recommended_; }
-    const ModelCosts& costs() const { return costs_; }
-
-    static constexpr int64_t kMaxBatch = 4096;
+    static constexpr int64_t kMaxBatch = kMaxExplorerBatch;
 
 Q_SIGNALS:
-    void changed();
+    void changed();          // a new snapshot is published
+    // The settings asked for changed, or the model shown (its sequence length, a trace): the
+    // controls follow.
+    void settingsChanged();
+    void predictingChanged(bool predicting);
     void selectionChanged(int op);
+    // A measured profile could not be used (another model, another sequence length): the sentence.
+    void profileRejected(const QString& reason);
 
 private:
-    predictors::TrainingScenario scenario() const;
-    void recompute();
-    void followMeasuredGpu();
-    void predictAll();    // throws what the predictor throws
-    void predictBatch();  // the same, when only the batch size changed
-    void updateSweep();
+    void requestPredictions();  // everything but the batch changed: a job on the worker thread
+    void cancelPredictions();   // the model is dropped: what runs or waits will not be shown
+    void startJob(BackgroundJob* job);
+    void jobEnded(BackgroundJob* job, uint64_t request, std::shared_ptr<const PredictionSnapshot> result);
+    void publish(std::shared_ptr<const PredictionSnapshot> snapshot);
+    void dropModel(const QString& error);
+    void followMeasuredGpu(const predictors::TrainingPredictor& predictor);
+    void applyKindChoices();
 
-    GpuDatabase db_;
+    std::shared_ptr<const GpuDatabase> db_;
     ExplorerSettings settings_;
+    predictors::TrainingGoal goal_;
+    ModelChoices choices_;
     std::string spec_;
-    int generation_ = 0;
+    int generations_ = 0;
     QString error_;
-    std::unique_ptr<Graph> graph_;
-    std::unique_ptr<predictors::TrainingPredictor> predictor_;
-    std::unique_ptr<Profile> profile_;
+    std::shared_ptr<const ExplorerModel> model_;  // the model asked for (its predictor at some length)
+    std::shared_ptr<const PredictionSnapshot> published_;
     std::shared_ptr<const TraceDocument> trace_;
     std::shared_ptr<const TracePredictions> tracePredictions_;
-    predictors::TrainingPrediction current_;
-    std::vector<predictors::TrainingPrediction> allGpus_;
-    predictors::GpuSweep sweep_;
-    std::unique_ptr<predictors::SweepPlan> plan_;  // every GPU at the current settings but the batch
-    int64_t plottedUpTo_ = 0;                      // the sweep's last batch size
-    int64_t recommended_ = 0;
-    ModelCosts costs_;
-    predictors::TrainingGoal goal_;
+    // The prediction jobs: the running one and the one waiting for it to stop; the latest request.
+    BackgroundJob* running_ = nullptr;
+    BackgroundJob* waiting_ = nullptr;
+    uint64_t requests_ = 0;
     int selectedOp_ = -1;
 };
 

@@ -3,6 +3,7 @@
 #include <QLocale>
 
 #include "explorer_state.h"
+#include "prediction_snapshot.h"
 
 namespace ts::gui {
 
@@ -18,8 +19,9 @@ bool numericColumn(int column) {
 
 }  // namespace
 
-GpuTableModel::GpuTableModel(ExplorerState& state, QObject* parent) : QAbstractTableModel(parent), state_(state) {
-    rows_ = state_.hasModel() ? int(state_.allGpus().size()) : 0;
+GpuTableModel::GpuTableModel(ExplorerState& state, QObject* parent)
+    : QAbstractTableModel(parent), state_(state), snapshot_(state.snapshot()) {
+    rows_ = snapshot_->hasModel() ? int(snapshot_->allGpus.size()) : 0;
 }
 
 int GpuTableModel::rowCount(const QModelIndex& parent) const {
@@ -31,21 +33,22 @@ int GpuTableModel::columnCount(const QModelIndex& parent) const {
 }
 
 TrainingCost GpuTableModel::costOf(int row) const {
-    const auto& gpus = state_.database().gpus();
-    if (row < 0 || size_t(row) >= state_.allGpus().size() || size_t(row) >= gpus.size()) return {};
-    return trainingCost(state_.allGpus()[size_t(row)], gpus[size_t(row)], state_.goal());
+    const auto& gpus = snapshot_->database->gpus();
+    if (row < 0 || size_t(row) >= snapshot_->allGpus.size() || size_t(row) >= gpus.size()) return {};
+    return trainingCost(snapshot_->allGpus[size_t(row)], gpus[size_t(row)], snapshot_->goal);
 }
 
 bool GpuTableModel::costApplies(int row) const {
-    if (row < 0 || size_t(row) >= state_.allGpus().size()) return false;
-    const TrainingPrediction& p = state_.allGpus()[size_t(row)];
+    if (row < 0 || size_t(row) >= snapshot_->allGpus.size()) return false;
+    const TrainingPrediction& p = snapshot_->allGpus[size_t(row)];
     return p.supported && p.fits && p.samplesPerS.value > 0;
 }
 
 QVariant GpuTableModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-    if (size_t(index.row()) >= state_.allGpus().size()) return {};  // between a change and refresh()
-    const TrainingPrediction& p = state_.allGpus()[size_t(index.row())];
+    if (size_t(index.row()) >= snapshot_->allGpus.size()) return {};
+    const TrainingPrediction& p = snapshot_->allGpus[size_t(index.row())];
+    const bool tokens = snapshot_->countsTokens();
     const int column = index.column();
     if (role == Qt::TextAlignmentRole)
         return QVariant::fromValue(numericColumn(column) ? Qt::AlignRight | Qt::AlignVCenter
@@ -60,7 +63,7 @@ QVariant GpuTableModel::data(const QModelIndex& index, int role) const {
             if (!costApplies(index.row())) return tr("The batch does not fit on this GPU");
             return tr("%1 per GPU-hour (%2) × %3 GPU(s)\nIntervals follow the throughput's: %4 – %5 dollars to train")
                 .arg(QLocale().toString(c.usdPerGpuHour, 'f', 2), QString::fromStdString(c.priceSource))
-                .arg(state_.settings().gpus)
+                .arg(snapshot_->settings.gpus)
                 .arg(QLocale().toString(c.usdToTrain.low, 'f', c.usdToTrain.high < 100 ? 2 : 0),
                      QLocale().toString(c.usdToTrain.high, 'f', c.usdToTrain.high < 100 ? 2 : 0));
         }
@@ -80,7 +83,7 @@ QVariant GpuTableModel::data(const QModelIndex& index, int role) const {
             return p.supported ? number(p.iterationMs.value, 2) : dash;
         case SamplesPerS:
             if (!p.supported) return sort ? QVariant(0.0) : dash;
-            return number(p.samplesPerS.value, 1);
+            return tokens ? number(p.tokensPerS.value, 0) : number(p.samplesPerS.value, 1);
         case MaxBatch:
             if (!p.supported) return sort ? QVariant(0.0) : dash;
             return sort ? QVariant(p.maxBatch.value) : QVariant(locale.toString(qlonglong(p.maxBatch.value)));
@@ -99,7 +102,8 @@ QVariant GpuTableModel::data(const QModelIndex& index, int role) const {
             if (!c.priced) return sort ? QVariant(kSortsLast) : QVariant(tr("no price"));
             // Whole dollars from $100; cents below, where a rounded "0" or "1" would hide the choice.
             if (column == UsdToTrain) return number(c.usdToTrain.value, c.usdToTrain.value < 100 ? 2 : 0);
-            return number(c.usdPerMillionSamples.value, 2);
+            // Per billion tokens: a million costs fractions of a cent.
+            return tokens ? number(c.usdPerMillionTokens.value * 1e3, 2) : number(c.usdPerMillionSamples.value, 2);
         }
         case Supported:
             return p.supported ? tr("yes") : tr("no");
@@ -119,6 +123,10 @@ QVariant GpuTableModel::headerData(int section, Qt::Orientation orientation, int
         case IterationMs:
             return tip ? tr("Predicted time of one training iteration on each GPU") : tr("Iteration (ms)");
         case SamplesPerS:
+            if (snapshot_->countsTokens())
+                return tip ? tr("Predicted training tokens per second over all GPUs (samples/s × the sequence "
+                                "length)")
+                           : tr("Tokens/s");
             return tip ? tr("Predicted training samples per second over all GPUs") : tr("Samples/s");
         case MaxBatch:
             return tip ? tr("Largest batch per GPU whose predicted peak memory fits") : tr("Largest batch");
@@ -129,10 +137,14 @@ QVariant GpuTableModel::headerData(int section, Qt::Orientation orientation, int
                             "price (Tools > Prices)")
                        : tr("$/GPU-hour");
         case UsdPerMillionSamples:
+            if (snapshot_->countsTokens())
+                return tip ? tr("Dollars per billion training tokens at the predicted throughput, all GPUs paid")
+                           : tr("$/B tokens");
             return tip ? tr("Dollars per million training samples at the predicted throughput, all GPUs paid")
                        : tr("$/M samples");
         case HoursToTrain:
-            return tip ? tr("Wall-clock hours to train the goal (epochs × dataset samples)") : tr("Hours to train");
+            return tip ? tr("Wall-clock hours to train the goal (tokens, or epochs × dataset samples)")
+                       : tr("Hours to train");
         case UsdToTrain:
             return tip ? tr("Dollars to train the goal on all the GPUs") : tr("$ to train");
         case Supported:
@@ -144,14 +156,19 @@ QVariant GpuTableModel::headerData(int section, Qt::Orientation orientation, int
 }
 
 void GpuTableModel::refresh() {
-    const int rows = state_.hasModel() ? int(state_.allGpus().size()) : 0;
+    std::shared_ptr<const PredictionSnapshot> next = state_.snapshot();
+    const int rows = next->hasModel() ? int(next->allGpus.size()) : 0;
+    const bool headers = next->countsTokens() != snapshot_->countsTokens();
     if (rows != rows_) {
         beginResetModel();
+        snapshot_ = std::move(next);
         rows_ = rows;
         endResetModel();
-    } else if (rows_ > 0) {
-        Q_EMIT dataChanged(index(0, 0), index(rows_ - 1, ColumnCount - 1));
+    } else {
+        snapshot_ = std::move(next);
+        if (rows_ > 0) Q_EMIT dataChanged(index(0, 0), index(rows_ - 1, ColumnCount - 1));
     }
+    if (headers) Q_EMIT headerDataChanged(Qt::Horizontal, 0, ColumnCount - 1);
 }
 
 }  // namespace ts::gui

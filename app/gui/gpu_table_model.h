@@ -3,14 +3,17 @@
 // time, throughput, largest batch, whether the batch fits, the GPU's price and what the training
 // goal costs there (predictors::trainingCost, so that every view and the report agree), and whether
 // the precision is supported. DisplayRole is text; SortRole the number behind it, which the sorting
-// proxy uses (figures that do not apply sort last).
+// proxy uses (figures that do not apply sort last). A language model's throughput and cost are per
+// token. It reads the snapshot it was last refreshed with, never the state's newer one.
 #include <QAbstractTableModel>
+#include <memory>
 
 #include "trainscope/predictors/choice/training_cost.h"
 
 namespace ts::gui {
 
 class ExplorerState;
+struct PredictionSnapshot;
 
 class GpuTableModel : public QAbstractTableModel {
     Q_OBJECT
@@ -37,7 +40,9 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    void refresh();  // the predictions or the goal changed: rows stay (one per GPU), values change
+    // Takes the state's published snapshot: rows stay (one per GPU), values change.
+    void refresh();
+    const std::shared_ptr<const PredictionSnapshot>& snapshot() const { return snapshot_; }
 
     // The cost of the goal on row's GPU, as the cost columns show it.
     predictors::TrainingCost costOf(int row) const;
@@ -46,6 +51,7 @@ public:
 
 private:
     ExplorerState& state_;
+    std::shared_ptr<const PredictionSnapshot> snapshot_;  // what the rows show
     int rows_ = 0;
 };
 

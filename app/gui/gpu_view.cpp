@@ -20,6 +20,7 @@
 #include "gpu_table_model.h"
 #include "label_placement.h"
 #include "plot_style.h"
+#include "prediction_snapshot.h"
 #include "view_refresher.h"
 
 namespace ts::gui {
@@ -38,6 +39,9 @@ GpuView::GpuView(ExplorerState& state, QWidget* parent) : QWidget(parent), state
     layout->setContentsMargins(0, 0, 0, 0);
 
     auto* goal = new QHBoxLayout;
+    samplesGoal_ = new QWidget(this);
+    auto* samplesRow = new QHBoxLayout(samplesGoal_);
+    samplesRow->setContentsMargins(0, 0, 0, 0);
     epochs_ = new QDoubleSpinBox(this);
     epochs_->setObjectName("goalEpochs");
     epochs_->setRange(0.01, 1e6);
@@ -49,11 +53,25 @@ GpuView::GpuView(ExplorerState& state, QWidget* parent) : QWidget(parent), state
     samples_->setDecimals(0);
     samples_->setGroupSeparatorShown(true);
     samples_->setToolTip(tr("Training samples in the dataset (ImageNet-1k has 1,281,167)"));
+    tokens_ = new QDoubleSpinBox(this);
+    tokens_->setObjectName("goalTokens");
+    tokens_->setRange(1e-6, 1e9);
+    tokens_->setDecimals(3);
+    tokens_->setToolTip(
+        tr("Training tokens the cost figures are for, in billions; a language model opens with 20 per parameter, "
+           "the compute-optimal ratio of Hoffmann et al. 2022 (Chinchilla)"));
     goal->addWidget(new QLabel(tr("Train for"), this));
-    goal->addWidget(epochs_);
-    goal->addWidget(new QLabel(tr("epochs of"), this));
-    goal->addWidget(samples_);
-    goal->addWidget(new QLabel(tr("samples"), this));
+    samplesRow->addWidget(epochs_);
+    samplesRow->addWidget(new QLabel(tr("epochs of"), this));
+    samplesRow->addWidget(samples_);
+    samplesRow->addWidget(new QLabel(tr("samples"), this));
+    tokensGoal_ = new QWidget(this);
+    auto* tokensRow = new QHBoxLayout(tokensGoal_);
+    tokensRow->setContentsMargins(0, 0, 0, 0);
+    tokensRow->addWidget(tokens_);
+    tokensRow->addWidget(new QLabel(tr("billion tokens"), this));
+    goal->addWidget(samplesGoal_);
+    goal->addWidget(tokensGoal_);
     goal->addStretch(1);
     layout->addLayout(goal);
 
@@ -107,6 +125,7 @@ GpuView::GpuView(ExplorerState& state, QWidget* parent) : QWidget(parent), state
 
     connect(epochs_, &QDoubleSpinBox::valueChanged, this, &GpuView::goalEdited);
     connect(samples_, &QDoubleSpinBox::valueChanged, this, &GpuView::goalEdited);
+    connect(tokens_, &QDoubleSpinBox::valueChanged, this, &GpuView::goalEdited);
     connect(scatter_, &QCustomPlot::mousePress, this, &GpuView::scatterClicked);
     scatter_->setMouseTracking(true);  // hover tooltips
     connect(scatter_, &QCustomPlot::mouseMove, this, &GpuView::scatterHovered);
@@ -119,18 +138,26 @@ GpuView::GpuView(ExplorerState& state, QWidget* parent) : QWidget(parent), state
 
 void GpuView::goalEdited() {
     TrainingGoal goal = state_.goal();
-    goal.epochs = epochs_->value();
-    goal.datasetSamples = samples_->value();
+    if (goal.inTokens()) {
+        goal.tokens = tokens_->value() * 1e9;
+    } else {
+        goal.epochs = epochs_->value();
+        goal.datasetSamples = samples_->value();
+    }
     state_.setGoal(goal);
 }
 
 void GpuView::refresh() {
-    {
-        const QSignalBlocker b1(epochs_), b2(samples_);
-        epochs_->setValue(state_.goal().epochs);
-        samples_->setValue(state_.goal().datasetSamples);
-    }
     model_->refresh();
+    const TrainingGoal& goal = model_->snapshot()->goal;
+    {
+        const QSignalBlocker b1(epochs_), b2(samples_), b3(tokens_);
+        epochs_->setValue(goal.epochs);
+        samples_->setValue(goal.datasetSamples);
+        tokens_->setValue(goal.tokens / 1e9);
+    }
+    samplesGoal_->setVisible(!goal.inTokens());
+    tokensGoal_->setVisible(goal.inTokens());
     refreshScatter();
 }
 
@@ -146,8 +173,10 @@ void GpuView::refreshScatter() {
     QVector<double> targetX, targetY;
     QStringList unpriced, unfit, overPcie;
     const QColor text = palette().color(QPalette::Text);
-    for (int row = 0; row < model_->rowCount() && size_t(row) < state_.allGpus().size(); ++row) {
-        const TrainingPrediction& p = state_.allGpus()[size_t(row)];
+    // The table's snapshot: the points, their labels and later clicks are of the rows shown.
+    const PredictionSnapshot& snapshot = *model_->snapshot();
+    for (int row = 0; row < model_->rowCount() && size_t(row) < snapshot.allGpus.size(); ++row) {
+        const TrainingPrediction& p = snapshot.allGpus[size_t(row)];
         const QString name = QString::fromStdString(p.gpuName);
         const TrainingCost c = model_->costOf(row);
         if (!p.interconnectNotice.empty()) overPcie << name;
@@ -162,7 +191,7 @@ void GpuView::refreshScatter() {
         pointRows_ << row;
         pointHours_ << c.hoursToTrain.value;
         pointUsd_ << c.usdToTrain.value;
-        if (p.gpuId == state_.settings().gpuId) {
+        if (p.gpuId == snapshot.settings.gpuId) {
             targetX << c.hoursToTrain.value;
             targetY << c.usdToTrain.value;
         }
@@ -181,7 +210,7 @@ void GpuView::refreshScatter() {
     QVector<int> order(labels_.size());
     std::iota(order.begin(), order.end(), 0);
     auto rank = [&](int i) {
-        if (state_.allGpus()[size_t(pointRows_[i])].gpuId == state_.settings().gpuId) return 0;
+        if (snapshot.allGpus[size_t(pointRows_[i])].gpuId == snapshot.settings.gpuId) return 0;
         for (int j = 0; j < pointRows_.size(); ++j)
             if (pointHours_[j] < pointHours_[i] && pointUsd_[j] < pointUsd_[i]) return 2;
         return 1;
@@ -205,7 +234,7 @@ void GpuView::refreshScatter() {
     QStringList lines;
     if (!overPcie.isEmpty())
         lines << tr("Over PCIe, not NVLink (no NVLink, or it does not join %1 GPUs): %2")
-                     .arg(state_.settings().gpus)
+                     .arg(snapshot.settings.gpus)
                      .arg(overPcie.join(", "));
     if (!unpriced.isEmpty()) lines << tr("Not shown, no price in the database: %1").arg(unpriced.join(", "));
     if (!unfit.isEmpty())
@@ -239,7 +268,7 @@ int GpuView::pointAt(const QPointF& pixel) const {
 void GpuView::scatterClicked(QMouseEvent* event) {
     if (event->button() != Qt::LeftButton) return;
     if (const int i = pointAt(event->position()); i >= 0)
-        state_.setTargetGpu(state_.allGpus()[size_t(pointRows_[i])].gpuId);
+        state_.setTargetGpu(model_->snapshot()->allGpus[size_t(pointRows_[i])].gpuId);
 }
 
 // Over a point, the tooltip names its GPU and figures (its label may be hidden where points crowd).
@@ -249,7 +278,7 @@ void GpuView::scatterHovered(QMouseEvent* event) {
         scatter_->setToolTip(scatterHelp());
         return;
     }
-    const QString name = QString::fromStdString(state_.allGpus()[size_t(pointRows_[i])].gpuName);
+    const QString name = QString::fromStdString(model_->snapshot()->allGpus[size_t(pointRows_[i])].gpuName);
     scatter_->setToolTip(tr("%1: %2 hours, %3 dollars to train the goal")
                              .arg(name)
                              .arg(pointHours_[i], 0, 'g', 3)

@@ -1,6 +1,7 @@
 #pragma once
 // The GPUs view: every GPU of the database side by side at the current settings (a table sortable
-// by any column), the training goal the cost columns are for (epochs × dataset samples), and a
+// by any column), the training goal the cost columns are for (epochs × dataset samples, or tokens
+// for a language model), and a
 // scatter of the cost to train against the time to train. GPUs without a price, or on which the
 // batch does not fit, are listed under the scatter as not shown. Clicking a point makes its GPU the
 // target.
@@ -31,6 +32,7 @@ public:
     QTableView* table() const { return table_; }
     QDoubleSpinBox* epochs() const { return epochs_; }
     QDoubleSpinBox* datasetSamples() const { return samples_; }
+    QDoubleSpinBox* goalTokens() const { return tokens_; }  // billions; shown for a goal in tokens
     QCustomPlot* scatter() const { return scatter_; }
     QLabel* notShown() const { return notShown_; }
     int scatterPoints() const { return int(pointRows_.size()); }
@@ -53,6 +55,9 @@ private:
     QTableView* table_ = nullptr;
     QDoubleSpinBox* epochs_ = nullptr;
     QDoubleSpinBox* samples_ = nullptr;
+    QDoubleSpinBox* tokens_ = nullptr;
+    QWidget* samplesGoal_ = nullptr;  // epochs of samples
+    QWidget* tokensGoal_ = nullptr;   // billions of tokens
     QCustomPlot* scatter_ = nullptr;
     QLabel* notShown_ = nullptr;
     QVector<int> pointRows_;        // model row of each scatter point

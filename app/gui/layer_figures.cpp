@@ -3,23 +3,15 @@
 #include <QCoreApplication>
 #include <algorithm>
 
-#include "explorer_state.h"
+#include "prediction_snapshot.h"
 #include "trainscope/predictors/iteration/operation_times.h"
 
 namespace ts::gui {
 
 using namespace ts::predictors;
 
-QString layerBoundName(LayerBound b) {
-    switch (b) {
-        case LayerBound::Compute:
-            return QCoreApplication::translate("LayerFigures", "compute");
-        case LayerBound::Memory:
-            return QCoreApplication::translate("LayerFigures", "memory");
-        case LayerBound::Launch:
-            return QCoreApplication::translate("LayerFigures", "launch");
-    }
-    return {};
+QString boundName(PassBound b) {
+    return QString::fromUtf8(predictors::passBoundName(b));
 }
 
 QString tensorCoreName(TensorCoreUse t) {
@@ -60,10 +52,6 @@ double peakFlops(const GpuSpec& gpu, ComputePrecision p) {
     return f.known() ? *f * 1e12 : 0;
 }
 
-bool gemmLike(OpKind k) {
-    return k == OpKind::Gemm || k == OpKind::Conv || k == OpKind::Recurrent;
-}
-
 // The measured run nearest the current batch size (kernels are recorded per run), when the profile
 // ran at the precision shown: its kernels say nothing about another precision's.
 const ProfileRun* nearestRun(const Profile* profile, TrainingPrecision precision, int64_t batch) {
@@ -78,25 +66,33 @@ const ProfileRun* nearestRun(const Profile* profile, TrainingPrecision precision
 
 }  // namespace
 
-LayerFigureTable computeLayerFigures(const ExplorerState& state) {
+LayerFigureTable computeLayerFigures(const PredictionSnapshot& snapshot) {
     LayerFigureTable table;
-    const TrainingPrediction& p = state.current();
-    const GpuSpec* gpu = state.targetGpu();
-    if (!state.hasModel() || !p.supported || !gpu || !state.predictor()) return table;
-    const ModelAnalysis& analysis = state.predictor()->analysis();
-    const TrainingPrecision precision = state.settings().precision;
-    const double n = double(state.settings().batch);
+    const TrainingPrediction& p = snapshot.current;
+    const GpuSpec* gpu = snapshot.targetGpu();
+    if (!snapshot.hasModel() || !p.supported || !gpu) return table;
+    const ModelAnalysis& analysis = snapshot.model->predictor->analysis();
+    const TrainingPrecision precision = snapshot.settings.precision;
+    const double n = double(snapshot.settings.batch);
 
     table.iterationMs = p.iterationMs.value;
     table.fp32PeakFlopsPerS = peakFlops(*gpu, ComputePrecision::Fp32);
     table.peakFlopsPerS = std::max(peakFlops(*gpu, computePrecisionOf(precision)), table.fp32PeakFlopsPerS);
-    const double tf32PeakFlopsPerS = std::max(peakFlops(*gpu, ComputePrecision::Tf32), table.fp32PeakFlopsPerS);
     table.bandwidthBytesPerS = gpu->memoryBandwidthGBs.known() ? *gpu->memoryBandwidthGBs * 1e9 : 0;
 
+    // What bounds each pass and whether it runs on tensor cores: the predictor's rule.
+    std::vector<const LayerBound*> bound(analysis.ops.size(), nullptr);
+    std::vector<LayerBound> bounds;
+    if (snapshot.bounds) bounds = snapshot.bounds->at(n);
+    for (const LayerBound& b : bounds)
+        if (b.op >= 0 && size_t(b.op) < bound.size()) bound[size_t(b.op)] = &b;
+
+    // Measured kernels say whether tensor cores ran where a profile used here recorded them.
     std::vector<const LayerProfile*> measured(analysis.ops.size(), nullptr);
-    if (const ProfileRun* run = nearestRun(state.profile(), precision, state.settings().batch))
-        for (const LayerProfile& l : run->layers)
-            if (l.op >= 0 && size_t(l.op) < measured.size()) measured[size_t(l.op)] = &l;
+    if (snapshot.model->usesProfile())
+        if (const ProfileRun* run = nearestRun(snapshot.model->profile.get(), precision, snapshot.settings.batch))
+            for (const LayerProfile& l : run->layers)
+                if (l.op >= 0 && size_t(l.op) < measured.size()) measured[size_t(l.op)] = &l;
 
     table.rowOfOp.assign(analysis.ops.size(), -1);
     table.layers.reserve(p.layers.size());
@@ -104,6 +100,7 @@ LayerFigureTable computeLayerFigures(const ExplorerState& state) {
         if (t.op < 0 || size_t(t.op) >= analysis.ops.size()) continue;
         const AnalyzedOp& op = analysis.ops[size_t(t.op)];
         const OpBytes& bytes = analysis.bytes(op, precision);
+        const LayerBound* b = bound[size_t(t.op)];
         LayerFigures f;
         f.op = t.op;
         f.forwardMs = t.forwardMs.value;
@@ -111,35 +108,26 @@ LayerFigureTable computeLayerFigures(const ExplorerState& state) {
         f.share = table.iterationMs > 0 ? f.totalMs() / table.iterationMs : 0;
         f.forwardFlops = op.forwardFlops.at(n);
         f.backwardFlops = op.backward ? op.backwardFlops.at(n) : 0;
-        // The predictor's rule for the precision each GEMM-like op runs at (PyTorch's fp32 default
-        // runs convolutions in TF32 on Ampere and newer).
-        const TrainingPrecision math = gemmLike(op.kind) ? mathPrecisionOf(op, *gpu, precision) : TrainingPrecision::Fp32;
-        const bool tensor = math != TrainingPrecision::Fp32;
-        const double peak = !tensor ? table.fp32PeakFlopsPerS
-                            : math == TrainingPrecision::Tf32 && precision != TrainingPrecision::Tf32 ? tf32PeakFlopsPerS
-                                                                                                     : table.peakFlopsPerS;
-        auto pass = [&](double flops, double bytes, double ms) {
+        auto pass = [&](double flops, double bytes, double ms, PassBound bound) {
             PassFigures pf;
             pf.flops = flops;
             pf.bytes = bytes;
             pf.intensity = bytes > 0 ? flops / bytes : 0;
             pf.achievedFlopsPerS = ms > 0 ? flops / (ms * 1e-3) : 0;
-            const double computeMs = peak > 0 ? flops / peak * 1e3 : 0;
-            const double memoryMs = table.bandwidthBytesPerS > 0 ? bytes / table.bandwidthBytesPerS * 1e3 : 0;
-            if (ms < kLaunchBoundMs && 2 * std::max(computeMs, memoryMs) < ms)
-                pf.bound = LayerBound::Launch;
-            else
-                pf.bound = computeMs >= memoryMs ? LayerBound::Compute : LayerBound::Memory;
+            pf.bound = bound;
             return pf;
         };
-        const PassFigures forward = pass(f.forwardFlops, bytes.read.at(n) + bytes.write.at(n), f.forwardMs);
+        const PassFigures forward =
+            pass(f.forwardFlops, bytes.read.at(n) + bytes.write.at(n), f.forwardMs, b ? b->forward : PassBound::Memory);
         f.forwardBytes = forward.bytes;
         f.intensity = forward.intensity;
         f.achievedFlopsPerS = forward.achievedFlopsPerS;
         f.bound = forward.bound;
-        if (op.backward) f.backward = pass(f.backwardFlops, backwardBytes(op, bytes).at(n), f.backwardMs);
+        if (op.backward)
+            f.backward = pass(f.backwardFlops, backwardBytes(op, bytes).at(n), f.backwardMs,
+                              b && b->hasBackward ? b->backward : PassBound::Memory);
 
-        f.tensorCores = tensor ? TensorCoreUse::Predicted : TensorCoreUse::No;
+        f.tensorCores = b && b->tensorCores ? TensorCoreUse::Predicted : TensorCoreUse::No;
         if (const LayerProfile* l = measured[size_t(t.op)]) {
             const auto tc = [](const KernelRecord& k) { return k.tensorCore; };
             const bool any = std::any_of(l->forwardKernels.begin(), l->forwardKernels.end(), tc) ||

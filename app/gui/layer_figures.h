@@ -1,18 +1,22 @@
 #pragma once
 // Per-layer figures the module tree, the roofline and the timeline share: predicted time, share of
 // the iteration, FLOPs and DRAM bytes at the current batch and precision, arithmetic intensity,
-// achieved FLOP/s, what bounds the layer and whether it runs on tensor cores. Derived from the
-// target GPU's prediction and the predictor's model analysis; measured kernels (a loaded profile
-// with CUPTI records) decide tensor-core use where they exist.
+// achieved FLOP/s, what bounds each pass and whether it runs on tensor cores. Derived from one
+// snapshot's target prediction and the predictor's model analysis; the bound and the predicted
+// tensor-core use are the predictor's (predictors/iteration/layer_bounds.h, as the CLI prints
+// them); measured kernels (a loaded profile with CUPTI records) decide tensor-core use where they
+// exist.
 #include <QString>
 #include <vector>
 
+#include "trainscope/predictors/iteration/layer_bounds.h"
+
 namespace ts::gui {
 
-class ExplorerState;
+struct PredictionSnapshot;
 
-enum class LayerBound { Compute, Memory, Launch };
-QString layerBoundName(LayerBound b);  // "compute", "memory", "launch"
+using predictors::PassBound;
+QString boundName(PassBound b);  // predictors' passBoundName: "compute", "memory", "wave", "latency"
 
 enum class TensorCoreUse { No, Predicted, Measured, MeasuredNone };
 QString tensorCoreName(TensorCoreUse t);  // "", "yes (predicted)", "yes (measured)", "no (measured)"
@@ -26,7 +30,7 @@ struct PassFigures {
     double bytes = 0;              // DRAM bytes its kernels read and write
     double intensity = 0;          // flops / bytes (FLOP/byte)
     double achievedFlopsPerS = 0;  // flops / its predicted time
-    LayerBound bound = LayerBound::Memory;
+    PassBound bound = PassBound::Memory;
 };
 
 struct LayerFigures {
@@ -34,11 +38,11 @@ struct LayerFigures {
     double forwardMs = 0, backwardMs = 0;  // predicted, target GPU
     double share = 0;                      // (forward + backward) / iteration
     double forwardFlops = 0, backwardFlops = 0;
-    double forwardBytes = 0;                // DRAM bytes read and written by the forward kernels
-    double intensity = 0;                   // forwardFlops / forwardBytes (FLOP/byte)
-    double achievedFlopsPerS = 0;           // forwardFlops / forwardMs
-    LayerBound bound = LayerBound::Memory;  // of the forward pass
-    PassFigures backward;                   // the backward pass (zero when the layer has none)
+    double forwardBytes = 0;              // DRAM bytes read and written by the forward kernels
+    double intensity = 0;                 // forwardFlops / forwardBytes (FLOP/byte)
+    double achievedFlopsPerS = 0;         // forwardFlops / forwardMs
+    PassBound bound = PassBound::Memory;  // of the forward pass
+    PassFigures backward;                 // the backward pass (zero when the layer has none)
     TensorCoreUse tensorCores = TensorCoreUse::No;
     double totalMs() const { return forwardMs + backwardMs; }
 };
@@ -57,10 +61,6 @@ struct LayerFigureTable {
 };
 
 // Empty when there is no model or the prediction is unsupported.
-LayerFigureTable computeLayerFigures(const ExplorerState& state);
-
-// A pass is launch-bound when its predicted time is under this and more than twice what its FLOPs
-// and bytes need at the roofline: fixed costs dominate it.
-inline constexpr double kLaunchBoundMs = 0.02;
+LayerFigureTable computeLayerFigures(const PredictionSnapshot& snapshot);
 
 }  // namespace ts::gui

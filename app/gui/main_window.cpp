@@ -57,17 +57,6 @@ namespace ts::gui {
 
 using namespace ts::predictors;
 
-int64_t batchAtSlider(int position) {
-    const double fraction = double(std::clamp(position, 0, kSliderSteps)) / kSliderSteps;
-    return std::clamp<int64_t>(std::llround(std::pow(double(ExplorerState::kMaxBatch), fraction)), 1,
-                               ExplorerState::kMaxBatch);
-}
-
-int sliderAtBatch(int64_t batch) {
-    batch = std::clamp<int64_t>(batch, 1, ExplorerState::kMaxBatch);
-    return int(std::lround(kSliderSteps * std::log(double(batch)) / std::log(double(ExplorerState::kMaxBatch))));
-}
-
 std::optional<View> parseView(const QString& name) {
     if (name == "overview") return View::Overview;
     if (name == "batch") return View::BatchPlot;
@@ -89,7 +78,8 @@ MainWindow::MainWindow(ExplorerState& state, QWidget* parent) : QMainWindow(pare
 
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);
-    layout->addWidget(buildControls());
+    controls_ = new ControlsBar(state_, central);
+    layout->addWidget(controls_);
 
     // Errors are a sentence in the window (opening a file, profiling), dismissed by the user.
     errorBanner_ = new QWidget(central);
@@ -144,6 +134,8 @@ MainWindow::MainWindow(ExplorerState& state, QWidget* parent) : QMainWindow(pare
     statusBar()->addPermanentWidget(jobProgress_);
 
     connect(&state_, &ExplorerState::changed, this, &MainWindow::refresh);
+    connect(&state_, &ExplorerState::profileRejected, this,
+            [this](const QString& reason) { showError(tr("The measurements could not be used: %1").arg(reason)); });
     resize(1100, 720);
     refresh();
 }
@@ -224,82 +216,6 @@ void MainWindow::buildMenus() {
     help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }
 
-QWidget* MainWindow::buildControls() {
-    auto* box = new QWidget(this);
-    // Two rows: the batch slider gets the whole width, the other settings share the second.
-    auto* rows = new QVBoxLayout(box);
-    rows->setContentsMargins(0, 0, 0, 0);
-    auto* batchRow = new QHBoxLayout;
-    auto* row = new QHBoxLayout;
-    rows->addLayout(batchRow);
-    rows->addLayout(row);
-
-    // The spin box holds the batch size; the slider moves over it on a log scale (1 to kMaxBatch),
-    // so that small batches get as much of its travel as large ones. Each follows the other.
-    batchSlider_ = new QSlider(Qt::Horizontal, box);
-    batchSlider_->setObjectName("batchSlider");
-    batchSlider_->setRange(0, kSliderSteps);
-    batchSpin_ = new QSpinBox(box);
-    batchSpin_->setObjectName("batchSpin");
-    batchSpin_->setRange(1, int(ExplorerState::kMaxBatch));
-    connect(batchSlider_, &QSlider::valueChanged, this, [this](int position) {
-        const QSignalBlocker blocker(batchSpin_);
-        batchSpin_->setValue(int(batchAtSlider(position)));
-        state_.setBatch(batchSpin_->value());
-    });
-    connect(batchSpin_, &QSpinBox::valueChanged, this, [this](int batch) {
-        const QSignalBlocker blocker(batchSlider_);
-        batchSlider_->setValue(sliderAtBatch(batch));
-        state_.setBatch(batch);
-    });
-
-    precision_ = new QComboBox(box);
-    for (TrainingPrecision p : kAllTrainingPrecisions) precision_->addItem(trainingPrecisionName(p), int(p));
-    connect(precision_, &QComboBox::currentIndexChanged, this,
-            [this](int) { state_.setPrecision(TrainingPrecision(precision_->currentData().toInt())); });
-
-    optimizer_ = new QComboBox(box);
-    for (Optimizer o : kAllOptimizers) optimizer_->addItem(optimizerName(o), int(o));
-    connect(optimizer_, &QComboBox::currentIndexChanged, this,
-            [this](int) { state_.setOptimizer(Optimizer(optimizer_->currentData().toInt())); });
-
-    gpu_ = new QComboBox(box);
-    for (const GpuSpec& gpu : state_.database().gpus()) gpu_->addItem(gpuLabel(gpu), QString::fromStdString(gpu.id));
-    connect(gpu_, &QComboBox::currentIndexChanged, this,
-            [this](int) { state_.setTargetGpu(gpu_->currentData().toString().toStdString()); });
-
-    gpuCount_ = new QSpinBox(box);
-    gpuCount_->setRange(1, 1024);
-    connect(gpuCount_, &QSpinBox::valueChanged, this, [this](int v) { state_.setGpuCount(v); });
-
-    interconnect_ = new QComboBox(box);
-    interconnect_->setToolTip(tr("How the data-parallel GPUs exchange gradients"));
-    for (InterconnectKind kind : {InterconnectKind::NvLink, InterconnectKind::Pcie, InterconnectKind::InfiniBand})
-        interconnect_->addItem(interconnectName(kind), int(kind));
-    connect(interconnect_, &QComboBox::currentIndexChanged, this,
-            [this](int) { state_.setInterconnect(InterconnectKind(interconnect_->currentData().toInt())); });
-
-    checkpointing_ = new QCheckBox(tr("Checkpointing"), box);
-    checkpointing_->setToolTip(tr("Activation checkpointing in sqrt(L) segments: less memory, a second forward"));
-    connect(checkpointing_, &QCheckBox::toggled, this, [this](bool on) { state_.setCheckpointing(on); });
-
-    batchRow->addWidget(new QLabel(tr("Batch size per GPU:"), box));
-    batchRow->addWidget(batchSlider_, 1);
-    batchRow->addWidget(batchSpin_);
-    row->addWidget(new QLabel(tr("Precision:"), box));
-    row->addWidget(precision_);
-    row->addWidget(new QLabel(tr("Optimizer:"), box));
-    row->addWidget(optimizer_);
-    row->addWidget(new QLabel(tr("GPU:"), box));
-    row->addWidget(gpu_);
-    row->addWidget(new QLabel(tr("GPUs:"), box));
-    row->addWidget(gpuCount_);
-    row->addWidget(interconnect_);
-    row->addWidget(checkpointing_);
-    row->addStretch(1);
-    return box;
-}
-
 void MainWindow::openFile() {
     const QString path = QFileDialog::getOpenFileName(
         this, tr("Open a model, a profile or a trace"), QString(),
@@ -373,12 +289,13 @@ void MainWindow::exportReport() {
 void MainWindow::exportReportTo(const QString& path, report::ReportFormat format) {
     if (job_ || !state_.hasModel()) return;
     // The choice (every GPU x precision x batch size) runs on a worker; the plots and the file are
-    // made on this thread, as QCustomPlot draws with widgets. The predictor stays put meanwhile:
-    // opening another model waits for the job.
+    // made on this thread, as QCustomPlot draws with widgets. The job holds the snapshot, whose
+    // model and database the request points into.
+    const std::shared_ptr<const PredictionSnapshot> snapshot = state_.snapshot();
     const report::ReportRequest request = report::requestFor(
-        state_.predictor(), state_.database(), state_.current().scenario, state_.goal(), state_.modelSpec());
+        snapshot->predictor(), *snapshot->database, snapshot->current.scenario, snapshot->goal, snapshot->model->spec);
     auto choice = std::make_shared<HardwareChoice>();
-    auto* job = new BackgroundJob(tr("Exporting the report"), [request, choice](JobContext& context) {
+    auto* job = new BackgroundJob(tr("Exporting the report"), [request, choice, snapshot](JobContext& context) {
         context.progress(QObject::tr("choosing the batch size and precision on every GPU"), -1);
         *choice = chooseHardware(*request.predictor, request.gpus, request.base, request.goal, request.options);
     });
@@ -544,7 +461,7 @@ void MainWindow::useSettings(AppSettings& settings) {
             action->setChecked(Theme(action->data().toInt()) == settings.theme());
     if (!settings.windowGeometry().isEmpty()) restoreGeometry(settings.windowGeometry());
     if (!settings.windowState().isEmpty()) restoreState(settings.windowState());
-    state_.setGoal(settings.goal());
+    state_.setModelChoices(settings.modelChoices());
     state_.applySettings(settings.explorer(state_.settings()));
     rebuildRecentMenu();
     updateActions();
@@ -554,7 +471,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     if (job_) job_->cancel();  // its destructor waits for the worker to stop
     if (settings_) {
         settings_->setExplorer(state_.settings());
-        settings_->setGoal(state_.goal());
+        settings_->setModelChoices(state_.modelChoices());
         settings_->setWindowGeometry(saveGeometry());
         settings_->setWindowState(saveState());
         if (!settings_->sync()) qWarning("trainscope: the settings could not be saved");
@@ -575,28 +492,6 @@ void MainWindow::dropEvent(QDropEvent* event) {
 }
 
 void MainWindow::refresh() {
-    const ExplorerSettings& s = state_.settings();
-    {
-        // The controls show the state without writing it back.
-        const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_),
-            b7(interconnect_), b8(checkpointing_);
-        batchSlider_->setValue(sliderAtBatch(s.batch));
-        batchSpin_->setValue(int(s.batch));
-        precision_->setCurrentIndex(precision_->findData(int(s.precision)));
-        optimizer_->setCurrentIndex(optimizer_->findData(int(s.optimizer)));
-        gpu_->setCurrentIndex(gpu_->findData(QString::fromStdString(s.gpuId)));
-        gpuCount_->setValue(s.gpus);
-        interconnect_->setCurrentIndex(interconnect_->findData(int(s.interconnect)));
-        checkpointing_->setChecked(s.checkpointing);
-    }
-    // A trace ran at its own batch size, precision, optimizer and GPU count: only the target GPU
-    // (its predictions in the GPUs view) applies to it.
-    const QString recorded = state_.hasTrace() ? tr("A trace runs as it was recorded") : QString();
-    for (QWidget* control : std::initializer_list<QWidget*>{batchSlider_, batchSpin_, precision_, optimizer_, gpuCount_,
-                                                            interconnect_, checkpointing_}) {
-        control->setEnabled(!state_.hasTrace());
-        control->setStatusTip(recorded);
-    }
     setWindowTitle(state_.hasModel() || state_.hasTrace()
                        ? QString("TrainScope – %1").arg(QString::fromStdString(state_.modelSpec()))
                        : QString("TrainScope"));

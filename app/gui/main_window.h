@@ -1,6 +1,6 @@
 #pragma once
 // The explorer's window: File menu (open a model file, the zoo), the controls every view follows
-// (batch size, precision, optimizer, target GPU, number of GPUs) and the views as tabs.
+// (controls_bar.h) and the views as tabs.
 #include <QMainWindow>
 #include <QString>
 #include <array>
@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "controls_bar.h"
 #include "report_writer.h"
 #include "trainscope/core/profile.h"
 
@@ -36,11 +37,6 @@ class RooflineView;
 class TimelineView;
 class ViewPage;
 
-// The batch slider's log scale: position 0..kSliderSteps <-> batch 1..ExplorerState::kMaxBatch.
-inline constexpr int kSliderSteps = 1000;
-int64_t batchAtSlider(int position);
-int sliderAtBatch(int64_t batch);
-
 enum class View { Overview, BatchPlot, Gpus, Modules, Roofline, Timeline };
 // "overview", "batch", "gpus", "modules", "roofline", "timeline"; nullopt for anything else.
 std::optional<View> parseView(const QString& name);
@@ -50,12 +46,14 @@ class MainWindow : public QMainWindow {
 public:
     explicit MainWindow(ExplorerState& state, QWidget* parent = nullptr);
 
+    ExplorerState& state() const { return state_; }
     void showView(View view);
     // What the view's tab shows now: the model's view, or for an open trace its counterpart.
     QWidget* viewWidget(View view) const;
-    QSlider* batchSlider() const { return batchSlider_; }
-    QSpinBox* batchSpin() const { return batchSpin_; }
-    QCheckBox* checkpointingBox() const { return checkpointing_; }
+    ControlsBar* controls() const { return controls_; }
+    QSlider* batchSlider() const { return controls_->batchSlider(); }
+    QSpinBox* batchSpin() const { return controls_->batchSpin(); }
+    QCheckBox* checkpointingBox() const { return controls_->checkpointingBox(); }
     GpuTableModel* gpuTableModel() const { return gpuModel_; }
     ModuleTreeModel* moduleTreeModel() const { return moduleModel_; }
 
@@ -85,7 +83,6 @@ protected:
 
 private:
     void buildMenus();
-    QWidget* buildControls();
     void openFile();
     void openTrace(const QString& path);
     void opened(const QString& spec);  // a model or trace is shown: the recent files, the status bar
@@ -97,17 +94,10 @@ private:
     void showError(const QString& sentence);
     void rebuildRecentMenu();
     void updateActions();
-    void refresh();  // the state changed: controls and views follow
+    void refresh();  // the state changed: the title and actions follow
 
     ExplorerState& state_;
-    QSlider* batchSlider_ = nullptr;
-    QSpinBox* batchSpin_ = nullptr;
-    QComboBox* precision_ = nullptr;
-    QComboBox* optimizer_ = nullptr;
-    QComboBox* gpu_ = nullptr;
-    QSpinBox* gpuCount_ = nullptr;
-    QComboBox* interconnect_ = nullptr;
-    QCheckBox* checkpointing_ = nullptr;
+    ControlsBar* controls_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     OverviewView* overview_ = nullptr;
     BatchPlotView* batchPlot_ = nullptr;

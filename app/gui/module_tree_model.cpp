@@ -6,6 +6,7 @@
 
 #include "explorer_state.h"
 #include "layer_figures.h"
+#include "prediction_snapshot.h"
 
 namespace ts::gui {
 
@@ -19,19 +20,23 @@ QString shapeText(const std::vector<int64_t>& shape) {
     return "[" + dims.join(", ") + "]";
 }
 
+int generationOf(const PredictionSnapshot& s) {
+    return s.model ? s.model->generation : -1;
+}
+
 }  // namespace
 
-ModuleTreeModel::ModuleTreeModel(ExplorerState& state, QObject* parent) : QAbstractItemModel(parent), state_(state) {
+ModuleTreeModel::ModuleTreeModel(ExplorerState& state, QObject* parent)
+    : QAbstractItemModel(parent), state_(state), snapshot_(state.snapshot()) {
     rebuild();
 }
 
 void ModuleTreeModel::rebuild() {
     nodes_.clear();
     opNode_.clear();
-    generation_ = state_.modelGeneration();
-    if (!state_.hasModel()) return;
-    const ModelCosts& costs = state_.costs();
-    opNode_.assign(state_.graph()->ops.size(), -1);
+    if (!snapshot_->hasModel()) return;
+    const ModelCosts& costs = snapshot_->costs;
+    opNode_.assign(snapshot_->graph()->ops.size(), -1);
     // Modules are in pre-order, so a module's parent node exists before it.
     std::vector<int> moduleNode(costs.modules.size(), -1);
     for (size_t m = 0; m < costs.modules.size(); ++m) {
@@ -82,7 +87,7 @@ int ModuleTreeModel::sumFirstOp(int index) {
 
 void ModuleTreeModel::updateTimes() {
     if (nodes_.empty()) return;
-    const LayerFigureTable figures = computeLayerFigures(state_);
+    const LayerFigureTable figures = computeLayerFigures(*snapshot_);
     iterationMs_ = figures.iterationMs;
     for (Node& node : nodes_) {
         node.forwardMs = node.backwardMs = node.tensorMs = 0;
@@ -110,7 +115,7 @@ void ModuleTreeModel::sumTimes(int index) {
         sum.forwardMs += c.forwardMs;
         sum.backwardMs += c.backwardMs;
         sum.tensorMs += c.tensorMs;
-        for (int b = 0; b < 3; ++b) sum.boundMs[b] += c.boundMs[b];
+        for (int b = 0; b < predictors::kPassBoundCount; ++b) sum.boundMs[b] += c.boundMs[b];
         sum.timed = sum.timed || c.timed;
     }
     Node& node = nodes_[size_t(index)];
@@ -122,12 +127,17 @@ void ModuleTreeModel::sumTimes(int index) {
 }
 
 void ModuleTreeModel::refresh(ChangeSignals notify) {
-    if (state_.modelGeneration() != generation_ || (state_.hasModel() && nodes_.empty())) {
+    std::shared_ptr<const PredictionSnapshot> next = state_.snapshot();
+    const bool rebuilt = generationOf(*next) != generationOf(*snapshot_) || (next->hasModel() && nodes_.empty()) ||
+                         next->costs.layers.size() != snapshot_->costs.layers.size();
+    if (rebuilt) {
         beginResetModel();
+        snapshot_ = std::move(next);
         rebuild();
         endResetModel();
         return;
     }
+    snapshot_ = std::move(next);
     updateTimes();
     if (nodes_.empty()) return;
     // Every figure but the name may change with the settings: signal each parent's rows.
@@ -143,8 +153,7 @@ void ModuleTreeModel::refresh(ChangeSignals notify) {
 }
 
 QModelIndex ModuleTreeModel::indexOfOp(int op) const {
-    if (generation_ != state_.modelGeneration() || op < 0 || size_t(op) >= opNode_.size() || opNode_[size_t(op)] < 0)
-        return {};
+    if (op < 0 || size_t(op) >= opNode_.size() || opNode_[size_t(op)] < 0) return {};
     const int n = opNode_[size_t(op)];
     return createIndex(nodes_[size_t(n)].row, 0, quintptr(n));
 }
@@ -174,10 +183,8 @@ int ModuleTreeModel::columnCount(const QModelIndex&) const {
 }
 
 QVariant ModuleTreeModel::data(const QModelIndex& index, int role) const {
-    // A model opened since the last refresh(): the nodes point into the previous model's costs.
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || !state_.hasModel() ||
-        generation_ != state_.modelGeneration())
-        return {};
+    // The nodes point into the costs of snapshot_, which the rows keep until the next refresh().
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || !snapshot_->hasModel()) return {};
     const Node& node = nodes_[size_t(index.internalId())];
     switch (role) {
         case Qt::TextAlignmentRole:
@@ -189,7 +196,7 @@ QVariant ModuleTreeModel::data(const QModelIndex& index, int role) const {
             return node.firstOp;
         case Qt::ToolTipRole:
             if (index.column() != Name) return headerData(index.column(), Qt::Horizontal, role);
-            if (node.module >= 0) return QString::fromStdString(state_.costs().modules[size_t(node.module)].path);
+            if (node.module >= 0) return QString::fromStdString(snapshot_->costs.modules[size_t(node.module)].path);
             return display(node, Name, false);
         case Qt::DisplayRole:
             return display(node, index.column(), false);
@@ -201,8 +208,8 @@ QVariant ModuleTreeModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant ModuleTreeModel::display(const Node& node, int column, bool sortValue) const {
-    const ModelCosts& costs = state_.costs();
-    const Graph& g = *state_.graph();
+    const ModelCosts& costs = snapshot_->costs;
+    const Graph& g = *snapshot_->graph();
     QLocale locale;
     double parameters = 0, flops = 0, activationBytes = 0;
     QString name, shape;
@@ -246,7 +253,7 @@ QVariant ModuleTreeModel::display(const Node& node, int column, bool sortValue) 
         case Bound: {
             if (!node.timed || totalMs <= 0) return sortValue ? QVariant(-1) : QVariant(QString());
             const int b = int(std::max_element(std::begin(node.boundMs), std::end(node.boundMs)) - node.boundMs);
-            return sortValue ? QVariant(b) : QVariant(layerBoundName(LayerBound(b)));
+            return sortValue ? QVariant(b) : QVariant(boundName(PassBound(b)));
         }
         case TensorCores: {
             if (!node.timed) return sortValue ? QVariant(-1.0) : QVariant(QString());
@@ -286,10 +293,11 @@ QVariant ModuleTreeModel::headerData(int section, Qt::Orientation orientation, i
         case Gflop:
             return tip ? tr("Forward plus backward GFLOP per iteration at the current batch size") : tr("GFLOP");
         case Bound:
-            return tip ? tr("What limits the layer on the target GPU: compute (its FLOPs at the peak rate take longer "
-                            "than its DRAM traffic), memory (the other way round) or launch (a short layer taking "
-                            "more than twice either: fixed costs dominate). A module shows the bound of most of its "
-                            "time.")
+            return tip ? tr("What limits the layer on the target GPU, as the predictor times it (the CLI's predict "
+                            "prints the same): compute (its FLOPs at the precision's rate take longest), memory (its "
+                            "DRAM traffic does), wave (one wave of output tiles is longer than its FLOPs spread over "
+                            "every SM: too little work to fill the GPU) or latency (its kernels' fixed time exceeds "
+                            "their work). A layer shows its forward pass's; a module the bound of most of its time.")
                        : tr("Bound");
         case TensorCores:
             return tip ? tr("Whether the layer runs on tensor cores: measured from a loaded profile's kernels where "

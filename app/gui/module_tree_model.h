@@ -5,12 +5,17 @@
 // and tensor-core use. Modules sum their operations; their bound is the one holding most of their
 // time and their tensor-core figure the share of their time on tensor cores.
 // DisplayRole is text; SortRole the number behind it; OpRole the first graph operation of a row.
+// It reads the snapshot it was last refreshed with, never the state's newer one.
 #include <QAbstractItemModel>
+#include <memory>
 #include <vector>
+
+#include "trainscope/predictors/iteration/layer_bounds.h"
 
 namespace ts::gui {
 
 class ExplorerState;
+struct PredictionSnapshot;
 
 class ModuleTreeModel : public QAbstractItemModel {
     Q_OBJECT
@@ -39,7 +44,8 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    // Rebuilds the tree when the model changed, otherwise updates the figures in place and says so:
+    // Takes the state's published snapshot. Rebuilds the tree when the model changed, otherwise
+    // updates the figures in place and says so:
     // with a dataChanged per parent, or (TopLevelOnly) for the top row alone, for a view that
     // repaints and re-sorts itself (on a 1,000-layer model the per-parent signals cost a view more
     // than the repaint).
@@ -47,6 +53,8 @@ public:
     void refresh(ChangeSignals notify = ChangeSignals::EveryParent);
     // The row of graph operation `op` (column 0); invalid when the tree has no such leaf.
     QModelIndex indexOfOp(int op) const;
+    // What the rows show now.
+    const std::shared_ptr<const PredictionSnapshot>& snapshot() const { return snapshot_; }
 
 private:
     struct Node {
@@ -57,9 +65,9 @@ private:
         int layer = -1;    // index into costs().layers (an operation)
         int firstOp = -1;  // first graph operation in the subtree
         double forwardMs = 0, backwardMs = 0;
-        double boundMs[3] = {0, 0, 0};  // time by LayerBound
-        double tensorMs = 0;            // time on tensor cores
-        int tensorUse = 0;              // leaf: TensorCoreUse
+        double boundMs[predictors::kPassBoundCount] = {};  // time by PassBound
+        double tensorMs = 0;                               // time on tensor cores
+        int tensorUse = 0;                                 // leaf: TensorCoreUse
         bool timed = false;
     };
     void rebuild();
@@ -69,9 +77,9 @@ private:
     QVariant display(const Node& node, int column, bool sortValue) const;
 
     ExplorerState& state_;
-    std::vector<Node> nodes_;  // nodes_[0] is the model when there is one
-    std::vector<int> opNode_;  // graph op -> leaf node, -1 when none
-    int generation_ = -1;      // of the model the tree was built for
+    std::shared_ptr<const PredictionSnapshot> snapshot_;  // what the rows show
+    std::vector<Node> nodes_;                             // nodes_[0] is the model when there is one
+    std::vector<int> opNode_;                             // graph op -> leaf node, -1 when none
     double iterationMs_ = 0;
 };
 

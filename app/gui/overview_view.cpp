@@ -9,6 +9,7 @@
 
 #include "breakdown_bar.h"
 #include "explorer_state.h"
+#include "prediction_snapshot.h"
 #include "view_refresher.h"
 
 namespace ts::gui {
@@ -52,9 +53,18 @@ QString ms(double v) {
 // their own: mid grey reads on light and dark backgrounds.
 const QColor kOtherColor(150, 150, 150);
 
+// Throughput in the unit its users count: tokens for a language model, else samples.
+QString rateText(const PredictionSnapshot& s, const TrainingPrediction& p) {
+    if (s.countsTokens())
+        return formatInterval(p.tokensPerS, 0, QObject::tr(" tokens/s")) + ", " +
+               QLocale().toString(p.samplesPerS.value, 'f', 1) + QObject::tr(" samples/s");
+    return formatInterval(p.samplesPerS, 1, QObject::tr(" samples/s"));
+}
+
 }  // namespace
 
-OverviewView::OverviewView(ExplorerState& state, QWidget* parent) : QWidget(parent), state_(state) {
+OverviewView::OverviewView(ExplorerState& state, QWidget* parent)
+    : QWidget(parent), state_(state), snapshot_(state.snapshot()) {
     auto* layout = new QVBoxLayout(this);
     title_ = new QLabel(this);
     title_->setObjectName("overviewTitle");
@@ -68,7 +78,9 @@ OverviewView::OverviewView(ExplorerState& state, QWidget* parent) : QWidget(pare
     memory_ = valueLabel("memoryValue", this);
     maxBatch_ = valueLabel("maxBatchValue", this);
     source_ = valueLabel("sourceValue", this);
-    throughput_->setToolTip(tr("Training samples per second over all GPUs: the predicted value, then its interval"));
+    throughput_->setToolTip(
+        tr("Training samples (for a language model tokens) per second over all GPUs: the predicted value, then its "
+           "interval"));
     iteration_->setToolTip(
         tr("One training iteration (forward, backward, exposed all-reduce, optimizer step) on "
            "each GPU"));
@@ -124,26 +136,33 @@ OverviewView::OverviewView(ExplorerState& state, QWidget* parent) : QWidget(pare
 }
 
 void OverviewView::refresh() {
+    snapshot_ = state_.snapshot();
+    const PredictionSnapshot& snap = *snapshot_;
     const QList<QLabel*> figures{throughput_, iteration_, memory_, maxBatch_, source_};
-    if (!state_.hasModel()) {
-        title_->setText(tr("<h2>No model</h2><p>Could not open the model: %1</p>").arg(state_.error().toHtmlEscaped()));
+    if (!snap.hasModel()) {
+        title_->setText(snap.error.empty()
+                            ? tr("<h2>No model</h2><p>Open a model, a profile or a trace (File &gt; Open).</p>")
+                            : tr("<h2>No model</h2><p>Could not open the model: %1</p>")
+                                  .arg(QString::fromStdString(snap.error).toHtmlEscaped()));
         for (QLabel* label : figures) label->clear();
         refreshBars();
         return;
     }
-    const Graph& g = *state_.graph();
-    const TrainingPrediction& p = state_.current();
-    const ExplorerSettings& s = state_.settings();
+    const Graph& g = *snap.graph();
+    const TrainingPrediction& p = snap.current;
+    const ExplorerSettings& s = snap.settings;
     QLocale locale;
-    title_->setText(tr("<h2>%1</h2><p>%2 parameters, %3 GFLOP forward per sample · %4 · batch %5 per GPU · %6 · "
+    const QString sequence = snap.countsTokens() ? tr(" · sequence %1").arg(snap.model->seq) : QString();
+    title_->setText(tr("<h2>%1</h2><p>%2 parameters, %3 GFLOP forward per sample%9 · %4 · batch %5 per GPU · %6 · "
                        "%7 · %8 GPU(s)</p>")
                         .arg(QString::fromStdString(g.name).toHtmlEscaped())
                         .arg(locale.toString(qlonglong(g.parameterCount())))
-                        .arg(state_.costs().totals.forwardFlops / 1e9 / double(s.batch), 0, 'f', 2)
+                        .arg(snap.costs.totals.forwardFlops / 1e9 / double(s.batch), 0, 'f', 2)
                         .arg(QString::fromStdString(p.gpuName).toHtmlEscaped())
                         .arg(s.batch)
                         .arg(trainingPrecisionName(s.precision), optimizerName(s.optimizer))
-                        .arg(s.gpus));
+                        .arg(s.gpus)
+                        .arg(sequence));
     refreshBars();
     if (!p.supported) {
         for (QLabel* label : figures) label->clear();
@@ -154,12 +173,11 @@ void OverviewView::refresh() {
     // A batch that does not fit never headlines a throughput as if it ran: the figure is what the
     // GPU would reach with the memory, said so, beside the largest batch that does fit.
     if (p.fits)
-        throughput_->setText(formatInterval(p.samplesPerS, 1, tr(" samples/s")) + " · " + source);
+        throughput_->setText(rateText(snap, p) + " · " + source);
     else
         throughput_->setText(
             tr("<b>does not fit</b> (peak %1 of %2): would be %3 with the memory; the largest batch that fits is %4")
-                .arg(formatBytes(p.peakMemoryBytes.value), formatBytes(p.capacityBytes),
-                     formatInterval(p.samplesPerS, 1, tr(" samples/s")),
+                .arg(formatBytes(p.peakMemoryBytes.value), formatBytes(p.capacityBytes), rateText(snap, p),
                      p.maxBatch.value < 1 ? tr("none") : QString::number(p.maxBatch.value, 'f', 0)));
     iteration_->setText(formatInterval(p.iterationMs, 2, tr(" ms")) + " · " + source);
     const Interval gb{p.peakMemoryBytes.value / kGiB, p.peakMemoryBytes.low / kGiB, p.peakMemoryBytes.high / kGiB};
@@ -168,17 +186,21 @@ void OverviewView::refresh() {
                               p.fits ? tr("fits") : tr("does not fit")));
     maxBatch_->setText(p.maxBatch.value < 1 ? tr("none: batch 1 does not fit")
                                             : formatInterval(p.maxBatch, 0, QString()) + tr(" per GPU"));
-    source_->setText(QString::fromStdString(p.sourceDetail));
+    QString detail = QString::fromStdString(p.sourceDetail);
+    if (!snap.model->profileProblem.empty())
+        detail += tr("; the profile is not used: %1").arg(QString::fromStdString(snap.model->profileProblem));
+    source_->setText(detail);
 }
 
 void OverviewView::updateModuleMap() {
-    if (generation_ == state_.modelGeneration()) return;
-    generation_ = state_.modelGeneration();
+    const int generation = snapshot_->model ? snapshot_->model->generation : -1;
+    if (generation_ == generation) return;
+    generation_ = generation;
     moduleKeyOfOp_.clear();
     moduleNameOfKey_.clear();
-    if (!state_.hasModel()) return;
-    const ModelCosts& costs = state_.costs();
-    const size_t ops = state_.graph()->ops.size();
+    if (!snapshot_->hasModel()) return;
+    const ModelCosts& costs = snapshot_->costs;
+    const size_t ops = snapshot_->graph()->ops.size();
     moduleKeyOfOp_.assign(ops, -1);
     moduleNameOfKey_.assign(ops, QString());
     if (costs.modules.empty()) return;
@@ -212,8 +234,9 @@ void OverviewView::updateModuleMap() {
 
 void OverviewView::refreshBars() {
     updateModuleMap();
-    const TrainingPrediction& p = state_.current();
-    if (!state_.hasModel() || !p.supported) {
+    const PredictionSnapshot& snap = *snapshot_;
+    const TrainingPrediction& p = snap.current;
+    if (!snap.hasModel() || !p.supported) {
         for (BreakdownBar* bar : {throughputBar_, timeBar_, memoryBar_}) {
             bar->setSegments({}, 1);
             bar->setMarkers({});
@@ -222,13 +245,15 @@ void OverviewView::refreshBars() {
     }
     QLocale locale;
 
-    // Throughput against the best of the batch sweep.
-    double best = p.samplesPerS.value;
-    for (const SweepPoint& point : state_.batchSweep().points) best = std::max(best, point.samplesPerS.value);
+    // Throughput against the best of the batch sweep, in tokens for a language model.
+    const double scale = snap.countsTokens() ? double(snap.model->seq) : 1;
+    const QString unit = snap.countsTokens() ? tr("tokens/s") : tr("samples/s");
+    const double rate = p.samplesPerS.value * scale;
+    double best = rate;
+    for (const SweepPoint& point : snap.sweep.points) best = std::max(best, point.samplesPerS.value * scale);
     throughputBar_->setSegments(
-        {{tr("%1 samples/s at batch %2").arg(locale.toString(p.samplesPerS.value, 'f', 1)).arg(state_.settings().batch),
-          p.samplesPerS.value, categoryColor(0),
-          tr("Predicted throughput; its interval is %1").arg(formatInterval(p.samplesPerS, 1, tr(" samples/s"))), -1}},
+        {{tr("%1 %2 at batch %3").arg(locale.toString(rate, 'f', scale > 1 ? 0 : 1), unit).arg(snap.settings.batch),
+          rate, categoryColor(0), tr("Predicted throughput; its interval is %1").arg(rateText(snap, p)), -1}},
         best * 1.05);
     throughputBar_->setMarkers({{best, tr("best %1").arg(locale.toString(best, 'f', 0))}});
 
@@ -265,7 +290,7 @@ void OverviewView::refreshBars() {
             time.push_back({e.name + " " + ms(e.value), e.value, kOtherColor.darker(100 + 25 * shade++), e.tip, -1});
     timeBar_->setSegments(time, p.iterationMs.value);
     timeBar_->setMarkers({});
-    showSelection(state_.selectedOp());
+    showSelection(state_.selectedOp());  // the selection is not a prediction: the state's
 
     // Memory at the peak by category against the capacity: the segments add up to the peak marker.
     const MemoryBreakdown& m = p.memory;
@@ -311,9 +336,11 @@ void OverviewView::showSelection(int op) {
     timeBar_->setHighlightedKey(key);
 }
 
-void OverviewView::batchForThroughput(double samplesPerS) {
-    // The smallest batch that reaches the throughput; the fastest one when none does.
-    const std::vector<SweepPoint>& points = state_.batchSweep().points;
+void OverviewView::batchForThroughput(double rate) {
+    // The smallest batch that reaches the throughput (in the bar's unit); the fastest one when none does.
+    if (!snapshot_->hasModel()) return;
+    const double samplesPerS = rate / (snapshot_->countsTokens() ? double(snapshot_->model->seq) : 1);
+    const std::vector<SweepPoint>& points = snapshot_->sweep.points;
     if (points.empty()) return;
     const SweepPoint* fastest = &points.front();
     for (const SweepPoint& point : points) {
@@ -325,7 +352,7 @@ void OverviewView::batchForThroughput(double samplesPerS) {
 
 void OverviewView::batchForMemory(double bytes) {
     // The largest batch whose predicted peak stays under the memory; batch 1 when none does.
-    const std::vector<SweepPoint>& points = state_.batchSweep().points;
+    const std::vector<SweepPoint>& points = snapshot_->sweep.points;
     if (points.empty()) return;
     int64_t batch = points.front().batch;
     for (const SweepPoint& point : points)

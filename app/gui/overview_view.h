@@ -3,7 +3,9 @@
 // its interval and where it came from; bars of the iteration time by top-level module (click: select
 // the module in every view; double-click: open it in the module tree) and of memory by category
 // against the GPU's capacity. Dragging along the throughput or the memory bar sets the batch size.
+// A language model's throughput is headlined in tokens per second, its samples beside them.
 #include <QWidget>
+#include <memory>
 #include <vector>
 
 class QLabel;
@@ -13,6 +15,7 @@ namespace ts::gui {
 class BreakdownBar;
 class ExplorerState;
 class ViewRefresher;
+struct PredictionSnapshot;
 
 class OverviewView : public QWidget {
     Q_OBJECT
@@ -31,10 +34,11 @@ private:
     void updateModuleMap();
     void refreshBars();
     void showSelection(int op);
-    void batchForThroughput(double samplesPerS);
+    void batchForThroughput(double rate);  // in the bar's unit: samples/s, or tokens/s
     void batchForMemory(double bytes);
 
     ExplorerState& state_;
+    std::shared_ptr<const PredictionSnapshot> snapshot_;  // what the view shows
     ViewRefresher* refresher_ = nullptr;
     QLabel* title_ = nullptr;
     QLabel* throughput_ = nullptr;

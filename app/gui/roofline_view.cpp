@@ -16,6 +16,7 @@
 #include "explorer_state.h"
 #include "layer_figures.h"
 #include "plot_style.h"
+#include "prediction_snapshot.h"
 #include "view_refresher.h"
 
 namespace ts::gui {
@@ -25,13 +26,14 @@ using namespace ts::predictors;
 namespace {
 
 enum Graphs { Roof, Fp32Roof, FirstPoints };
-constexpr int kBounds = 3;
+constexpr int kBounds = kPassBoundCount;
 constexpr int kSizes = 5;
 constexpr double kSizePixels[kSizes] = {5, 8, 11, 15, 20};
 constexpr double kPickPixels = 10;
 
 QColor boundColor(int bound) {
-    static const int index[kBounds] = {0, 1, 6};  // compute blue, memory orange, launch purple
+    // compute blue, memory orange, wave red, latency purple (PassBound's order)
+    static const int index[kBounds] = {0, 1, 2, 6};
     return categoryColor(index[bound]);
 }
 
@@ -41,7 +43,8 @@ QString flopsText(double flopsPerS) {
 
 }  // namespace
 
-RooflineView::RooflineView(ExplorerState& state, QWidget* parent) : QWidget(parent), state_(state) {
+RooflineView::RooflineView(ExplorerState& state, QWidget* parent)
+    : QWidget(parent), state_(state), snapshot_(state.snapshot()) {
     auto* layout = new QVBoxLayout(this);
     auto* passRow = new QHBoxLayout;
     passRow->addWidget(new QLabel(tr("Pass:"), this));
@@ -82,7 +85,8 @@ RooflineView::RooflineView(ExplorerState& state, QWidget* parent) : QWidget(pare
     plot_->graph(Roof)->setName(tr("roof: peak and bandwidth"));
     plot_->graph(Fp32Roof)->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DashLine));
     plot_->graph(Fp32Roof)->setName(tr("FP32 CUDA-core roof"));
-    const QString boundNames[kBounds] = {tr("compute-bound"), tr("memory-bound"), tr("launch-bound")};
+    const QString boundNames[kBounds] = {tr("compute-bound"), tr("memory-bound"), tr("wave-bound"),
+                                         tr("latency-bound")};
     for (int bound = 0; bound < kBounds; ++bound)
         for (int size = 0; size < kSizes; ++size) {
             QCPGraph* g = plot_->addGraph();
@@ -123,7 +127,9 @@ void RooflineView::refresh() {
     const bool backward = pass_->currentIndex() == 1;
     const QString passName = backward ? tr("backward") : tr("forward");
     plot_->xAxis->setLabel(tr("arithmetic intensity of the %1 pass (FLOP per DRAM byte)").arg(passName));
-    const LayerFigureTable table = computeLayerFigures(state_);
+    snapshot_ = state_.snapshot();
+    const PredictionSnapshot& snap = *snapshot_;
+    const LayerFigureTable table = computeLayerFigures(snap);
     int skipped = 0;
     double maxShare = 0;
     for (const LayerFigures& f : table.layers) {
@@ -179,17 +185,17 @@ void RooflineView::refresh() {
     plot_->yAxis->setRange(yMin / 3, yMax * 3);
 
     QString note;
-    if (!state_.hasModel())
+    if (!snap.hasModel())
         note = tr("No model.");
-    else if (!state_.current().supported)
-        note = tr("No prediction: %1").arg(QString::fromStdString(state_.current().reason));
-    else if (const GpuSpec* gpu = state_.targetGpu())
-        note = tr("%1 at %2: peak %3, %4 GB/s. Points are layers' %5 passes, their area in proportion to the "
-                  "pass's share of the iteration.")
-                   .arg(QString::fromStdString(gpu->name), trainingPrecisionName(state_.settings().precision),
-                        flopsText(peak))
-                   .arg(bw / 1e9, 0, 'f', 0)
-                   .arg(passName);
+    else if (!snap.current.supported)
+        note = tr("No prediction: %1").arg(QString::fromStdString(snap.current.reason));
+    else if (const GpuSpec* gpu = snap.targetGpu())
+        note =
+            tr("%1 at %2: peak %3, %4 GB/s. Points are layers' %5 passes, their area in proportion to the "
+               "pass's share of the iteration, coloured by the term of their predicted time that wins.")
+                .arg(QString::fromStdString(gpu->name), trainingPrecisionName(snap.settings.precision), flopsText(peak))
+                .arg(bw / 1e9, 0, 'f', 0)
+                .arg(passName);
     if (skipped > 0)
         note += " " + tr("%n layer(s) without FLOPs or DRAM traffic in this pass (or without the pass) not shown.",
                          nullptr, skipped);
@@ -235,7 +241,7 @@ void RooflineView::clicked(QMouseEvent* event) {
 }
 
 bool RooflineView::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == plot_ && event->type() == QEvent::ToolTip && state_.hasModel()) {
+    if (watched == plot_ && event->type() == QEvent::ToolTip && snapshot_->hasModel()) {
         auto* help = static_cast<QHelpEvent*>(event);
         const int op = opAt(help->pos());
         const auto it = std::find_if(points_.begin(), points_.end(), [op](const Point& p) { return p.op == op; });
@@ -244,9 +250,9 @@ bool RooflineView::eventFilter(QObject* watched, QEvent* event) {
         QToolTip::showText(
             help->globalPos(),
             tr("%1\n%2 FLOP/byte, %3 achieved in the %4 pass\n%5% of the iteration, %6-bound")
-                .arg(QString::fromStdString(state_.graph()->ops[size_t(op)].name),
+                .arg(QString::fromStdString(snapshot_->graph()->ops[size_t(op)].name),
                      locale.toString(it->intensity, 'g', 3), flopsText(it->flopsPerS), pass_->currentText(),
-                     locale.toString(100 * it->share, 'f', 1), layerBoundName(LayerBound(it->bound))),
+                     locale.toString(100 * it->share, 'f', 1), boundName(PassBound(it->bound))),
             plot_);
         return true;
     }

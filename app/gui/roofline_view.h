@@ -7,6 +7,7 @@
 // is ringed; clicking a point selects its layer in every view.
 #include <QVector>
 #include <QWidget>
+#include <memory>
 
 class QComboBox;
 class QCustomPlot;
@@ -17,6 +18,7 @@ namespace ts::gui {
 
 class ExplorerState;
 class ViewRefresher;
+struct PredictionSnapshot;
 
 class RooflineView : public QWidget {
     Q_OBJECT
@@ -44,6 +46,7 @@ private:
     void clicked(QMouseEvent* event);
 
     ExplorerState& state_;
+    std::shared_ptr<const PredictionSnapshot> snapshot_;  // what the points show
     ViewRefresher* refresher_ = nullptr;
     QComboBox* pass_ = nullptr;
     QCustomPlot* plot_ = nullptr;

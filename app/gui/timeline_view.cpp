@@ -65,12 +65,13 @@ QString kindName(TimelineView::Kind kind) {
 // The measured run nearest the current batch, at the precision shown, when kernels were recorded.
 const ProfileRun* kernelRun(const ExplorerState& state) {
     const Profile* profile = state.profile();
+    const ExplorerSettings& shown = state.snapshot()->settings;  // what the predictions are of
     if (!profile || !profile->kernelsRecorded) return nullptr;
-    if (parseTrainingPrecision(profile->scenario.precision) != state.settings().precision) return nullptr;
+    if (parseTrainingPrecision(profile->scenario.precision) != shown.precision) return nullptr;
     const ProfileRun* best = nullptr;
     for (const ProfileRun& run : profile->runs)
-        if (!run.layers.empty() && (!best || std::llabs(run.batch - state.settings().batch) <
-                                                 std::llabs(best->batch - state.settings().batch)))
+        if (!run.layers.empty() &&
+            (!best || std::llabs(run.batch - shown.batch) < std::llabs(best->batch - shown.batch)))
             best = &run;
     return best;
 }

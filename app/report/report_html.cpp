@@ -98,10 +98,14 @@ QString summary(const HardwareChoice& c) {
 }
 
 QString rankingTable(const HardwareChoice& c) {
+    // A language model's users count tokens (model_defaults.h): its throughput in tokens.
+    const bool tokens = c.seq > 0;
     QString html =
         "<table id=\"ranking\" width=\"100%\" border=\"1\" cellspacing=\"0\" "
         "cellpadding=\"4\"><thead><tr><th>#</th><th>GPU</th>"
-        "<th>precision</th><th>batch per GPU</th><th>samples/s</th><th>time to train</th>"
+        "<th>precision</th><th>batch per GPU</th><th>" +
+        QString(tokens ? "tokens/s" : "samples/s") +
+        "</th><th>time to train</th>"
         "<th>cost to train</th><th>price per GPU-hour</th></tr></thead><tbody>";
     for (const HardwareChoiceRow& r : c.rows) {
         html += rowOpen(r) + cell(QString::number(r.rank), "rank") + gpuCell(r);
@@ -111,7 +115,8 @@ QString rankingTable(const HardwareChoice& c) {
         }
         const TrainingCost& cost = r.cost;
         html += cell(trainingPrecisionName(r.precision), "precision") + cell(QString::number(r.batch), "batch") +
-                cell(range(r.prediction.samplesPerS), "num") + cell(range(cost.hoursToTrain, {}, " h"), "num") +
+                cell(range(tokens ? r.prediction.tokensPerS : r.prediction.samplesPerS), "num") +
+                cell(range(cost.hoursToTrain, {}, " h"), "num") +
                 cell(cost.priced ? range(cost.usdToTrain, "$") : "no price", "num") +
                 cell(cost.priced ? "$" + QString::number(cost.usdPerGpuHour, 'f', 2) : QString(kDash), "num") + "</tr>";
     }
@@ -201,16 +206,19 @@ QString reportHtml(const HardwareChoice& c, const ImageSources& images, const QS
                 .arg(c.parameters / 1e6, 0, 'f', 1)
                 .arg(scenarioLine(c), generated.toHtmlEscaped());
     html += summary(c) + "\n";
-    html += QString(
-                "<p>Every figure is a prediction with, below it, the range it is expected in. The goal: %1 %2 "
-                "of %3 samples.%4</p>\n")
-                .arg(c.goal.epochs)
-                .arg(c.goal.epochs == 1 ? "epoch" : "epochs")
-                .arg(c.goal.datasetSamples, 0, 'f', 0)
-                .arg(c.options.priceSnapshot.date.empty()
-                         ? QString()
-                         : " Prices per GPU-hour: the GPU database's snapshot of " +
-                               esc(c.options.priceSnapshot.date) + " (see Assumptions).");
+    const QString goal =
+        c.goal.inTokens()
+            ? QString("%1 billion tokens at sequence length %2").arg(c.goal.tokens / 1e9, 0, 'g', 3).arg(c.seq)
+            : QString("%1 %2 of %3 samples")
+                  .arg(c.goal.epochs)
+                  .arg(c.goal.epochs == 1 ? "epoch" : "epochs")
+                  .arg(c.goal.datasetSamples, 0, 'f', 0);
+    html +=
+        QString("<p>Every figure is a prediction with, below it, the range it is expected in. The goal: %1.%2</p>\n")
+            .arg(goal)
+            .arg(c.options.priceSnapshot.date.empty() ? QString()
+                                                      : " Prices per GPU-hour: the GPU database's snapshot of " +
+                                                            esc(c.options.priceSnapshot.date) + " (see Assumptions).");
     html += "<h2>Ranking</h2>\n" + rankingTable(c) + "\n";
     html += image(images.throughput, "Throughput against batch size on the best-ranked GPUs", images.width);
     html += image(images.costVsTime, "Cost against time to train on every priced GPU", images.width);

@@ -37,7 +37,10 @@ QImage throughputPlot(const HardwareChoice& choice, int width, int height) {
     QCustomPlot plot;
     plot.xAxis->setLabel("batch size per GPU");
     useLogScale(plot.xAxis);
-    plot.yAxis->setLabel("throughput (samples/s, all GPUs of a run)");
+    // A language model's throughput in tokens, as its users count it.
+    const double scale = choice.seq > 0 ? double(choice.seq) : 1;
+    plot.yAxis->setLabel(choice.seq > 0 ? "throughput (tokens/s, all GPUs of a run)"
+                                        : "throughput (samples/s, all GPUs of a run)");
     double xMin = 1, xMax = 2, yMax = 1;
     int drawn = 0;
     for (const HardwareChoiceRow& r : choice.rows) {
@@ -47,7 +50,7 @@ QImage throughputPlot(const HardwareChoice& choice, int width, int height) {
         for (const SweepPoint& p : r.curve)
             if (p.fits && double(p.batch) <= r.prediction.maxBatch.low) {
                 batch << double(p.batch);
-                throughput << p.samplesPerS.value;
+                throughput << p.samplesPerS.value * scale;
             }
         if (batch.isEmpty()) continue;
         QCPGraph* line = plot.addGraph();
@@ -58,10 +61,10 @@ QImage throughputPlot(const HardwareChoice& choice, int width, int height) {
         chosen->removeFromLegend();
         chosen->setLineStyle(QCPGraph::lsNone);
         chosen->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, 9));
-        chosen->setData({double(r.batch)}, {r.prediction.samplesPerS.value}, true);
+        chosen->setData({double(r.batch)}, {r.prediction.samplesPerS.value * scale}, true);
         xMax = std::max(xMax, batch.back());
-        yMax =
-            std::max({yMax, *std::max_element(throughput.begin(), throughput.end()), r.prediction.samplesPerS.value});
+        yMax = std::max(
+            {yMax, *std::max_element(throughput.begin(), throughput.end()), r.prediction.samplesPerS.value * scale});
     }
     plot.xAxis->setRange(xMin, xMax * 1.2);
     plot.yAxis->setRange(0, yMax * 1.1);

@@ -73,4 +73,17 @@ if(HTML)
 elseif(NOT rc EQUAL 2 OR NOT err MATCHES "report.html: html reports need the GUI build")
   message(FATAL_ERROR "html without the GUI build: exit ${rc}, '${err}'")
 endif()
+# A language model: AdamW, a goal of 20 tokens per parameter (BERT-base has 109,482,240 as Hugging
+# Face counts them: 2,189,644,800 tokens), its sequence length and tokens/s in every row.
+execute_process(COMMAND ${CLI} report zoo:bert_base?seq=128 --gpu a100-sxm4-80gb --format json -o ${WORK}/bert.json
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+file(READ ${WORK}/bert.json bert)
+string(JSON tokens GET "${bert}" goal tokens)
+string(JSON seq GET "${bert}" goal seq)
+string(JSON optimizer GET "${bert}" scenario optimizer)
+string(JSON rate GET "${bert}" ranking 0 tokens_per_s value)
+if(NOT rc EQUAL 0 OR NOT tokens MATCHES "^2189644800(\\.0)?$" OR NOT seq EQUAL 128 OR NOT optimizer STREQUAL "adamw"
+   OR NOT rate GREATER 0)
+  message(FATAL_ERROR "bert_base: exit ${rc} (${err}), goal ${tokens} tokens at ${seq}, ${optimizer}, ${rate} tokens/s")
+endif()
 message(STATUS "report: ${n} GPUs ranked; first at batch ${batch}, \$${cost}")

@@ -93,10 +93,11 @@ private Q_SLOTS:
         QVERIFY2(moved.openModel(kModel), qPrintable(moved.error()));
         for (int64_t b : {3, 700, 37}) moved.setBatch(b);
         ExplorerState fresh;
+        QVERIFY(fresh.openModel(kModel));
         ExplorerSettings s = fresh.settings();
         s.batch = 37;
-        QVERIFY(fresh.openModel(kModel));
         fresh.applySettings(s);
+        fresh.waitForPredictions();
         QCOMPARE(moved.allGpus().size(), fresh.allGpus().size());
         for (size_t i = 0; i < fresh.allGpus().size(); ++i) {
             const auto& a = moved.allGpus()[i];
@@ -125,6 +126,7 @@ private Q_SLOTS:
         const double iterationWithout = state.current().iterationMs.value;
         window.checkpointingBox()->setChecked(true);
         QVERIFY(state.settings().checkpointing);
+        state.waitForPredictions();
         QVERIFY(state.current().peakMemoryBytes.value < without);
         QVERIFY(state.current().iterationMs.value > iterationWithout);  // the second forward
     }

@@ -213,6 +213,7 @@ private Q_SLOTS:
         QVERIFY(state.tracePredictions() && state.tracePredictions()->complete);
         MainWindow window(state);
         state.setTargetGpu("a100-sxm4-80gb");
+        state.waitForPredictions();
         showOffscreen(window, View::Gpus);
         auto* view = qobject_cast<TraceGpuView*>(window.viewWidget(View::Gpus));
         QVERIFY(view);

@@ -231,6 +231,7 @@ private Q_SLOTS:
         QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
         MainWindow window(state);
         state.setTargetGpu("t4");
+        state.waitForPredictions();
         state.setBatch(8);
         showOffscreen(window, View::BatchPlot);
         auto* view = qobject_cast<BatchPlotView*>(window.viewWidget(View::BatchPlot));
@@ -246,6 +247,7 @@ private Q_SLOTS:
         QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
         MainWindow window(state);
         state.setTargetGpu("t4");
+        state.waitForPredictions();
         state.setBatch(8);
         showOffscreen(window, View::Overview);
         auto* overview = window.viewWidget(View::Overview);
@@ -265,6 +267,7 @@ private Q_SLOTS:
         QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
         MainWindow window(state);
         state.setTargetGpu("a100-sxm4-80gb");
+        state.waitForPredictions();
         state.setBatch(8);
         showOffscreen(window, View::BatchPlot);
         auto* view = qobject_cast<BatchPlotView*>(window.viewWidget(View::BatchPlot));
@@ -295,6 +298,7 @@ private Q_SLOTS:
         adam.gpuId = "p4";
         adam.batch = 1;
         state.applySettings(adam);
+        state.waitForPredictions();
         QVERIFY(state.current().supported);
         QCOMPARE(state.current().maxBatch.value, 0.0);
         QCOMPARE(state.recommendedBatch(), int64_t(0));
@@ -354,6 +358,8 @@ private Q_SLOTS:
         ExplorerState state;
         QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
         GpuView view(state);
+        view.setAttribute(Qt::WA_DontShowOnScreen);
+        view.show();  // a view refreshes (and its table takes the new snapshot) while it is shown
         GpuTableModel* model = view.model();
         auto costs = [&] {
             QVector<double> usd;
@@ -388,7 +394,9 @@ private Q_SLOTS:
         ExplorerState state;
         QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
         state.setInterconnect(ts::predictors::InterconnectKind::NvLink);
+        state.waitForPredictions();
         state.setGpuCount(8);
+        state.waitForPredictions();
         GpuView view(state);
         GpuTableModel* model = view.model();
         int row3090 = -1;
@@ -491,7 +499,7 @@ private Q_SLOTS:
         QVERIFY(forwardPoints > 5);
         view.passSelector()->setCurrentIndex(1);
         view.plot()->replot();
-        const LayerFigureTable table = computeLayerFigures(state);
+        const LayerFigureTable table = computeLayerFigures(*state.snapshot());
         int expected = 0, differing = 0;
         for (const LayerFigures& f : table.layers) {
             const PassFigures& b = f.backward;

@@ -58,12 +58,13 @@ QByteArray deepJsonModel() {
               {"name": "flat", "type": "Flatten"}, {"name": "fc", "type": "Linear", "out_features": 10}]})";
 }
 
-// Waits, with the event loop running, until the window's job has ended.
+// Waits, with the event loop running, until the window's job has ended and the predictions it
+// asked for (a model opened, measurements used) are shown.
 bool waitForJob(MainWindow& window, int timeoutMs) {
     QElapsedTimer clock;
     clock.start();
-    while (window.currentJob() && clock.elapsed() < timeoutMs) QTest::qWait(20);
-    return window.currentJob() == nullptr;
+    while ((window.currentJob() || window.state().predicting()) && clock.elapsed() < timeoutMs) QTest::qWait(20);
+    return window.currentJob() == nullptr && !window.state().predicting();
 }
 
 QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArray& text) {
@@ -208,7 +209,9 @@ private Q_SLOTS:
             window.useSettings(settings);
             state.setBatch(48);
             state.setPrecision(TrainingPrecision::AmpBf16);
+            state.waitForPredictions();
             state.setGpuCount(4);
+            state.waitForPredictions();
             state.setGoal({3, 5e5});
             for (int i = 0; i < AppSettings::kMaxRecent + 3; ++i) settings.addRecentFile(QString("zoo:m%1").arg(i));
             window.close();  // writes the settings

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "trainscope/core/errors.h"
+
 namespace ts::predictors {
 namespace {
 
@@ -168,6 +170,9 @@ std::vector<std::string> assumptionsOf(const HardwareChoice& c, const std::vecto
     std::string goal = fixed(c.goal.epochs, wholeEpochs ? 0 : 2) + (c.goal.epochs == 1 ? " epoch of " : " epochs of ") +
                        fixed(c.goal.datasetSamples, 0) + " samples";
     if (c.goal.epochs != 1) goal += " (" + fixed(c.goal.samples(), 0) + " samples)";
+    if (c.goal.inTokens())
+        goal = fixed(c.goal.tokens / 1e9, c.goal.tokens < 1e10 ? 2 : 1) + " billion tokens (" +
+               fixed(c.goal.tokens, 0) + ") at sequence length " + std::to_string(c.seq);
     a.push_back("Goal: " + goal + " on " + run + " per run, optimizer " + optimizerName(s.optimizer) +
                 (s.checkpointing ? ", activation checkpointing" : "") +
                 (s.dataParallel.zeroStage > 0 ? ", ZeRO stage " + std::to_string(s.dataParallel.zeroStage) : "") +
@@ -242,6 +247,9 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
     c.modelName = predictor.analysis().modelName;
     c.modelLabel = options.modelLabel.empty() ? c.modelName : options.modelLabel;
     c.parameters = predictor.analysis().parameters;
+    c.seq = predictor.analysis().sequenceModel ? predictor.analysis().seq : 0;
+    if (goal.inTokens() && c.seq <= 0)
+        throw ModelError(c.modelLabel, "a training goal in tokens needs a model with a sequence dimension");
     c.base = base;
     c.goal = goal;
 

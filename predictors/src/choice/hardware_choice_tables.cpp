@@ -35,6 +35,7 @@ const std::vector<std::string>& hardwareChoiceCsvColumns() {
             for (const char* end : {"", "_low", "_high"}) c.push_back(stem + end);
         };
         interval("samples_per_s");
+        interval("tokens_per_s");
         interval("iteration_ms");
         interval("peak_memory_bytes");
         c.push_back("capacity_bytes");
@@ -43,6 +44,7 @@ const std::vector<std::string>& hardwareChoiceCsvColumns() {
         c.insert(c.end(), {"priced", "usd_per_gpu_hour"});
         interval("usd_to_train");
         interval("usd_per_million_samples");
+        interval("usd_per_million_tokens");
         c.insert(c.end(), {"price_source", "price_basis", "interconnect", "source", "reason"});
         return c;
     }();
@@ -70,8 +72,10 @@ std::string hardwareChoiceCsv(const HardwareChoice& choice) {
                                       r.recommended ? "true" : "false",
                                       show.memory ? trainingPrecisionName(r.precision) : "",
                                       show.memory ? std::to_string(r.batch) : ""};
-        for (const Interval* i : {&p.samplesPerS, &p.iterationMs})
-            for (std::string& s : three(show.running, *i)) f.push_back(std::move(s));
+        for (std::string& s : three(show.running, p.samplesPerS)) f.push_back(std::move(s));
+        // Sequence models only (tokensPerS = samplesPerS x the sequence length).
+        for (std::string& s : three(show.running && choice.seq > 0, p.tokensPerS)) f.push_back(std::move(s));
+        for (std::string& s : three(show.running, p.iterationMs)) f.push_back(std::move(s));
         for (std::string& s : three(show.memory, p.peakMemoryBytes)) f.push_back(std::move(s));
         f.push_back(show.memory ? number(p.capacityBytes) : "");
         // The CSV orders the largest batch value, low, high like every other interval.
@@ -82,6 +86,7 @@ std::string hardwareChoiceCsv(const HardwareChoice& choice) {
         f.push_back(c.priced ? number(c.usdPerGpuHour) : "");
         for (const Interval* i : {&c.usdToTrain, &c.usdPerMillionSamples})
             for (std::string& s : three(cost, *i)) f.push_back(std::move(s));
+        for (std::string& s : three(cost && choice.seq > 0, c.usdPerMillionTokens)) f.push_back(std::move(s));
         f.push_back(c.priced ? c.priceSource : "");
         f.push_back(c.priced ? (c.amortised ? "amortised purchase" : "on-demand") : "");
         f.push_back(show.running ? p.interconnect : "");
@@ -96,7 +101,10 @@ std::string hardwareChoiceJson(const HardwareChoice& choice) {
     ordered_json j;
     j["format"] = "trainscope-hardware-choice";
     j["format_version"] = kHardwareChoiceFormatVersion;
-    j["model"] = {{"label", choice.modelLabel}, {"name", choice.modelName}, {"parameters", choice.parameters}};
+    j["model"] = {{"label", choice.modelLabel},
+                  {"name", choice.modelName},
+                  {"parameters", choice.parameters},
+                  {"seq", choice.seq > 0 ? ordered_json(choice.seq) : ordered_json(nullptr)}};
     const TrainingScenario& s = choice.base;
     ordered_json precisions = ordered_json::array();
     for (TrainingPrecision p : choice.options.precisions) precisions.push_back(trainingPrecisionName(p));
@@ -108,9 +116,10 @@ std::string hardwareChoiceJson(const HardwareChoice& choice) {
                      {"checkpointing", s.checkpointing},
                      {"accumulation", s.accumulation},
                      {"zero_stage", s.dataParallel.zeroStage}};
-    j["goal"] = {{"epochs", choice.goal.epochs},
-                 {"dataset_samples", choice.goal.datasetSamples},
-                 {"samples", choice.goal.samples()}};
+    j["goal"] = choice.goal.inTokens() ? ordered_json{{"tokens", choice.goal.tokens}, {"seq", choice.seq}}
+                                       : ordered_json{{"epochs", choice.goal.epochs},
+                                                      {"dataset_samples", choice.goal.datasetSamples},
+                                                      {"samples", choice.goal.samples()}};
     j["prices_snapshot"] = choice.options.priceSnapshot.date.empty() ? ordered_json(nullptr)
                                                                       : ordered_json(choice.options.priceSnapshot.date);
     j["assumptions"] = choice.assumptions;
@@ -129,6 +138,7 @@ std::string hardwareChoiceJson(const HardwareChoice& choice) {
         row["precision"] = maybe(show.memory, trainingPrecisionName(r.precision));
         row["batch"] = maybe(show.memory, r.batch);
         row["samples_per_s"] = maybe(show.running, interval(p.samplesPerS));
+        row["tokens_per_s"] = maybe(show.running && choice.seq > 0, interval(p.tokensPerS));
         row["iteration_ms"] = maybe(show.running, interval(p.iterationMs));
         row["peak_memory_bytes"] = maybe(show.memory, interval(p.peakMemoryBytes));
         row["capacity_bytes"] = maybe(show.memory, p.capacityBytes);
@@ -141,6 +151,8 @@ std::string hardwareChoiceJson(const HardwareChoice& choice) {
         row["price_date"] = maybe(c.priced, c.priceDate);
         row["usd_to_train"] = maybe(show.running && c.priced, interval(c.usdToTrain));
         row["usd_per_million_samples"] = maybe(show.running && c.priced, interval(c.usdPerMillionSamples));
+        row["usd_per_million_tokens"] =
+            maybe(show.running && c.priced && choice.seq > 0, interval(c.usdPerMillionTokens));
         row["interconnect"] = maybe(show.running && !p.interconnect.empty(), p.interconnect);
         row["interconnect_notice"] = maybe(!p.interconnectNotice.empty(), p.interconnectNotice);
         row["source"] = maybe(show.running, predictionSourceName(p.source));

@@ -64,16 +64,22 @@ std::string pricesAssumption(const std::vector<const GpuSpec*>& gpus, const Pric
 TrainingCost trainingCost(const TrainingPrediction& p, const GpuSpec& gpu, const TrainingGoal& goal) {
     TrainingCost c = gpuHourPrice(gpu);
     if (!p.supported || p.samplesPerS.value <= 0 || p.samplesPerS.low <= 0) return c;
+    const bool tokens = p.tokensPerS.value > 0 && p.tokensPerS.low > 0;
+    if (goal.inTokens() && !tokens) return c;  // a goal in tokens for a model without a sequence
     const double gpus = double(std::max(p.scenario.dataParallel.gpus, 1));
-    const double samples = goal.samples();
-    // Seconds per sample is the inverse of throughput, so the interval's ends swap.
-    auto hoursFor = [&](double samplesPerS) { return samples / samplesPerS / 3600.0; };
-    c.hoursToTrain = {hoursFor(p.samplesPerS.value), hoursFor(p.samplesPerS.high), hoursFor(p.samplesPerS.low)};
+    // Seconds per sample (or token) is the inverse of throughput, so the interval's ends swap.
+    const Interval& rate = goal.inTokens() ? p.tokensPerS : p.samplesPerS;
+    const double amount = goal.inTokens() ? goal.tokens : goal.samples();
+    auto hoursFor = [&](double perS) { return amount / perS / 3600.0; };
+    c.hoursToTrain = {hoursFor(rate.value), hoursFor(rate.high), hoursFor(rate.low)};
     if (!c.priced) return c;
     const double usdPerHour = c.usdPerGpuHour * gpus;
-    auto perMillion = [&](double samplesPerS) { return usdPerHour * 1e6 / samplesPerS / 3600.0; };
+    auto perMillion = [&](double perS) { return usdPerHour * 1e6 / perS / 3600.0; };
     c.usdPerMillionSamples = {perMillion(p.samplesPerS.value), perMillion(p.samplesPerS.high),
                               perMillion(p.samplesPerS.low)};
+    if (tokens)
+        c.usdPerMillionTokens = {perMillion(p.tokensPerS.value), perMillion(p.tokensPerS.high),
+                                 perMillion(p.tokensPerS.low)};
     c.usdToTrain = {usdPerHour * c.hoursToTrain.value, usdPerHour * c.hoursToTrain.low,
                     usdPerHour * c.hoursToTrain.high};
     return c;

@@ -66,6 +66,9 @@ struct HardwareChoice {
     std::string modelLabel;
     std::string modelName;  // ModelAnalysis::modelName
     double parameters = 0;
+    // The sequence length of a sequence model (its rows' tokensPerS is samplesPerS x seq); 0 for a
+    // model without one.
+    int64_t seq = 0;
     TrainingScenario base;  // optimizer, data parallelism, checkpointing (batch and precision per row)
     TrainingGoal goal;
     HardwareChoiceOptions options;

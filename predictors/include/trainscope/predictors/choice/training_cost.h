@@ -11,10 +11,15 @@
 
 namespace ts::predictors {
 
-// How much training is asked for: samples = epochs x dataset samples.
+// How much training is asked for: samples = epochs x dataset samples, or for a language model a
+// number of tokens (model_defaults.h says which a model opens with).
 struct TrainingGoal {
     double epochs = 1;
     double datasetSamples = 1.281167e6;  // ImageNet-1k's training set, a common yardstick
+    // A goal in tokens: when > 0 it stands instead of epochs x samples, and the time to train is
+    // tokens / the prediction's tokens per second (a model without a sequence has none: no time).
+    double tokens = 0;
+    bool inTokens() const { return tokens > 0; }
     double samples() const { return epochs * datasetSamples; }
 };
 
@@ -27,6 +32,7 @@ struct TrainingCost {
     // All intervals follow samplesPerS's: the fastest end of the throughput is the cheapest.
     Interval hoursToTrain;          // wall-clock hours for the goal (all GPUs together)
     Interval usdPerMillionSamples;  // 0 when !priced
+    Interval usdPerMillionTokens;   // 0 when !priced or the model has no sequence (tokensPerS 0)
     Interval usdToTrain;            // 0 when !priced
 };
 

@@ -1,0 +1,164 @@
+#include "controls_bar.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "explorer_state.h"
+
+namespace ts::gui {
+
+using namespace ts::predictors;
+
+int64_t batchAtSlider(int position) {
+    const double fraction = double(std::clamp(position, 0, kSliderSteps)) / kSliderSteps;
+    return std::clamp<int64_t>(std::llround(std::pow(double(ExplorerState::kMaxBatch), fraction)), 1,
+                               ExplorerState::kMaxBatch);
+}
+
+int sliderAtBatch(int64_t batch) {
+    batch = std::clamp<int64_t>(batch, 1, ExplorerState::kMaxBatch);
+    return int(std::lround(kSliderSteps * std::log(double(batch)) / std::log(double(ExplorerState::kMaxBatch))));
+}
+
+ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent), state_(state) {
+    // Two rows: the batch slider gets the whole width, the other settings share the second.
+    auto* rows = new QVBoxLayout(this);
+    rows->setContentsMargins(0, 0, 0, 0);
+    auto* batchRow = new QHBoxLayout;
+    auto* row = new QHBoxLayout;
+    rows->addLayout(batchRow);
+    rows->addLayout(row);
+
+    // The spin box holds the batch size; the slider moves over it on a log scale (1 to kMaxBatch),
+    // so that small batches get as much of its travel as large ones. Each follows the other.
+    batchSlider_ = new QSlider(Qt::Horizontal, this);
+    batchSlider_->setObjectName("batchSlider");
+    batchSlider_->setRange(0, kSliderSteps);
+    batchSpin_ = new QSpinBox(this);
+    batchSpin_->setObjectName("batchSpin");
+    batchSpin_->setRange(1, int(ExplorerState::kMaxBatch));
+    connect(batchSlider_, &QSlider::valueChanged, this, [this](int position) {
+        const QSignalBlocker blocker(batchSpin_);
+        batchSpin_->setValue(int(batchAtSlider(position)));
+        state_.setBatch(batchSpin_->value());
+    });
+    connect(batchSpin_, &QSpinBox::valueChanged, this, [this](int batch) {
+        const QSignalBlocker blocker(batchSlider_);
+        batchSlider_->setValue(sliderAtBatch(batch));
+        state_.setBatch(batch);
+    });
+
+    precision_ = new QComboBox(this);
+    for (TrainingPrecision p : kAllTrainingPrecisions) precision_->addItem(trainingPrecisionName(p), int(p));
+    connect(precision_, &QComboBox::currentIndexChanged, this,
+            [this](int) { state_.setPrecision(TrainingPrecision(precision_->currentData().toInt())); });
+
+    optimizer_ = new QComboBox(this);
+    optimizer_->setObjectName("optimizer");
+    optimizer_->setToolTip(
+        tr("A model opens with its kind's optimizer (language models AdamW, vision models SGD with momentum) or the "
+           "one you last chose for that kind"));
+    for (Optimizer o : kAllOptimizers) optimizer_->addItem(optimizerName(o), int(o));
+    connect(optimizer_, &QComboBox::currentIndexChanged, this,
+            [this](int) { state_.setOptimizer(Optimizer(optimizer_->currentData().toInt())); });
+
+    // Another length is another analysis of the model, made off the GUI thread: only when the
+    // value is entered (Enter, the arrows, leaving the box), not at every key.
+    seq_ = new QSpinBox(this);
+    seq_->setObjectName("sequenceLength");
+    seq_->setRange(1, 1 << 20);
+    seq_->setKeyboardTracking(false);
+    seq_->setToolTip(
+        tr("Sequence length of a sequence model (tokens per sample): its activations, FLOPs and tokens/s follow. "
+           "A model's position embeddings may not reach beyond its own maximum; the prediction does not check."));
+    connect(seq_, &QSpinBox::valueChanged, this, [this](int seq) { state_.setSequenceLength(seq); });
+    seqLabel_ = new QLabel(tr("Sequence:"), this);
+
+    gpu_ = new QComboBox(this);
+    for (const GpuSpec& gpu : state_.database().gpus()) gpu_->addItem(gpuLabel(gpu), QString::fromStdString(gpu.id));
+    connect(gpu_, &QComboBox::currentIndexChanged, this,
+            [this](int) { state_.setTargetGpu(gpu_->currentData().toString().toStdString()); });
+
+    gpuCount_ = new QSpinBox(this);
+    gpuCount_->setRange(1, 1024);
+    connect(gpuCount_, &QSpinBox::valueChanged, this, [this](int v) { state_.setGpuCount(v); });
+
+    interconnect_ = new QComboBox(this);
+    interconnect_->setToolTip(tr("How the data-parallel GPUs exchange gradients"));
+    for (InterconnectKind kind : {InterconnectKind::NvLink, InterconnectKind::Pcie, InterconnectKind::InfiniBand})
+        interconnect_->addItem(interconnectName(kind), int(kind));
+    connect(interconnect_, &QComboBox::currentIndexChanged, this,
+            [this](int) { state_.setInterconnect(InterconnectKind(interconnect_->currentData().toInt())); });
+
+    checkpointing_ = new QCheckBox(tr("Checkpointing"), this);
+    checkpointing_->setToolTip(tr("Activation checkpointing in sqrt(L) segments: less memory, a second forward"));
+    connect(checkpointing_, &QCheckBox::toggled, this, [this](bool on) { state_.setCheckpointing(on); });
+
+    // The views keep the last predictions until the new ones are made (explorer_state.h).
+    predicting_ = new QLabel(tr("predicting…"), this);
+    predicting_->setObjectName("predictingLabel");
+    predicting_->setToolTip(tr("The views show the last predictions until those at the new settings are ready"));
+    predicting_->setVisible(state_.predicting());
+    connect(&state_, &ExplorerState::predictingChanged, predicting_, &QWidget::setVisible);
+
+    batchRow->addWidget(new QLabel(tr("Batch size per GPU:"), this));
+    batchRow->addWidget(batchSlider_, 1);
+    batchRow->addWidget(batchSpin_);
+    row->addWidget(new QLabel(tr("Precision:"), this));
+    row->addWidget(precision_);
+    row->addWidget(new QLabel(tr("Optimizer:"), this));
+    row->addWidget(optimizer_);
+    row->addWidget(seqLabel_);
+    row->addWidget(seq_);
+    row->addWidget(new QLabel(tr("GPU:"), this));
+    row->addWidget(gpu_);
+    row->addWidget(new QLabel(tr("GPUs:"), this));
+    row->addWidget(gpuCount_);
+    row->addWidget(interconnect_);
+    row->addWidget(checkpointing_);
+    row->addWidget(predicting_);
+    row->addStretch(1);
+
+    connect(&state_, &ExplorerState::settingsChanged, this, &ControlsBar::follow);
+    follow();
+}
+
+void ControlsBar::follow() {
+    const ExplorerSettings& s = state_.settings();
+    const int64_t modelSeq = state_.modelSequenceLength();
+    {
+        // The controls show the state without writing it back.
+        const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_),
+            b7(interconnect_), b8(checkpointing_), b9(seq_);
+        batchSlider_->setValue(sliderAtBatch(s.batch));
+        batchSpin_->setValue(int(s.batch));
+        precision_->setCurrentIndex(precision_->findData(int(s.precision)));
+        optimizer_->setCurrentIndex(optimizer_->findData(int(s.optimizer)));
+        gpu_->setCurrentIndex(gpu_->findData(QString::fromStdString(s.gpuId)));
+        gpuCount_->setValue(s.gpus);
+        interconnect_->setCurrentIndex(interconnect_->findData(int(s.interconnect)));
+        checkpointing_->setChecked(s.checkpointing);
+        seq_->setValue(int(s.seq > 0 ? s.seq : std::max<int64_t>(modelSeq, 1)));
+    }
+    // Only a model with a sequence dimension has a length to set.
+    seq_->setVisible(modelSeq > 0);
+    seqLabel_->setVisible(modelSeq > 0);
+    // A trace ran at its own batch size, precision, optimizer and GPU count: only the target GPU
+    // (its predictions in the GPUs view) applies to it.
+    const QString recorded = state_.hasTrace() ? tr("A trace runs as it was recorded") : QString();
+    for (QWidget* control : std::initializer_list<QWidget*>{batchSlider_, batchSpin_, precision_, optimizer_, gpuCount_,
+                                                            interconnect_, checkpointing_, seq_}) {
+        control->setEnabled(!state_.hasTrace());
+        control->setStatusTip(recorded);
+    }
+}
+
+}  // namespace ts::gui
