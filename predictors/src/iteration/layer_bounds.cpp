@@ -32,7 +32,8 @@ LayerBounds::LayerBounds(const TrainingPredictor& predictor, const GpuSpec& gpu,
     const ModelAnalysis& m = predictor.analysis();
     tensorCores_.assign(m.ops.size(), false);
     for (const AnalyzedOp& op : m.ops) {
-        const bool gemmLike = op.kind == OpKind::Gemm || op.kind == OpKind::Conv || op.kind == OpKind::Recurrent;
+        const bool gemmLike = op.kind == OpKind::Gemm || op.kind == OpKind::Conv || op.kind == OpKind::Recurrent ||
+                              op.kind == OpKind::Attention;
         if (gemmLike && op.op >= 0 && size_t(op.op) < tensorCores_.size())
             tensorCores_[size_t(op.op)] = mathPrecisionOf(op, gpu, p) != TrainingPrecision::Fp32;
     }
