@@ -62,9 +62,14 @@ nlohmann::json inspectJson(const Graph& g, const ModelCosts& c) {
     for (int v : g.inputs)
         inputs.push_back({{"name", g.values[v].name}, {"shape", shapeJson(g.values[v].shape)},
                           {"dtype", dtypeName(g.values[v].dtype)}});
-    j["model"] = {{"name", g.name}, {"source", g.source}, {"format", g.format}, {"batch", c.batch},
-                  {"seq", g.defaults.seq > 0 ? json(c.seq) : json(nullptr)}, {"inputs", inputs},
-                  {"operations", g.ops.size()}};
+    j["model"] = {{"name", g.name},
+                  {"source", g.source},
+                  {"format", g.format},
+                  {"batch", c.batch},
+                  {"seq", g.defaults.seq > 0 ? json(c.seq) : json(nullptr)},
+                  {"inputs", inputs},
+                  {"operations", g.ops.size()},
+                  {"notes", g.notes}};
     const CostTotals& t = c.totals;
     j["totals"] = {{"parameters", t.parameters},         {"parameter_bytes", t.parameterBytes},
                    {"forward_flops", t.forwardFlops},    {"backward_flops", t.backwardFlops},
@@ -153,6 +158,7 @@ void printInspectTable(std::ostream& os, const Graph& g, const ModelCosts& c, in
     os << "operations " << g.ops.size() << ", parameters " << humanCount(double(t.parameters)) << " ("
        << t.parameters << "), forward " << humanCount(t.forwardFlops) << "FLOP, backward "
        << humanCount(t.backwardFlops) << "FLOP, saved activations " << humanBytes(t.activationBytes) << "\n";
+    for (const std::string& note : g.notes) os << "note: " << note << "\n";
 }
 
 }  // namespace ts::cli

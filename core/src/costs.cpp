@@ -49,10 +49,10 @@ ModelCosts computeCosts(const Graph& g, int64_t batch, int64_t seq) {
         LayerCost lc;
         lc.op = static_cast<int>(i);
         if (!op.outputs.empty()) lc.outputShape = evalShape(g.values[op.outputs[0]].shape, batch, seq);
+        std::unordered_set<int> owned;  // a parameter in two slots of its owner is counted once
         for (int in : op.inputs)
-            if (in >= 0 && owner[in] == static_cast<int>(i)) {
+            if (in >= 0 && owner[in] == static_cast<int>(i) && owned.insert(in).second)
                 lc.parameters += numel(g.values[in].shape).eval(batch, seq);
-            }
         lc.cost = operationCost(g, static_cast<int>(i), batch, seq, grad);
         lc.activationBytes = lc.cost.savedBytes();
 

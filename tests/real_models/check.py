@@ -4,13 +4,17 @@
     check.py --cli CLI --dir GENERATED_DIR --model NAME --format onnx|torchscript|torchscript_scripted
 
 - totals.parameters must equal PyTorch's sum(p.numel() for p in model.parameters()) exactly.
-- The forward FLOPs of all Conv/ConvTranspose/Gemm/MatMul layers must equal torch.utils.flop_counter's count of
+- The forward FLOPs of all Conv/ConvTranspose/Gemm/MatMul/Einsum layers must equal torch.utils.flop_counter's count of
   the convolutions and matrix products of the same forward (which generate.py also cross-checks against forward
   hooks on nn.Conv*/nn.Linear/Conv1D: hooks + attention products), plus the bias adds TrainScope counts inside
   those operators (docs/costs.md): Conv adds N*Cout*outSpatial when it has a bias, Gemm adds its C (rank-2
   linear layers with a bias, HF Conv1D). Rank>2 linear layers become MatMul + Add, whose Add is not counted here.
-- Every nn.Conv*/nn.Linear module path appears as a layer path.
-Exits 77 (ctest: skipped) when the generated models are absent.
+- Every nn.Conv*/nn.Linear module path whose forward runs appears as a layer path.
+- With --batch-scaling, the batch stays a free size: the same FLOPs at twice the batch are twice as many (a
+  file exported at a fixed batch is not frozen at it).
+- The importer's notes (what the file cannot give exactly) are none, or the one the manifest expects for that
+  format, with the parameter count the file can give ("expected", generate_exports.py).
+Exits 77 (ctest: skipped) when the generated models, or this format of the model, are absent.
 """
 import argparse
 import json
@@ -19,7 +23,7 @@ import subprocess
 import sys
 
 SKIP = 77
-COUNTED = {"Conv", "ConvTranspose", "Gemm", "MatMul"}
+COUNTED = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum"}  # torch.einsum: MaxViT's attention
 
 
 def main():
@@ -28,6 +32,7 @@ def main():
     ap.add_argument("--dir", required=True)
     ap.add_argument("--model", required=True)
     ap.add_argument("--format", required=True)
+    ap.add_argument("--batch-scaling", action="store_true")
     args = ap.parse_args()
     manifest_path = os.path.join(args.dir, "manifest.json")
     if not os.path.exists(manifest_path):
@@ -35,8 +40,12 @@ def main():
         return SKIP
     with open(manifest_path) as f:
         model = json.load(f)["models"][args.model]
+    if args.format not in model["files"]:
+        print(f"SKIP: {args.model} has no {args.format} file: {model.get('export_failures', {}).get(args.format)}")
+        return SKIP
     path = os.path.join(args.dir, model["files"][args.format])
     spec = path + (model["torchscript_options"] if args.format.startswith("torchscript") else "")
+    expected = model.get("expected", {}).get(args.format, {})
     cmd = [args.cli, "inspect", spec, "--json"] + model["cli_args"]
     print(" ".join(cmd))
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
@@ -47,8 +56,15 @@ def main():
     failures = []
 
     params = report["totals"]["parameters"]
-    if params != model["parameters"]:
-        failures.append(f"parameters {params} != PyTorch's {model['parameters']}")
+    want = expected.get("parameters", model["parameters"])
+    if params != want:
+        failures.append(f"parameters {params} != PyTorch's {model['parameters']}" +
+                        (f" less what the file cannot hold, {want}" if want != model["parameters"] else ""))
+    notes = report["model"].get("notes", [])
+    if expected.get("note") and not any(expected["note"] in n for n in notes):
+        failures.append(f"no note says \"{expected['note']}\" (notes: {notes})")
+    elif not expected.get("note") and notes:
+        failures.append(f"unexpected notes: {notes}")
 
     layers = report["layers"]
     measured = sum(l["forward_flops"] for l in layers if l["op"] in COUNTED)
@@ -57,6 +73,18 @@ def main():
         failures.append(f"conv/gemm/matmul forward FLOPs {measured:.0f} != {expected} (flop counter "
                         f"{model['conv_matmul_flops_counter']} + conv bias {model['conv_bias_flops']} + gemm bias "
                         f"{model['gemm_bias_flops']}); ratio {measured / expected:.6f}")
+
+    if args.batch_scaling:
+        doubled = [a if a != str(model["batch"]) else str(2 * model["batch"]) for a in model["cli_args"]]
+        run2 = subprocess.run([args.cli, "inspect", spec, "--json"] + doubled, capture_output=True, text=True,
+                              timeout=240)
+        if run2.returncode != 0:
+            failures.append(f"at twice the batch: exit status {run2.returncode}: {run2.stderr.strip()}")
+        else:
+            at2 = sum(l["forward_flops"] for l in json.loads(run2.stdout)["layers"] if l["op"] in COUNTED)
+            if at2 != 2 * measured:
+                failures.append(f"conv/gemm/matmul forward FLOPs at batch {2 * model['batch']}: {at2:.0f}, not twice "
+                                f"{measured:.0f} (is the batch fixed?)")
 
     paths = {l["path"] for l in layers}
     missing = [p for p in model["conv_linear_paths"] if p not in paths]

@@ -25,6 +25,7 @@ try:
     import torch
     import torchvision
     import transformers
+    import torch.nn.functional as F
     from torch.utils.flop_counter import FlopCounterMode
 except Exception as e:  # noqa: BLE001: any import problem means "cannot generate here"
     print(f"SKIP: torch, torchvision and transformers are needed to build the real models ({e})")
@@ -36,38 +37,61 @@ def script_hash():
         return hashlib.sha256(f.read() + torch.__version__.encode() + transformers.__version__.encode()).hexdigest()
 
 
+class BiasAdds(torch.overrides.TorchFunctionMode):
+    """The bias adds TrainScope counts inside Conv and Gemm (docs/costs.md), seen at the functional calls
+    (so also where a module calls F.linear with a child's weights, as nn.MultiheadAttention does): every
+    convolution with a bias, every rank-2 F.linear with a bias and every torch.addmm (HF Conv1D), which the
+    exporters write as Gemm, and nn.MultiheadAttention's output projection (rank 2, inside a call whose
+    insides the mode does not see). Rank>2 linear layers become MatMul + Add, whose Add is not counted."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = 0
+        self.gemm = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        bias = kwargs.get("bias", args[2] if len(args) > 2 else None)
+        if func in (F.conv1d, F.conv2d, F.conv3d) and bias is not None:
+            self.conv += out.numel()
+        elif func is F.linear and bias is not None and args[0].dim() == 2:
+            self.gemm += out.numel()
+        elif func is torch.addmm:
+            self.gemm += out.numel()
+        elif func is F.multi_head_attention_forward and (kwargs.get("out_proj_bias", args[12] if len(args) > 12
+                                                                    else None)) is not None:
+            self.gemm += args[0].numel()  # its output projection, a rank-2 F.linear that the mode does not see
+        return out
+
+
 def independent_counts(model, example):
     """FLOPs at the example inputs: hooks on conv/linear layers, the flop counter, and bias adds."""
     hooks_flops = 0
-    conv_bias = 0
-    gemm_bias = 0
-    layer_paths = []
-    handles = []
+    called = set()  # layers whose forward runs (nn.MultiheadAttention and Swin's attention use their
+    handles = []    # child Linear's weights through F.linear: those children never run, their parents do)
     hf_conv1d = getattr(transformers.pytorch_utils, "Conv1D", None)
+    names = {mod: name for name, mod in model.named_modules()}
 
     def conv_hook(mod, inp, out):
-        nonlocal hooks_flops, conv_bias
+        nonlocal hooks_flops
+        called.add(names[mod])
         k = 1
         for s in mod.kernel_size:
             k *= s
         hooks_flops += 2 * out.numel() * (mod.in_channels // mod.groups) * k
-        if mod.bias is not None:
-            conv_bias += out.numel()
 
     def linear_hook(mod, inp, out):
-        nonlocal hooks_flops, gemm_bias
+        nonlocal hooks_flops
+        called.add(names[mod])
         x = inp[0]
-        rows = x.numel() // x.shape[-1]
-        hooks_flops += 2 * rows * mod.in_features * mod.out_features
-        if mod.bias is not None and x.dim() == 2:  # exported as Gemm, whose cost includes the bias add
-            gemm_bias += rows * mod.out_features
+        hooks_flops += 2 * (x.numel() // x.shape[-1]) * mod.in_features * mod.out_features
 
     def conv1d_hook(mod, inp, out):  # HF Conv1D: addmm(bias, x.view(-1, nx), weight) -> Gemm
-        nonlocal hooks_flops, gemm_bias
+        nonlocal hooks_flops
+        called.add(names[mod])
         x = inp[0]
-        rows = x.numel() // x.shape[-1]
-        hooks_flops += 2 * rows * mod.weight.shape[0] * mod.weight.shape[1]
-        gemm_bias += rows * mod.weight.shape[1]
+        hooks_flops += 2 * (x.numel() // x.shape[-1]) * mod.weight.shape[0] * mod.weight.shape[1]
 
     for name, mod in model.named_modules():
         if isinstance(mod, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)):
@@ -76,12 +100,17 @@ def independent_counts(model, example):
             handles.append(mod.register_forward_hook(linear_hook))
         elif hf_conv1d is not None and isinstance(mod, hf_conv1d):
             handles.append(mod.register_forward_hook(conv1d_hook))
-        else:
-            continue
-        layer_paths.append(name)
     counter = FlopCounterMode(display=False)
-    with torch.no_grad(), counter:
-        model(*example)
+    biases = BiasAdds()
+    # nn.MultiheadAttention's inference fast path (one fused kernel) is invisible to the flop counter;
+    # training never takes it.
+    fastpath = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        with torch.no_grad(), counter, biases:
+            model(*example)
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fastpath)
     for h in handles:
         h.remove()
     # The flop counter sees every convolution and matrix product; the hooks only the layers. They agree for
@@ -90,9 +119,9 @@ def independent_counts(model, example):
     return {
         "conv_linear_flops_hooks": hooks_flops,
         "conv_matmul_flops_counter": counter.get_total_flops(),
-        "conv_bias_flops": conv_bias,
-        "gemm_bias_flops": gemm_bias,
-        "conv_linear_paths": layer_paths,
+        "conv_bias_flops": biases.conv,
+        "gemm_bias_flops": biases.gemm,
+        "conv_linear_paths": sorted(called),
     }
 
 

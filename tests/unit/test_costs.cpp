@@ -4,6 +4,7 @@
 
 #include "trainscope/core/costs.h"
 #include "trainscope/core/model_loader.h"
+#include "trainscope/core/ops.h"
 
 namespace {
 
@@ -70,4 +71,33 @@ TEST(Costs, ModuleTreeSumsItsLayers) {
     // ResNet-50's forward is about 4.1 GMACs per 224x224 image (He et al.): 8.2 GFLOPs and a little more.
     EXPECT_GT(c.totals.forwardFlops, 8.0e9);
     EXPECT_LT(c.totals.forwardFlops, 8.5e9);
+}
+
+// A parameter read twice by one operation (an exporter that merged two equal weights into one tensor)
+// is one parameter: counted once in its layer and in the totals, as Graph::parameterCount counts it.
+TEST(Costs, ParameterInTwoSlotsOfOneOperationCountsOnce) {
+    ts::Graph g;
+    ts::Value x;
+    x.name = "x";
+    x.kind = ts::ValueKind::Input;
+    x.shape = {ts::Dim::batch(), ts::Dim(3)};
+    g.inputs.push_back(g.addValue(x));
+    ts::Value w;
+    w.name = "w";
+    w.kind = ts::ValueKind::Parameter;
+    w.shape = {ts::Dim(3)};
+    int wi = g.addValue(w);
+    ts::Operation op;
+    op.type = "LayerNormalization";
+    op.name = "norm";
+    op.inputs = {g.inputs[0], wi, wi};
+    ts::Value y;
+    y.name = "y";
+    op.outputs = {g.addValue(y)};
+    ts::inferShapes(g, g.addOperation(op));
+    g.outputs.push_back(op.outputs[0]);
+    ts::ModelCosts c = ts::computeCosts(g, 2);
+    EXPECT_EQ(g.parameterCount(), 3);
+    EXPECT_EQ(c.layers.at(0).parameters, 3);
+    EXPECT_EQ(c.totals.parameters, 3);
 }

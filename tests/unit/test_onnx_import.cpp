@@ -2,7 +2,7 @@
 // files that must fail with a one-line message naming the file and the problem (ONNX's own backend
 // test models: test_onnx_backend_suite.cpp).
 #include <gtest/gtest.h>
-
+#include <onnx/onnx_pb.h>  // ONNX_ML and ONNX_NAMESPACE come from the onnx_proto target
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,102 +12,15 @@
 #include <set>
 #include <variant>
 
-#include <onnx/onnx_pb.h>  // ONNX_ML and ONNX_NAMESPACE come from the onnx_proto target
-
+#include "onnx_model_maker.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/model_loader.h"
 
 namespace fs = std::filesystem;
+using ts::testing::ModelMaker;
+using ts::testing::tempDir;
 
 namespace {
-
-using DimSpec = std::variant<int64_t, std::string>;
-
-fs::path tempDir() {
-    fs::path dir = fs::temp_directory_path() / ("trainscope-onnx-test-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return dir;
-}
-
-// Builds small ONNX models with the protobuf API.
-class ModelMaker {
-public:
-    explicit ModelMaker(int opset = 17) {
-        model_.set_ir_version(8);
-        model_.set_producer_name("trainscope-test");
-        auto* o = model_.add_opset_import();
-        o->set_domain("");
-        o->set_version(opset);
-        graph_ = model_.mutable_graph();
-        graph_->set_name("test");
-    }
-    void input(const std::string& name, int elemType, const std::vector<DimSpec>& dims) {
-        auto* vi = graph_->add_input();
-        vi->set_name(name);
-        auto* tt = vi->mutable_type()->mutable_tensor_type();
-        tt->set_elem_type(elemType);
-        auto* shape = tt->mutable_shape();
-        for (const DimSpec& d : dims) {
-            auto* dim = shape->add_dim();
-            if (auto* v = std::get_if<int64_t>(&d)) dim->set_dim_value(*v);
-            else dim->set_dim_param(std::get<std::string>(d));
-        }
-    }
-    void output(const std::string& name) { graph_->add_output()->set_name(name); }
-    // A float initializer with its data (zeros) or only its shape.
-    onnx::TensorProto* weight(const std::string& name, const std::vector<int64_t>& dims, bool withData = true) {
-        auto* t = graph_->add_initializer();
-        t->set_name(name);
-        t->set_data_type(onnx::TensorProto::FLOAT);
-        int64_t n = 1;
-        for (int64_t d : dims) {
-            t->add_dims(d);
-            n *= d;
-        }
-        if (withData) t->set_raw_data(std::string(size_t(n) * 4, '\0'));
-        return t;
-    }
-    void ints(const std::string& name, const std::vector<int64_t>& values, bool scalar = false) {
-        auto* t = graph_->add_initializer();
-        t->set_name(name);
-        t->set_data_type(onnx::TensorProto::INT64);
-        if (!scalar) t->add_dims(static_cast<int64_t>(values.size()));
-        for (int64_t v : values) t->add_int64_data(v);
-    }
-    onnx::NodeProto* node(const std::string& type, const std::vector<std::string>& inputs,
-                          const std::vector<std::string>& outputs, const std::string& name = "") {
-        auto* n = graph_->add_node();
-        n->set_op_type(type);
-        n->set_name(name);
-        for (const auto& i : inputs) n->add_input(i);
-        for (const auto& o : outputs) n->add_output(o);
-        return n;
-    }
-    static void intAttr(onnx::NodeProto* n, const std::string& key, int64_t v) {
-        auto* a = n->add_attribute();
-        a->set_name(key);
-        a->set_type(onnx::AttributeProto::INT);
-        a->set_i(v);
-    }
-    static void intsAttr(onnx::NodeProto* n, const std::string& key, const std::vector<int64_t>& v) {
-        auto* a = n->add_attribute();
-        a->set_name(key);
-        a->set_type(onnx::AttributeProto::INTS);
-        for (int64_t x : v) a->add_ints(x);
-    }
-    std::string bytes() const { return model_.SerializeAsString(); }
-    std::string save(const std::string& file) const { return writeFile(file, bytes()); }
-    static std::string writeFile(const std::string& file, const std::string& data) {
-        fs::path p = tempDir() / file;
-        std::ofstream(p, std::ios::binary) << data;
-        return p.string();
-    }
-    onnx::GraphProto& graph() { return *graph_; }
-
-private:
-    onnx::ModelProto model_;
-    onnx::GraphProto* graph_;
-};
 
 std::string importError(const std::string& path, const std::map<std::string, std::string>& params = {}) {
     try {
@@ -213,6 +126,51 @@ TEST(OnnxImport, FixedBatchExportBecomesSymbolic) {
     EXPECT_EQ(g.defaults.batch, 2);
     ts::Graph fixed = ts::importOnnx(path, {{"concrete", "1"}});
     EXPECT_EQ(outShape(fixed), "[2, 24]");
+}
+
+// torchvision's Swin pads each window to a multiple of its size with F.pad, whose pads the legacy
+// exporter computes from the input's shape: Shape -> Gather -> Mod/Sub -> Concat with zeros -> Reshape
+// [-1, 2] -> reversed Slice -> Transpose -> Reshape [-1] -> Cast -> Pad. All of it is static at the input's
+// sizes: (7 - 5 % 7) % 7 = 2 rows and columns of padding.
+TEST(OnnxImport, PadsComputedFromStaticSizesAreFolded) {
+    ModelMaker m;
+    m.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), 5, 5, 4});
+    m.ints("one", {1}, true);
+    m.ints("seven", {7}, true);
+    m.ints("zero", {0}, true);
+    m.ints("axis0", {0});
+    m.ints("pairs", {-1, 2});
+    m.ints("flat", {-1});
+    m.ints("rank_twice", {8});
+    for (const char* name : {"minus1", "axes", "steps"}) m.ints(name, {std::string(name) == "axes" ? 0 : -1});
+    m.ints("to_start", {-9223372036854775807LL});
+    m.node("Shape", {"x"}, {"shape"}, "/attn/Shape");
+    ModelMaker::intAttr(m.node("Gather", {"shape", "one"}, {"h"}, "/attn/Gather"), "axis", 0);
+    m.node("Mod", {"h", "seven"}, {"hm"}, "/attn/Mod");
+    m.node("Sub", {"seven", "hm"}, {"hs"}, "/attn/Sub");
+    m.node("Mod", {"hs", "seven"}, {"pad"}, "/attn/Mod_1");
+    m.node("Unsqueeze", {"zero", "axis0"}, {"z"}, "/attn/Unsqueeze");
+    m.node("Unsqueeze", {"pad", "axis0"}, {"p"}, "/attn/Unsqueeze_1");
+    ModelMaker::intAttr(m.node("Concat", {"z", "z", "z", "p", "z", "p"}, {"six"}, "/attn/Concat"), "axis", 0);
+    m.node("Shape", {"six"}, {"six_len"}, "/attn/Shape_1");
+    m.node("Sub", {"rank_twice", "six_len"}, {"rest"}, "/attn/Sub_1");
+    auto* zeros = m.node("ConstantOfShape", {"rest"}, {"tail"}, "/attn/ConstantOfShape");
+    auto* value = zeros->add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+    value->mutable_t()->add_dims(1);
+    value->mutable_t()->add_int64_data(0);
+    ModelMaker::intAttr(m.node("Concat", {"six", "tail"}, {"eight"}, "/attn/Concat_1"), "axis", 0);
+    m.node("Reshape", {"eight", "pairs"}, {"by_dim"}, "/attn/Reshape");
+    m.node("Slice", {"by_dim", "minus1", "to_start", "axes", "steps"}, {"reversed"}, "/attn/Slice");
+    ModelMaker::intsAttr(m.node("Transpose", {"reversed"}, {"begins_ends"}, "/attn/Transpose"), "perm", {1, 0});
+    m.node("Reshape", {"begins_ends", "flat"}, {"pads_i"}, "/attn/Reshape_1");
+    ModelMaker::intAttr(m.node("Cast", {"pads_i"}, {"pads"}, "/attn/Cast"), "to", onnx::TensorProto::INT64);
+    m.node("Pad", {"x", "pads"}, {"y"}, "/attn/Pad");
+    m.output("y");
+    ts::Graph g = ts::importOnnx(m.save("swin_pad.onnx"), {});
+    EXPECT_EQ(outShape(g), "[N, 7, 7, 4]");
 }
 
 TEST(OnnxImport, ModulePathsFromNodeNamesAndParameterNames) {

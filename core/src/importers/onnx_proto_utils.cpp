@@ -9,8 +9,8 @@
 #include <fstream>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <google/protobuf/unknown_field_set.h>
 
+#include "importers/onnx_torch_export.h"
 #include "trainscope/core/errors.h"
 
 namespace ts::onnximport {
@@ -388,23 +388,11 @@ std::string modulePathFromParameterName(const std::string& name) {
 }
 
 std::string modulePathFromMetadata(const onnx::NodeProto& node) {
-    // NodeProto.metadata_props is field 9 (ONNX 1.16+): StringStringEntryProto {key = 1; value = 2}.
-    const google::protobuf::UnknownFieldSet& unknown = node.unknown_fields();
-    for (int i = 0; i < unknown.field_count(); ++i) {
-        const google::protobuf::UnknownField& f = unknown.field(i);
-        if (f.number() != 9 || f.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED) continue;
-        onnx::StringStringEntryProto entry;
-        if (!entry.ParseFromString(f.length_delimited()) || entry.key() != "pkg.torch.onnx.name_scopes") continue;
-        // A Python list repr: "['', 'layer1', 'layer1.0', 'layer1.0.conv1', 'conv2d_1']".
-        std::vector<std::string> segments;
-        const std::string& v = entry.value();
-        for (size_t p = 0; p < v.size(); ++p) {
-            if (v[p] != '\'' && v[p] != '"') continue;
-            size_t close = v.find(v[p], p + 1);
-            if (close == std::string::npos) break;
-            segments.push_back(v.substr(p + 1, close - p - 1));
-            p = close;
-        }
+    // NodeProto.metadata_props is field 9 (ONNX 1.16+); the value is a Python list repr:
+    // "['', 'layer1', 'layer1.0', 'layer1.0.conv1', 'conv2d_1']".
+    for (auto& [key, value] : metadataProps(node, 9)) {
+        if (key != "pkg.torch.onnx.name_scopes") continue;
+        std::vector<std::string> segments = pythonStringList(value);
         if (!segments.empty()) segments.pop_back();  // the operation itself
         return joinScopes(segments);
     }

@@ -224,7 +224,28 @@ void inferTranspose(InferCtx& c) {
         out.push_back(in.shape[size_t(ax)]);
     }
     c.setOutput(0, in.dtype, std::move(out));
-    if (r <= 1) keepData(c, 0, 0);
+    // Contents: out[m] = in[m permuted back] (the pads of torch's Pad export: Reshape [-1, 2],
+    // reversed, transposed, flattened).
+    auto inShape = constantShape(in.shape);
+    if (!inShape || trackableCount(c.out(0).shape) < 0) return;
+    std::vector<int64_t> strides(size_t(r), 1);
+    for (int64_t i = r - 1; i > 0; --i) strides[size_t(i - 1)] = strides[size_t(i)] * (*inShape)[size_t(i)];
+    std::vector<int64_t> offsets{0};
+    for (int64_t p : perm) {
+        int64_t ax = normalizeAxis(p, r);
+        std::vector<int64_t> next;
+        for (int64_t base : offsets)
+            for (int64_t k = 0; k < (*inShape)[size_t(ax)]; ++k) next.push_back(base + k * strides[size_t(ax)]);
+        offsets = std::move(next);
+    }
+    auto permute = [&](const auto& src) {
+        std::remove_cvref_t<decltype(src)> result;
+        for (int64_t o : offsets) result.push_back(src[size_t(o)]);
+        return result;
+    };
+    int64_t count = trackableCount(in.shape);
+    if (in.intData && int64_t(in.intData->size()) == count) c.out(0).intData = permute(*in.intData);
+    if (in.floatData && int64_t(in.floatData->size()) == count) c.out(0).floatData = permute(*in.floatData);
 }
 
 void inferConcat(InferCtx& c) {

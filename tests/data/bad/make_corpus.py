@@ -77,6 +77,23 @@ short.int64_data.extend([0, 0, 0, 0])
 save(graph_model([helper.make_node("Constant", [], ["c"], name="/Constant", value=short),
                   helper.make_node("Add", ["x", "c"], ["y"], name="/add/Add")], [x], [y]), "short_float_data.onnx")
 
+# A torch.export-based export whose folded initializer claims to be rows of a parameter it cannot be
+# rows of: 15 elements of a table of rows of 4.
+fold = graph_model([helper.make_node("Identity", ["table.weight"], ["t"], name="node_identity"),
+                    helper.make_node("Add", ["x", "index_3"], ["y"], name="node_add")],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 3])],
+                   [y, helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+                   [helper.make_tensor("table.weight", TensorProto.FLOAT, [4, 4], [0.0] * 16),
+                    helper.make_tensor("index_3", TensorProto.FLOAT, [5, 3], [0.0] * 15)], opset=20)
+signature = fold.graph.metadata_props.add()
+signature.key = "pkg.torch.export.ExportedProgram.graph_signature"
+signature.value = "p_table_weight: PARAMETER target='table.weight'\nx: USER_INPUT\n"
+folded = fold.graph.value_info.add()
+folded.name = "index_3"
+record = folded.metadata_props.add()
+record.key, record.value = "pkg.onnxscript.optimizer.folded_from", "['index', 'table.weight']"
+save(fold, "torch_export_fold_mismatch.onnx")
+
 # ---- JSON model format ----
 def write_json(name, obj_or_text):
     with open(os.path.join(here, name), "w") as f:

@@ -74,6 +74,9 @@ public:
     std::string source;  // "zoo:resnet50", a path
     std::string format;  // "zoo", "onnx", "torchscript", "json"
     SymbolDefaults defaults;
+    // What the source could not give exactly, in sentences for the user (an importer's caveats:
+    // "the file holds only 16 of the rows of parameter 'transformer.wpe.weight' ...").
+    std::vector<std::string> notes;
 
     std::vector<Value> values;
     std::vector<Operation> ops;  // topologically ordered
