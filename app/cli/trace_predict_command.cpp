@@ -72,8 +72,7 @@ void printShares(std::ostream& os, const TracePrediction& p) {
     os << "\n";
     if (s.mathMovedMs + s.mathKeptMs > 0)
         os << "  GEMM, convolution and attention kernels moved to " << trainingPrecisionName(p.precision)
-           << "'s arithmetic: " << share(s.mathMovedMs)
-           << "; not moved (no autocast rule or no shapes): " << share(s.mathKeptMs) << "\n";
+           << "'s arithmetic: " << share(s.mathMovedMs) << "; not moved (no operator): " << share(s.mathKeptMs) << "\n";
     if (s.addedMs > 0)
         os << "  added on the GPU (autocast casts, grad-scaler unscale): " << fixed(s.addedMs) << " ms per step\n";
 }

@@ -44,8 +44,9 @@ std::string megabytes(double bytes) {
 class AutocastRewrite {
 public:
     AutocastRewrite(const KinetoTrace& t, TraceChangeWork& w, std::vector<std::optional<OperatorShapes>>& shapes,
-                    const std::set<Shape>& parameters, const std::vector<long>& firstKernel)
-        : t_(t), w_(w), shapes_(shapes), parameters_(parameters), firstKernel_(firstKernel) {
+                    const std::vector<std::optional<OperatorShapes>>& recorded, const std::set<Shape>& parameters,
+                    const std::vector<long>& firstKernel)
+        : t_(t), w_(w), shapes_(shapes), recorded_(recorded), parameters_(parameters), firstKernel_(firstKernel) {
         sixteen_ = w.precision == TrainingPrecision::AmpBf16 ? "c10::BFloat16" : "c10::Half";
         math16_ = w.precision == TrainingPrecision::AmpBf16 ? ComputePrecision::Bf16 : ComputePrecision::Fp16;
     }
@@ -57,10 +58,45 @@ public:
             turnOn();
         else
             turnOff();
+        unlistedGemms();
     }
 
 private:
-    bool parameter(const Shape& d) const { return parameters_.count(d) > 0; }
+    // Whether input j of operator i is a parameter: by its recorded shape (a parameter's shape does
+    // not change with the batch; an activation's may meet one's at another batch).
+    bool parameter(size_t i, size_t j) const {
+        const OperatorShapes* s = recorded_[i] ? &*recorded_[i] : nullptr;
+        return s && j < s->dims.size() && parameters_.count(s->dims[j]) > 0;
+    }
+
+    // GEMM, convolution and attention kernels launched by an operator autocast's lists do not name
+    // (torch.compile's CompiledFunction, an autograd CppNode, a custom op): every ATen GEMM,
+    // convolution and attention is on the lower-precision list, so they move as autocast runs them.
+    void unlistedGemms() {
+        const ComputePrecision math = isAmp(w_.precision) ? math16_ : ComputePrecision::Fp32;
+        double us = 0;
+        std::set<int32_t> ops;
+        for (const TraceKernel& k : t_.kernels) {
+            if (k.device != t_.gpuDevice || k.op < 0 || size_t(k.op) >= w_.operators.size()) continue;
+            if (k.kind != KernelClass::Gemm && k.kind != KernelClass::Conv && k.kind != KernelClass::Attention)
+                continue;
+            OperatorChange& c = w_.operators[size_t(k.op)];
+            if (c.removed || (c.math && !ops.count(k.op))) continue;
+            c.math = math;
+            ops.insert(k.op);
+            us += k.durationUs;
+        }
+        if (ops.empty()) return;
+        const double steps = std::max<double>(1, double(t_.steps.size()));
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.2f ms per step", us / 1000 / steps);
+        w_.notes.push_back("GEMM, convolution and attention kernels of " + std::to_string(ops.size()) +
+                           " operators autocast's lists do not name (torch.compile's CompiledFunction, autograd "
+                           "CppNodes, custom ops; " +
+                           buf +
+                           " measured) moved as autocast runs every ATen GEMM, convolution and attention; "
+                           "their other kernels keep their bytes");
+    }
 
     // fp16 <-> bf16: the same bytes and casts, the other arithmetic.
     void switchType() {
@@ -96,7 +132,7 @@ private:
             AddedWork cast;
             for (size_t j = 0; j < s.dims.size(); ++j) {
                 if (!s.tensor(j) || !isFloat32Type(s.type(j))) continue;
-                const bool weight = parameter(s.dims[j]);
+                const bool weight = parameter(i, j);
                 const double elements = product(s.dims[j]);
                 if (rule == AutocastRule::Lower) {
                     // A parameter is cast for each use (its cached copy and, in backward, its
@@ -215,6 +251,7 @@ private:
     const KinetoTrace& t_;
     TraceChangeWork& w_;
     std::vector<std::optional<OperatorShapes>>& shapes_;
+    const std::vector<std::optional<OperatorShapes>>& recorded_;
     const std::set<Shape>& parameters_;
     const std::vector<long>& firstKernel_;
     std::string sixteen_;
@@ -280,7 +317,7 @@ TraceChangeWork analyseTraceChange(const KinetoTrace& t, const TraceChange& chan
         }
         if (firstKernel[i] >= 0) ++launching, batched += w.operators[i].batched ? 1 : 0;
     }
-    if (w.autocastChanged) AutocastRewrite(t, w, changed, parameters, firstKernel).run();
+    if (w.autocastChanged) AutocastRewrite(t, w, changed, recorded, parameters, firstKernel).run();
 
     for (size_t i = 0; i < n; ++i) {
         if (!recorded[i]) continue;

@@ -95,7 +95,9 @@ TracePrediction predictTrace(const KinetoTrace& t, const GpuSpec& origin, const 
         (m.removed ? shares.removedMs : m.changed ? shares.changedMs : kept ? shares.keptMs : shares.unknownMs) += ms;
         shares.addedMs += m.addedUs / 1000 / steps;
         if (changed->autocastChanged && m.originMath)
-            (shaped && changed->operators[size_t(k.op)].math ? shares.mathMovedMs : shares.mathKeptMs) += ms;
+            (k.op >= 0 && size_t(k.op) < changed->operators.size() && changed->operators[size_t(k.op)].math
+                 ? shares.mathMovedMs
+                 : shares.mathKeptMs) += ms;
     }
     for (const TraceClassTime& c : classes)
         if (c.activities > 0) p.classes.push_back(c);
@@ -114,8 +116,8 @@ TracePrediction predictTrace(const KinetoTrace& t, const GpuSpec& origin, const 
             "recorded without record_shapes: GEMM kernels are moved as compute-bound, from their launch alone");
     if (!changed)
         p.notes.push_back(
-            "the batch size and autocast stay as recorded (--batch and --precision amp-fp16, amp-bf16 or fp32 "
-            "change them where the trace recorded its shapes)");
+            "the batch size and precision stay as recorded (another batch size, or autocast turned on or off, "
+            "can be predicted where the trace recorded its shapes)");
     return p;
 }
 

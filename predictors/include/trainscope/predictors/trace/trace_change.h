@@ -66,6 +66,7 @@ struct TraceChange {
     Fp32Math math = Fp32Math::AsRecorded;  // FP32 work's arithmetic (fp32, tf32, fp32-strict)
     int64_t batch = 0;                     // 0: as recorded
     TraceAutocast autocast = TraceAutocast::AsRecorded;
+    bool operator==(const TraceChange&) const = default;
 };
 
 // --precision for a trace: "as-recorded", "fp32", "fp32-strict", "tf32" (autocast off where the trace
