@@ -29,7 +29,6 @@
 #include <memory>
 
 #include "app_settings.h"
-#include "prices_dialog.h"
 #include "background_job.h"
 #include "batch_plot_view.h"
 #include "explorer_state.h"
@@ -38,6 +37,7 @@
 #include "job_progress_widget.h"
 #include "module_tree_view.h"
 #include "overview_view.h"
+#include "prices_dialog.h"
 #include "report_export.h"
 #include "roofline_view.h"
 #include "theme.h"
@@ -46,12 +46,13 @@
 #include "trace_modules_view.h"
 #include "trace_opening.h"
 #include "trace_overview_view.h"
+#include "trace_repredictor.h"
 #include "trace_timeline_view.h"
 #include "trainscope/core/kineto_trace.h"
-#include "view_page.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/profile_file.h"
 #include "trainscope/predictors/profile/measured_device.h"
+#include "view_page.h"
 
 namespace ts::gui {
 
@@ -86,6 +87,7 @@ MainWindow::MainWindow(ExplorerState& state, QWidget* parent) : QMainWindow(pare
     if (!profiling.available) profilingUnavailable_ = profiling.reason;
     buildMenus();
     profileAction_->setToolTip(profiling.reason);
+    new TraceRepredictor(state_, this);  // an open trace at the batch size and precision the controls set
 
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);
@@ -589,14 +591,34 @@ void MainWindow::refresh() {
         interconnect_->setCurrentIndex(interconnect_->findData(int(s.interconnect)));
         checkpointing_->setChecked(s.checkpointing);
     }
-    // A trace ran at its own batch size, precision, optimizer and GPU count: only the target GPU
-    // (its predictions in the GPUs view) applies to it.
-    const QString recorded = state_.hasTrace() ? tr("A trace runs as it was recorded") : QString();
-    for (QWidget* control : std::initializer_list<QWidget*>{batchSlider_, batchSpin_, precision_, optimizer_, gpuCount_,
-                                                            interconnect_, checkpointing_}) {
-        control->setEnabled(!state_.hasTrace());
+    // A trace ran at its own optimizer and GPU count; its batch size and precision change where its
+    // recorded shapes allow (TraceRepredictor predicts it again), and the target GPU applies.
+    const TraceDocument* trace = state_.trace();
+    const QString recorded = trace ? tr("A trace runs as it was recorded") : QString();
+    for (QWidget* control : std::initializer_list<QWidget*>{optimizer_, gpuCount_, interconnect_, checkpointing_}) {
+        control->setEnabled(!trace);
         control->setStatusTip(recorded);
     }
+    const bool predictable = trace && trace->predictionProblem.empty();
+    const bool batch = !trace || (predictable && trace->batch.batch > 0);
+    const bool precision = !trace || (predictable && trace->trace.recordShapes && !trace->precision.halfWeights);
+    const QString batchTip =
+        !trace ? QString()
+        : batch
+            ? QString::fromStdString(trace->batch.how)
+            : tr("The batch size stays as recorded: the trace %1").arg(QString::fromStdString(trace->batch.problem));
+    const QString precisionTip = !trace ? QString()
+                                 : precision
+                                     ? tr("Recorded in %1").arg(QString::fromStdString(trace->precision.how))
+                                     : tr("The precision stays as recorded (the trace has no input shapes and types)");
+    for (QWidget* control : std::initializer_list<QWidget*>{batchSlider_, batchSpin_}) {
+        control->setEnabled(batch);
+        control->setStatusTip(batchTip);
+        control->setToolTip(batchTip);
+    }
+    precision_->setEnabled(precision);
+    precision_->setStatusTip(precisionTip);
+    precision_->setToolTip(precisionTip);
     setWindowTitle(state_.hasModel() || state_.hasTrace()
                        ? QString("TrainScope – %1").arg(QString::fromStdString(state_.modelSpec()))
                        : QString("TrainScope"));

@@ -39,6 +39,8 @@ std::shared_ptr<const TraceDocument> makeTraceDocument(std::string spec, KinetoT
     const GpuSpec* origin = matchTraceGpu(doc->trace, db, &doc->originHow);
     if (origin) doc->origin = *origin;
     doc->predictionProblem = predictors::tracePredictionProblem(doc->trace, origin);
+    doc->batch = predictors::findTraceBatch(doc->trace);
+    doc->precision = predictors::recordedTracePrecision(doc->trace);
     doc->medianStep = medianStepIndex(doc->summary);
     return doc;
 }

@@ -24,6 +24,8 @@ struct TraceDocument {
     std::optional<GpuSpec> origin;  // the traced GPU's database entry (a copy: prices may be reloaded)
     std::string originHow;          // how it was matched, or why not
     std::string predictionProblem;  // why it cannot be predicted on other GPUs; "" when it can
+    predictors::TraceBatch batch;          // the batch its shapes show (batch.problem: why none)
+    predictors::TracePrecision precision;  // the precision it was recorded in
     size_t medianStep = 0;          // index into summary.steps: the step the views show first
 
     bool bySteps() const { return !trace.steps.empty(); }
