@@ -15,10 +15,17 @@ namespace {
 // often: seq-first layouts), and the trace is refused rather than guessed.
 constexpr double kAmbiguousShare = 0.8;
 
+// Assumed: no tensor dimension reaches 2^50; larger recorded sizes (a damaged or hostile trace) are
+// not sizes a batch can be found in or scaled by.
+constexpr double kMaxSize = 0x1p50;
+bool sizeLike(double d) {
+    return d >= 2 && d < kMaxSize;
+}
+
 std::string shapeText(const Shape& s) {
     std::ostringstream os;
     os << "[";
-    for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << int64_t(s[i]);
+    for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << (s[i] < kMaxSize ? int64_t(s[i]) : -1);
     os << "]";
     return os.str();
 }
@@ -84,7 +91,7 @@ TraceBatch findTraceBatch(const KinetoTrace& t) {
         for (const Shape& d : s->dims) {
             if (d.empty() || parameters.count(d)) continue;
             ++b.activationInputs;
-            if (d[0] >= 2) ++leading[int64_t(d[0])];
+            if (sizeLike(d[0])) ++leading[int64_t(d[0])];
             const bool earlier = !first || op.startUs < first->startUs;
             if (earlier && op.step == firstStep && product(d) > 1) first = &op, firstInput = d;
         }
@@ -96,9 +103,9 @@ TraceBatch findTraceBatch(const KinetoTrace& t) {
     // The batch is a size of the data: of the first input's sizes, the one leading the most inputs.
     std::vector<std::pair<int64_t, int64_t>> candidates;  // (size, inputs it leads)
     for (double d : firstInput) {
+        if (!sizeLike(d)) continue;
         const int64_t size = int64_t(d);
-        if (size < 2 || std::any_of(candidates.begin(), candidates.end(), [&](auto& c) { return c.first == size; }))
-            continue;
+        if (std::any_of(candidates.begin(), candidates.end(), [&](auto& c) { return c.first == size; })) continue;
         candidates.emplace_back(size, leading.count(size) ? leading[size] : 0);
     }
     std::stable_sort(candidates.begin(), candidates.end(), [](auto& x, auto& y) { return x.second > y.second; });
@@ -119,7 +126,8 @@ TraceBatch findTraceBatch(const KinetoTrace& t) {
     b.leadingBatch = candidates[0].second;
     if (firstInput.size() == 2)
         for (double d : firstInput)
-            if (int64_t(d) != b.batch && d >= 2) b.tokenSizes.push_back(b.batch * int64_t(d));
+            if (sizeLike(d) && int64_t(d) != b.batch && double(b.batch) * d < kMaxSize)
+                b.tokenSizes.push_back(b.batch * int64_t(d));
     auto top = std::max_element(leading.begin(), leading.end(), [](auto& x, auto& y) { return x.second < y.second; });
     std::ostringstream how;
     how << "batch " << b.batch << ": a size of " << firstText << ", the leading dimension of " << b.leadingBatch
@@ -141,7 +149,9 @@ BatchRewritten rewriteBatch(const std::string& op, OperatorShapes& s, const Batc
         for (size_t i = 0; i < d.size(); ++i)
             if (d[i] == r.from) return int(i);
         for (size_t i = 0; i < d.size(); ++i)
-            if (std::find(r.tokenSizes.begin(), r.tokenSizes.end(), int64_t(d[i])) != r.tokenSizes.end()) return int(i);
+            if (sizeLike(d[i]) &&
+                std::find(r.tokenSizes.begin(), r.tokenSizes.end(), int64_t(d[i])) != r.tokenSizes.end())
+                return int(i);
         // A leading multiple of the batch: batch x heads in a batched GEMM, the global batch of
         // model-parallel embeddings (ranks x batch), flattened samples. Not for 1-D tensors (buffers).
         if ((batchedGemm || d.size() >= 2) && multipleOf(d[0], r.from)) return 0;

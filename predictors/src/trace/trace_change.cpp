@@ -3,6 +3,7 @@
 // adds or removes (trace_change.h says what is assumed).
 #include "trainscope/predictors/trace/trace_change.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include "trace_change_internal.h"
@@ -183,8 +184,8 @@ private:
         return op.rfind("aten::nll_loss", 0) == 0;
     }
 
-    // The grad scaler's unscale of every gradient before the optimizer step: 8 bytes per parameter
-    // in one pass, as the stream model counts it (operation_times.cpp).
+    // The grad scaler's unscale of every gradient before the optimizer step: it reads and writes
+    // each fp32 gradient (8 bytes per parameter) in one pass, as the stream model counts it.
     void addGradScaler(const StreamModel& model) {
         std::vector<double> elements(std::max<size_t>(1, t_.steps.size()), 0), lastEnd(elements.size(), -1);
         for (const TraceOperator& op : t_.operators) {
@@ -326,9 +327,15 @@ TraceChangeWork analyseTraceChange(const KinetoTrace& t, const TraceChange& chan
         const std::optional<OperatorWork> before = operatorWork(name, *recorded[i]);
         c.work = operatorWork(name, *changed[i]);
         const double byBatch = c.batched ? ratio : 1;
-        c.bytesRatio = before && c.work && before->bytes > 0 ? c.work->bytes / before->bytes : byBatch;
-        c.computeRatio = before && c.work && before->flops > 0 ? c.work->flops / before->flops : byBatch;
+        // Shapes too large for doubles (a hostile trace) give no ratio: the batch's instead.
+        auto ratioOf = [&](double after, double was) {
+            const double r = was > 0 ? after / was : byBatch;
+            return std::isfinite(r) && r >= 0 ? r : byBatch;
+        };
+        c.bytesRatio = before && c.work ? ratioOf(c.work->bytes, before->bytes) : byBatch;
+        c.computeRatio = before && c.work && before->flops > 0 ? ratioOf(c.work->flops, before->flops) : byBatch;
         c.gridRatio = c.batched && !c.reductionBatched ? ratio : 1;
+        if (c.work && !(std::isfinite(c.work->bytes) && std::isfinite(c.work->flops))) c.work.reset();
     }
     if (change.batch > 0)
         w.notes.push_back(std::to_string(batched) + " of the " + std::to_string(launching) +

@@ -363,7 +363,8 @@ KernelMove TraceKernelMover::moveWork(const TraceKernel& k, const OperatorChange
     // At another batch the grid follows the operator's output; a weight-gradient kernel's the weight.
     const bool weightGradient = name.find("wgrad") != std::string::npos;
     const double gridRatio = op && !weightGradient ? op->gridRatio : 1;
-    const int64_t blocksX = blocks > 0 ? std::max<int64_t>(1, std::llround(double(blocks) * gridRatio)) : 0;
+    const double gridX = std::clamp(double(blocks) * gridRatio, 1.0, 0x1p52);  // finite, in int64_t's range
+    const int64_t blocksX = blocks > 0 ? int64_t(std::llround(gridX)) : 0;
     bool fitsY = false, fitsX = false;
     const double waveY = blocks > 0 ? blocksPerWave(y_, k, fitsY) : 0;
     const double waveX = blocks > 0 ? blocksPerWave(x_, k, fitsX) : 0;
