@@ -64,7 +64,10 @@ TracePrediction predictTrace(const KinetoTrace& t, const GpuSpec& origin, const 
     p.recordedPrecision = changed ? changed->recorded.precision : recordedTracePrecision(t).precision;
     p.precision = changed ? changed->precision : changedPrecision(change, p.recordedPrecision);
     p.recordedBatch = changed ? changed->batch.batch : 0;
-    if (changed && changed->autocastChanged)
+    // Autocast in a type the target lacks is refused (bf16 before Ampere); FP32 work falls back
+    // from TF32 to FP32 as it does without a change.
+    const bool amp = p.precision == TrainingPrecision::AmpFp16 || p.precision == TrainingPrecision::AmpBf16;
+    if (changed && changed->autocastChanged && amp)
         if (auto why = unsupportedReason(target, p.precision)) throw ModelError(target.id, *why);
     const TraceKernelMover mover(t, origin, target, change.math, work);
     p.floorOriginUs = mover.originFloorUs();
