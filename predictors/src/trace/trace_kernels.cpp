@@ -49,6 +49,17 @@ bool has(const GpuSpec& g, ComputePrecision p) {
     return f.known() && *f > 0;
 }
 
+// The arithmetic `g` runs `p` in: what it lacks, the library falls back from: FP8 to BF16, BF16 to
+// FP16 (and to FP32 on GPUs without 16-bit tensor cores), TF32 to FP32. Also for the traced GPU,
+// whose kernels' names may claim an arithmetic its database entry lacks.
+ComputePrecision availableOn(const GpuSpec& g, ComputePrecision p) {
+    if (p == ComputePrecision::Fp8 && !has(g, p)) p = ComputePrecision::Bf16;
+    if (p == ComputePrecision::Bf16 && !has(g, p)) p = ComputePrecision::Fp16;
+    if (p == ComputePrecision::Fp16 && !has(g, p)) p = ComputePrecision::Fp32;
+    if (p == ComputePrecision::Tf32 && !has(g, p)) p = ComputePrecision::Fp32;
+    return p;
+}
+
 }  // namespace
 
 double collectiveBusBytes(const TraceCollective& c, int groupSize) {
@@ -194,6 +205,7 @@ double TraceKernelMover::ringBytesPerUs(const Side& s, int gpus) const {
 }
 
 double TraceKernelMover::computeRate(const Side& s, ComputePrecision p, bool conv) const {
+    p = availableOn(*s.gpu, p);
     double rate = 0;
     if (p == ComputePrecision::Fp32)
         rate = &s == &y_ ? sustainedFp32Y_ : sustainedFp32X_;
@@ -225,12 +237,7 @@ ComputePrecision TraceKernelMover::targetMathFor(ComputePrecision origin, Kernel
                 break;
         }
     }
-    // What the target lacks, the library falls back from: FP8 to BF16, BF16 to FP16 (and to FP32
-    // on GPUs without 16-bit tensor cores), TF32 to FP32.
-    if (p == ComputePrecision::Fp8 && !has(x, p)) p = ComputePrecision::Bf16;
-    if (p == ComputePrecision::Bf16 && !has(x, p)) p = ComputePrecision::Fp16;
-    if (p == ComputePrecision::Fp16 && !has(x, p)) p = ComputePrecision::Fp32;
-    if (p == ComputePrecision::Tf32 && !has(x, p)) p = ComputePrecision::Fp32;
+    p = availableOn(x, p);
     if (p != origin && origin != ComputePrecision::Fp32 && origin != ComputePrecision::Tf32 && !notedUnsupported_) {
         notedUnsupported_ = true;
         notes_.push_back(std::string(x.name) + " lacks the " + precisionName(origin) +
