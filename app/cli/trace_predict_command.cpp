@@ -149,6 +149,9 @@ int runPredictTrace(const PredictOptions& o) {
             {"precision", trainingPrecisionName(any->precision)},
             {"batch", change.batch > 0 ? nlohmann::json(change.batch) : nlohmann::json("as recorded")},
             {"recorded_batch", any->recordedBatch > 0 ? nlohmann::json(any->recordedBatch) : nlohmann::json(nullptr)},
+            {"recorded_batch_how", any->batchHow.empty() ? nlohmann::json(nullptr) : nlohmann::json(any->batchHow)},
+            {"recorded_precision_how",
+             any->precisionHow.empty() ? nlohmann::json(nullptr) : nlohmann::json(any->precisionHow)},
             {"steps", trace.steps.size()},
             {"measured_step_ms", any->replay.measuredMedianMs},
             {"replayed_step_ms", any->originReplayMedianMs}};

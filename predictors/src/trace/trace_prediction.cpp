@@ -64,6 +64,7 @@ TracePrediction predictTrace(const KinetoTrace& t, const GpuSpec& origin, const 
     p.recordedPrecision = changed ? changed->recorded.precision : recordedTracePrecision(t).precision;
     p.precision = changed ? changed->precision : changedPrecision(change, p.recordedPrecision);
     p.recordedBatch = changed ? changed->batch.batch : 0;
+    if (changed) p.batchHow = changed->batch.how, p.precisionHow = changed->recorded.how;
     // Autocast in a type the target lacks is refused (bf16 before Ampere); FP32 work falls back
     // from TF32 to FP32 as it does without a change.
     const bool amp = p.precision == TrainingPrecision::AmpFp16 || p.precision == TrainingPrecision::AmpBf16;

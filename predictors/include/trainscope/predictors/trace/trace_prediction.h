@@ -45,10 +45,12 @@ struct TracePrediction {
     TrainingPrecision recordedPrecision = TrainingPrecision::Fp32;  // recordedTracePrecision
     TrainingPrecision precision = TrainingPrecision::Fp32;          // the moved job's
     int64_t recordedBatch = 0;                                      // found (0: not asked for a batch change)
-    std::optional<TraceChangeShares> shares;                        // when the batch size or autocast changed
-    TraceReplay replay;                                             // on the target
-    double originReplayMedianMs = 0;      // the replay with the measured durations: reproduces the measured step
-    std::vector<TraceClassTime> classes;  // by measured time, largest first
+    std::string batchHow;                                           // how it was found (TraceBatch::how)
+    std::string precisionHow;                 // how the recorded precision was read (TracePrecision::how)
+    std::optional<TraceChangeShares> shares;  // when the batch size or autocast changed
+    TraceReplay replay;                       // on the target
+    double originReplayMedianMs = 0;          // the replay with the measured durations: reproduces the measured step
+    std::vector<TraceClassTime> classes;      // by measured time, largest first
     std::array<double, kMoveBasisCount> measuredMsByBasis{};  // per step: how the GPU time was moved
     double floorOriginUs = 0, floorTargetUs = 0;
     std::vector<std::string> notes;
