@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
                 const auto work = std::make_shared<const ts::predictors::TraceWork>(ts::predictors::analyseTraceWork(trace));
                 for (const ts::GpuSpec& g : db.gpus()) {
                     try {
-                        (void)ts::predictors::predictTrace(trace, *origin, g, ts::predictors::Fp32Math::AsRecorded, work);
+                        (void)ts::predictors::predictTrace(trace, *origin, g, {}, work);
                     } catch (const ts::ModelError&) {
                     }
                 }

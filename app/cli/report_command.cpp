@@ -183,7 +183,7 @@ namespace {
 // The report of a PyTorch profiler trace: the options that need a model refused by name, then
 // every GPU asked for predicted from the trace and costed (predictors/choice/trace_choice.h).
 int runTraceReport(const ReportOptions& o, const std::string& format) {
-    refuseModelOptionsForTrace(o.scenario, o.batch);
+    refuseModelOptionsForTrace(o.scenario);
     const std::string noGoal =
         "a trace's cost is per 1,000 of its steps: a goal in samples needs the model's "
         "samples per step (use the model or its profile)";
@@ -191,10 +191,12 @@ int runTraceReport(const ReportOptions& o, const std::string& format) {
     if (o.datasetSamples > 0) throw ModelError("--dataset-samples", noGoal);
     if (o.tokens > 0) throw ModelError("--tokens", noGoal);
     if (o.precisions.size() > 1)
-        throw ModelError("--precision", "a trace's report takes one of as-recorded, fp32, tf32 or fp32-strict, not " +
-                                            std::to_string(o.precisions.size()));
+        throw ModelError("--precision",
+                         "a trace's report takes one precision (as-recorded, fp32, fp32-strict, tf32, "
+                         "amp-fp16 or amp-bf16), not " +
+                             std::to_string(o.precisions.size()));
     TraceChoiceOptions options;
-    options.math = traceMathFrom(o.precisions.empty() ? "" : o.precisions.front());
+    options.change = traceChangeFrom(o.precisions.empty() ? "" : o.precisions.front(), o.batch);
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
     options.priceSnapshot = db.priceSnapshot();
     options.amortisation = db.amortisation();

@@ -6,10 +6,9 @@
 
 namespace ts::cli {
 
-void refuseModelOptionsForTrace(const ScenarioOptions& s, const std::string& batch) {
+void refuseModelOptionsForTrace(const ScenarioOptions& s) {
     auto refuse = [&](const std::string& option, const std::string& why) { throw ModelError(option, why); };
     const std::string noGraph = "a trace records one run of its job and holds no model graph; ";
-    if (!batch.empty()) refuse("--batch", noGraph + "its batch size cannot be changed (use the model for that)");
     if (!s.optimizer.empty()) refuse("--optimizer", noGraph + "its optimizer steps are kept as recorded");
     const std::string parallel = noGraph + "its data parallelism is kept as recorded";
     if (s.gpus != 1) refuse("--gpus", parallel);
@@ -30,15 +29,16 @@ void refuseModelOptionsForTrace(const ScenarioOptions& s, const std::string& bat
     if (s.seq > 0) refuse("--seq", noGraph + "its sequence length cannot be changed");
 }
 
-predictors::Fp32Math traceMathFrom(const std::string& precision) {
-    const std::string name = precision.empty() ? "as-recorded" : precision;
-    const std::optional<predictors::Fp32Math> math = predictors::parseFp32Math(name);
-    if (!math)
+predictors::TraceChange traceChangeFrom(const std::string& precision, const std::string& batch) {
+    std::optional<predictors::TraceChange> change = predictors::parseTracePrecision(precision);
+    if (!change)
         throw ModelError("--precision",
-                         "a trace's kernels keep the arithmetic they ran in, or move FP32 work to one "
-                         "of as-recorded, fp32, tf32 or fp32-strict; " +
-                             quoted(name) + " would need the model graph (use the model or its profile)");
-    return *math;
+                         "a trace moves to one of as-recorded, fp32, fp32-strict, tf32, amp-fp16 or amp-bf16; " +
+                             quoted(precision) + " is not one of them (fp8 needs Transformer Engine and the model)");
+    if (batch == "auto")
+        throw ModelError("--batch", "a trace has no memory model to find the largest batch that fits: give a number");
+    if (!batch.empty()) change->batch = batchFrom(batch, 0);
+    return *change;
 }
 
 TraceInput loadTraceInput(const std::string& path, const GpuDatabase& db) {

@@ -50,8 +50,31 @@ nlohmann::json predictionJson(const TracePrediction& p, const GpuSpec& gpu) {
     nlohmann::json basis;
     for (size_t b = 0; b < kMoveBasisCount; ++b) basis[moveBasisName(MoveBasis(b))] = p.measuredMsByBasis[b];
     j["moved_by_ms_per_step"] = basis;
+    if (p.shares)
+        j["change_ms_per_step"] = {{"changed", p.shares->changedMs},      {"kept", p.shares->keptMs},
+                                   {"no_shapes", p.shares->unknownMs},    {"removed", p.shares->removedMs},
+                                   {"math_moved", p.shares->mathMovedMs}, {"math_kept", p.shares->mathKeptMs},
+                                   {"added_predicted", p.shares->addedMs}};
     j["notes"] = p.notes;
     return j;
+}
+
+// Where the change applied, as shares of the measured GPU time per step.
+void printShares(std::ostream& os, const TracePrediction& p) {
+    if (!p.shares) return;
+    const TraceChangeShares& s = *p.shares;
+    const double total = s.changedMs + s.keptMs + s.unknownMs + s.removedMs;
+    auto share = [&](double ms) { return fixed(ms) + " ms (" + fixed(total > 0 ? 100 * ms / total : 0, 1) + "%)"; };
+    os << "  measured GPU time per step whose work changed: " << share(s.changedMs) << "; kept (no batch dimension, "
+       << "or untouched by autocast): " << share(s.keptMs)
+       << "; kept for lack of an operator or shapes: " << share(s.unknownMs);
+    if (s.removedMs > 0) os << "; removed (casts, grad scaler): " << share(s.removedMs);
+    os << "\n";
+    if (s.mathMovedMs + s.mathKeptMs > 0)
+        os << "  GEMM, convolution and attention kernels moved to " << trainingPrecisionName(p.precision)
+           << "'s arithmetic: " << share(s.mathMovedMs) << "; not moved (no operator): " << share(s.mathKeptMs) << "\n";
+    if (s.addedMs > 0)
+        os << "  added on the GPU (autocast casts, grad-scaler unscale): " << fixed(s.addedMs) << " ms per step\n";
 }
 
 void printOne(std::ostream& os, const TracePrediction& p, const GpuSpec& gpu) {
@@ -78,16 +101,19 @@ void printOne(std::ostream& os, const TracePrediction& p, const GpuSpec& gpu) {
            << fixed(total > 0 ? 100 * p.measuredMsByBasis[b] / total : 0, 1) << "%";
         first = false;
     }
-    os << "\n  host waits on the GPU found: " << p.replay.hostWaits << "; cross-stream dependencies inferred: "
-       << p.replay.dependencies << "; kernel floor " << fixed(p.floorOriginUs, 1) << " us measured, "
-       << fixed(p.floorTargetUs, 1) << " us on " << gpu.id << "\n";
+    os << "\n";
+    printShares(os, p);
+    os << "  host waits on the GPU found: " << p.replay.hostWaits
+       << "; cross-stream dependencies inferred: " << p.replay.dependencies << "; kernel floor "
+       << fixed(p.floorOriginUs, 1) << " us measured, " << fixed(p.floorTargetUs, 1) << " us on " << gpu.id << "\n";
 }
 
 }  // namespace
 
 int runPredictTrace(const PredictOptions& o) {
-    refuseModelOptionsForTrace(o.scenario, o.batch);
-    const Fp32Math math = traceMathFrom(o.precision);
+    refuseModelOptionsForTrace(o.scenario);
+    const TraceChange change = traceChangeFrom(o.precision, o.batch);
+    const Fp32Math math = change.math;
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
     const TraceInput in = loadTraceInput(o.model, db);
     const KinetoTrace& trace = in.trace;
@@ -106,7 +132,7 @@ int runPredictTrace(const PredictOptions& o) {
         std::string problem;
     };
     std::vector<Row> rows;
-    for (TraceGpuPrediction& r : predictTraceOnGpus(trace, *origin, gpus, math))
+    for (TraceGpuPrediction& r : predictTraceOnGpus(trace, *origin, gpus, change))
         rows.push_back({r.gpu, std::move(r.prediction), std::move(r.problem)});
     const TracePrediction* any = nullptr;
     for (const Row& r : rows)
@@ -114,13 +140,21 @@ int runPredictTrace(const PredictOptions& o) {
     if (!any) throw ModelError(o.model, rows.empty() ? "no GPU to predict on" : rows.front().problem);
 
     if (o.json) {
-        nlohmann::json j = {{"source", o.model},
-                            {"recorded_on", origin->id},
-                            {"match", how},
-                            {"fp32_math", fp32MathName(math)},
-                            {"steps", trace.steps.size()},
-                            {"measured_step_ms", any->replay.measuredMedianMs},
-                            {"replayed_step_ms", any->originReplayMedianMs}};
+        nlohmann::json j = {
+            {"source", o.model},
+            {"recorded_on", origin->id},
+            {"match", how},
+            {"fp32_math", fp32MathName(math)},
+            {"recorded_precision", trainingPrecisionName(any->recordedPrecision)},
+            {"precision", trainingPrecisionName(any->precision)},
+            {"batch", change.batch > 0 ? nlohmann::json(change.batch) : nlohmann::json("as recorded")},
+            {"recorded_batch", any->recordedBatch > 0 ? nlohmann::json(any->recordedBatch) : nlohmann::json(nullptr)},
+            {"recorded_batch_how", any->batchHow.empty() ? nlohmann::json(nullptr) : nlohmann::json(any->batchHow)},
+            {"recorded_precision_how",
+             any->precisionHow.empty() ? nlohmann::json(nullptr) : nlohmann::json(any->precisionHow)},
+            {"steps", trace.steps.size()},
+            {"measured_step_ms", any->replay.measuredMedianMs},
+            {"replayed_step_ms", any->originReplayMedianMs}};
         j["predictions"] = nlohmann::json::array();
         for (const Row& r : rows)
             j["predictions"].push_back(r.p ? predictionJson(*r.p, *r.gpu)
@@ -132,7 +166,11 @@ int runPredictTrace(const PredictOptions& o) {
     os << "PyTorch profiler trace " << o.model << "\n  recorded on " << origin->name << " (" << origin->id << ", "
        << how << "), " << trace.steps.size() << " steps\n  measured median step " << fixed(any->replay.measuredMedianMs)
        << " ms; replayed with its measured kernel times " << fixed(any->originReplayMedianMs)
-       << " ms\n  FP32 arithmetic: " << fp32MathName(math) << "\n";
+       << " ms\n  FP32 arithmetic: " << fp32MathName(math) << "; precision: " << trainingPrecisionName(any->precision);
+    if (any->precision != any->recordedPrecision)
+        os << " (recorded in " << trainingPrecisionName(any->recordedPrecision) << ")";
+    if (change.batch > 0) os << "; batch " << change.batch << " (recorded " << any->recordedBatch << ")";
+    os << "\n";
     if (rows.size() == 1) {
         if (!rows[0].p) throw ModelError(rows[0].gpu->id, rows[0].problem);
         printOne(os, *rows[0].p, *rows[0].gpu);
@@ -143,14 +181,18 @@ int runPredictTrace(const PredictOptions& o) {
             if (!a->p || !b->p) return bool(a->p) && !b->p;
             return a->p->replay.predictedMedianMs < b->p->replay.predictedMedianMs;
         });
-        os << "\n  " << pad("GPU", 28) << pad("step ms", 10, true) << pad("vs measured", 13, true) << "\n";
+        os << "\n  " << pad("GPU", 28) << pad("step ms", 10, true)
+           << pad(change.batch > 0 ? "samples/s vs measured" : "vs measured", 13, true) << "\n";
         for (const Row* r : order) {
             os << "  " << pad(r->gpu->id, 28);
             if (!r->p) {
                 os << "  not predicted: " << r->problem << "\n";
                 continue;
             }
-            const double ratio = any->replay.measuredMedianMs / r->p->replay.predictedMedianMs;
+            // Samples per second over the recorded job's (the same as steps at the recorded batch).
+            const double samples =
+                change.batch > 0 && any->recordedBatch > 0 ? double(change.batch) / double(any->recordedBatch) : 1;
+            const double ratio = samples * any->replay.measuredMedianMs / r->p->replay.predictedMedianMs;
             os << pad(fixed(r->p->replay.predictedMedianMs), 10, true) << pad(fixed(ratio, 2) + "x", 13, true)
                << (r->gpu == origin ? "   (recorded here)" : "") << "\n";
         }
@@ -213,8 +255,9 @@ int runValidateTraces(const ValidateTracesOptions& o) {
     os << "Operators with GPU work (name, input shapes and types): " << c.originOperators << " in " << o.a << ", "
        << c.targetOperators << " in " << o.b << ", " << c.sharedOperators << " in both\n";
     for (const TraceComparisonDirection& d : c.directions) {
-        os << "\n" << d.originGpu << " -> " << d.targetGpu << ": each shared operator's kernel time per call on "
-           << d.targetGpu << ", predicted from " << d.originGpu << "'s\n";
+        os << "\n"
+           << d.originGpu << " -> " << d.targetGpu << ": each shared operator's kernel time per call on " << d.targetGpu
+           << ", predicted from " << d.originGpu << "'s\n";
         os << "  " << pad("class", 14) << pad("pairs", 7, true) << pad("mean err", 10, true) << pad("median", 9, true)
            << pad("measured ms", 13, true) << pad("predicted ms", 14, true) << "\n";
         auto row = [&](const std::string& name, const TracePairClass& k) {

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "explorer_state.h"
+#include "trace_document.h"
 
 namespace ts::gui {
 
@@ -151,14 +152,34 @@ void ControlsBar::follow() {
     // Only a model with a sequence dimension has a length to set.
     seq_->setVisible(modelSeq > 0);
     seqLabel_->setVisible(modelSeq > 0);
-    // A trace ran at its own batch size, precision, optimizer and GPU count: only the target GPU
-    // (its predictions in the GPUs view) applies to it.
-    const QString recorded = state_.hasTrace() ? tr("A trace runs as it was recorded") : QString();
-    for (QWidget* control : std::initializer_list<QWidget*>{batchSlider_, batchSpin_, precision_, optimizer_, gpuCount_,
-                                                            interconnect_, checkpointing_, seq_}) {
-        control->setEnabled(!state_.hasTrace());
+    // A trace ran at its own optimizer and GPU count; its batch size and precision change where its
+    // recorded shapes allow (TraceRepredictor predicts it again), and the target GPU applies.
+    const TraceDocument* trace = state_.trace();
+    const QString recorded = trace ? tr("A trace runs as it was recorded") : QString();
+    for (QWidget* control : std::initializer_list<QWidget*>{optimizer_, gpuCount_, interconnect_, checkpointing_, seq_}) {
+        control->setEnabled(!trace);
         control->setStatusTip(recorded);
     }
+    const bool predictable = trace && trace->predictionProblem.empty();
+    const bool batch = !trace || (predictable && trace->batch.batch > 0);
+    const bool precision = !trace || (predictable && trace->trace.recordShapes && !trace->precision.halfWeights);
+    const QString batchTip =
+        !trace ? QString()
+        : batch
+            ? QString::fromStdString(trace->batch.how)
+            : tr("The batch size stays as recorded: the trace %1").arg(QString::fromStdString(trace->batch.problem));
+    const QString precisionTip = !trace ? QString()
+                                 : precision
+                                     ? tr("Recorded in %1").arg(QString::fromStdString(trace->precision.how))
+                                     : tr("The precision stays as recorded (the trace has no input shapes and types)");
+    for (QWidget* control : std::initializer_list<QWidget*>{batchSlider_, batchSpin_}) {
+        control->setEnabled(batch);
+        control->setStatusTip(batchTip);
+        control->setToolTip(batchTip);
+    }
+    precision_->setEnabled(precision);
+    precision_->setStatusTip(precisionTip);
+    precision_->setToolTip(precisionTip);
 }
 
 }  // namespace ts::gui

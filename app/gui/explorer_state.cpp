@@ -81,6 +81,9 @@ void ExplorerState::installTrace(std::shared_ptr<const TraceDocument> doc) {
     model_.reset();
     trace_ = std::move(doc);
     tracePredictions_.reset();
+    // The controls show the trace's own batch size and precision (TraceRepredictor follows them).
+    if (trace_->batch.batch > 0) settings_.batch = std::clamp<int64_t>(trace_->batch.batch, 1, kMaxBatch);
+    settings_.precision = trace_->precision.precision;
     error_.clear();
     selectedOp_ = -1;
     published_ = emptySnapshot(db_, settings_, goal_, "");

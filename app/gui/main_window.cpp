@@ -29,7 +29,6 @@
 #include <memory>
 
 #include "app_settings.h"
-#include "prices_dialog.h"
 #include "background_job.h"
 #include "batch_plot_view.h"
 #include "explorer_state.h"
@@ -38,6 +37,7 @@
 #include "job_progress_widget.h"
 #include "module_tree_view.h"
 #include "overview_view.h"
+#include "prices_dialog.h"
 #include "report_export.h"
 #include "roofline_view.h"
 #include "theme.h"
@@ -46,12 +46,13 @@
 #include "trace_modules_view.h"
 #include "trace_opening.h"
 #include "trace_overview_view.h"
+#include "trace_repredictor.h"
 #include "trace_timeline_view.h"
 #include "trainscope/core/kineto_trace.h"
-#include "view_page.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/profile_file.h"
 #include "trainscope/predictors/profile/measured_device.h"
+#include "view_page.h"
 
 namespace ts::gui {
 
@@ -75,6 +76,7 @@ MainWindow::MainWindow(ExplorerState& state, QWidget* parent) : QMainWindow(pare
     if (!profiling.available) profilingUnavailable_ = profiling.reason;
     buildMenus();
     profileAction_->setToolTip(profiling.reason);
+    new TraceRepredictor(state_, this);  // an open trace at the batch size and precision the controls set
 
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);

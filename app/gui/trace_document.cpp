@@ -39,6 +39,8 @@ std::shared_ptr<const TraceDocument> makeTraceDocument(std::string spec, KinetoT
     const GpuSpec* origin = matchTraceGpu(doc->trace, db, &doc->originHow);
     if (origin) doc->origin = *origin;
     doc->predictionProblem = predictors::tracePredictionProblem(doc->trace, origin);
+    doc->batch = predictors::findTraceBatch(doc->trace);
+    doc->precision = predictors::recordedTracePrecision(doc->trace);
     doc->medianStep = medianStepIndex(doc->summary);
     return doc;
 }
@@ -51,23 +53,35 @@ const TraceGpuPrediction* TracePredictions::find(const std::string& gpuId) const
 
 TracePredictions predictTraceOnEveryGpu(const TraceDocument& doc, const GpuDatabase& db,
                                         const std::atomic<bool>* cancel,
-                                        const std::function<void(const TracePredictions&)>& partial) {
+                                        const std::function<void(const TracePredictions&)>& partial,
+                                        const predictors::TraceChange& change) {
     TracePredictions out;
+    out.change = change;
+    // The trace's work at the changed batch or precision, analysed once for every GPU; a change
+    // the trace cannot take (no shapes, an ambiguous batch) is every GPU's problem.
+    std::shared_ptr<const predictors::TraceWork> work;
+    std::string problem = doc.predictionProblem;
+    if (problem.empty() && !doc.origin) problem = "the trace's GPU is not in the database";
+    if (problem.empty()) try {
+            work = std::make_shared<const predictors::TraceWork>(predictors::analyseTraceWork(doc.trace, change));
+        } catch (const std::exception& e) {
+            problem = e.what();
+            out.changeProblem = problem;
+        }
     for (const GpuSpec& gpu : db.gpus()) {
         if (cancel && cancel->load()) return out;
         TraceGpuPrediction g;
         g.gpuId = gpu.id;
         g.gpuName = gpu.name;
-        if (!doc.predictionProblem.empty() || !doc.origin) {
-            g.problem =
-                doc.predictionProblem.empty() ? "the trace's GPU is not in the database" : doc.predictionProblem;
+        if (!problem.empty()) {
+            g.problem = problem;
         } else {
             try {
-                g.prediction = predictors::predictTrace(doc.trace, *doc.origin, gpu, predictors::Fp32Math::AsRecorded);
+                g.prediction = predictors::predictTrace(doc.trace, *doc.origin, gpu, change, work);
                 std::vector<double>().swap(g.prediction.replay.predictedStartUs);  // per activity: large, unused
                 g.supported = true;
             } catch (const std::exception& e) {
-                g.problem = e.what();  // a GPU without the figures the model needs
+                g.problem = e.what();  // a GPU without the figures the model needs, or the precision
             }
         }
         out.gpus.push_back(std::move(g));

@@ -24,6 +24,8 @@ struct TraceDocument {
     std::optional<GpuSpec> origin;  // the traced GPU's database entry (a copy: prices may be reloaded)
     std::string originHow;          // how it was matched, or why not
     std::string predictionProblem;  // why it cannot be predicted on other GPUs; "" when it can
+    predictors::TraceBatch batch;          // the batch its shapes show (batch.problem: why none)
+    predictors::TracePrecision precision;  // the precision it was recorded in
     size_t medianStep = 0;          // index into summary.steps: the step the views show first
 
     bool bySteps() const { return !trace.steps.empty(); }
@@ -51,14 +53,18 @@ struct TraceGpuPrediction {
 struct TracePredictions {
     std::vector<TraceGpuPrediction> gpus;  // database order, as far as predicted
     bool complete = false;                 // every GPU of the database is in `gpus`
+    predictors::TraceChange change;        // the batch size and precision they are at
+    std::string changeProblem;             // why the trace cannot take `change` ("" when it can)
     const TraceGpuPrediction* find(const std::string& gpuId) const;
 };
 
-// Predicts `doc` on every GPU of `db` in database order, FP32 kept as recorded. After each GPU
-// `partial` (if set) gets the results so far; stops early, incomplete, when `cancel` is set. An
-// unpredictable trace (doc.predictionProblem) gives every GPU that problem.
+// Predicts `doc` on every GPU of `db` in database order, at `change` (as recorded by default).
+// After each GPU `partial` (if set) gets the results so far; stops early, incomplete, when
+// `cancel` is set. An unpredictable trace (doc.predictionProblem), or one that cannot take the
+// change, gives every GPU that problem.
 TracePredictions predictTraceOnEveryGpu(const TraceDocument& doc, const GpuDatabase& db,
                                         const std::atomic<bool>* cancel = nullptr,
-                                        const std::function<void(const TracePredictions&)>& partial = {});
+                                        const std::function<void(const TracePredictions&)>& partial = {},
+                                        const predictors::TraceChange& change = {});
 
 }  // namespace ts::gui

@@ -63,6 +63,10 @@ void TraceGpuView::refresh() {
     const TracePredictions* predictions = state_.tracePredictions();
     const size_t total = state_.database().gpus().size();
     double measured = 0;
+    // At another batch size the speed-up compares samples per second.
+    const ts::predictors::TraceChange change = predictions ? predictions->change : ts::predictors::TraceChange{};
+    const double samples =
+        change.batch > 0 && doc->batch.batch > 0 ? double(change.batch) / double(doc->batch.batch) : 1;
     if (predictions)
         for (const TraceGpuPrediction& g : predictions->gpus) {
             QStandardItem* name = textItem(QString::fromStdString(g.gpuName));
@@ -82,17 +86,35 @@ void TraceGpuView::refresh() {
             }
             const ts::predictors::TraceReplay& r = g.prediction.replay;
             measured = r.measuredMedianMs;
-            const double speedUp = r.predictedMedianMs > 0 ? r.measuredMedianMs / r.predictedMedianMs : 0;
+            const double speedUp = r.predictedMedianMs > 0 ? samples * r.measuredMedianMs / r.predictedMedianMs : 0;
             QStandardItem* speed = numberItem(speedUp, 2);
             speed->setText(speed->text() + "×");
             QString note = doc->origin && g.gpuId == doc->origin->id ? tr("the traced GPU") : QString();
             gpus_->appendRow({name, numberItem(r.predictedMedianMs, 2), speed, textItem(note)});
         }
-    QString text = tr("The median step of %1 predicted on each GPU (kernels moved by their launch and shapes, host "
-                      "time kept as measured; FP32 as recorded); measured on %2: %3. Speed-up: measured / "
-                      "predicted. Click a GPU to see its kernel classes.")
-                       .arg(QString::fromStdString(displayName(doc->spec)),
-                            QString::fromStdString(doc->summary.gpuName), formatDurationMs(measured));
+    // The batch size and precision the predictions are at: the recorded ones unless the controls
+    // changed them (TraceRepredictor).
+    QString at = change.batch > 0       ? tr("at batch %1 instead of its %2").arg(change.batch).arg(doc->batch.batch)
+                 : doc->batch.batch > 0 ? tr("at its batch of %1").arg(doc->batch.batch)
+                                        : tr("at its batch size");
+    const ts::predictors::TrainingPrecision precision =
+        ts::predictors::changedPrecision(change, doc->precision.precision);
+    at += precision != doc->precision.precision
+              ? tr(", in %1 instead of %2")
+                    .arg(ts::predictors::trainingPrecisionName(precision),
+                         ts::predictors::trainingPrecisionName(doc->precision.precision))
+              : tr(", in %1 as recorded").arg(ts::predictors::trainingPrecisionName(doc->precision.precision));
+    QString text =
+        tr("The median step of %1 predicted on each GPU %2 (kernels moved by their launch and shapes, host "
+           "time kept as measured); measured on %3: %4. Speed-up: %5. Click a GPU to see its kernel "
+           "classes.")
+            .arg(QString::fromStdString(displayName(doc->spec)), at, QString::fromStdString(doc->summary.gpuName),
+                 formatDurationMs(measured),
+                 change.batch > 0 ? tr("samples per second over the measured job's") : tr("measured / predicted"));
+    if (predictions && !predictions->changeProblem.empty())
+        text = tr("%1 cannot be predicted at these settings: %2.")
+                   .arg(QString::fromStdString(displayName(doc->spec)),
+                        QString::fromStdString(predictions->changeProblem));
     if (!predictions || !predictions->complete)
         text +=
             " " + tr("Predicted on %1 of %2 GPUs so far.").arg(predictions ? predictions->gpus.size() : 0).arg(total);

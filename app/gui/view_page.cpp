@@ -24,8 +24,9 @@ QWidget* traceMessagePage(View view, QWidget* parent) {
     const QString why =
         view == View::BatchPlot
             ? ViewPage::tr(
-                  "A trace records one batch size: there is no batch-size curve to draw. Open the model or "
-                  "a TrainScope profile of it to predict other batch sizes.")
+                  "A trace records one batch size: there is no batch-size curve to draw. Where it recorded "
+                  "its shapes, the batch-size control predicts it at another (the GPUs view); open the model "
+                  "or a TrainScope profile of it for the curve.")
             : ViewPage::tr(
                   "A trace holds no model graph: the roofline needs each layer's FLOPs and bytes. The "
                   "Overview, Modules and Timeline show the trace's measured operators and kernels.");

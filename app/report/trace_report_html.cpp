@@ -75,14 +75,23 @@ QString jobParagraph(const TraceChoice& c, const QString& generated) {
                     .arg(c.steps > 0 ? QString("%1 step%2").arg(c.steps).arg(c.steps == 1 ? "" : "s")
                                      : QString("no ProfilerStep marks (the whole trace taken as one step)"))
                     .arg(esc(c.recordedGpuName), esc(c.recordedGpuId), esc("\"" + c.deviceName + "\""), esc(c.match));
+    const QString batch =
+        c.batch > 0 ? QString("batch <b>%1</b> (recorded %2, found in its shapes)").arg(c.batch).arg(c.recordedBatch)
+                    : QString("batch as recorded");
+    const QString precision =
+        c.precision != c.recordedPrecision
+            ? QString("precision <b>%1</b> (recorded %2)")
+                  .arg(trainingPrecisionName(c.precision), trainingPrecisionName(c.recordedPrecision))
+            : QString("precision as recorded (%1)").arg(trainingPrecisionName(c.recordedPrecision));
     p += QString(
-             "Measured median step: <b>%1 ms</b>. Operator shapes %2; Python stack %3. Batch size, "
-             "precision, optimizer and data parallelism as recorded; FP32 arithmetic: %4.")
+             "Measured median step: <b>%1 ms</b>. Operator shapes %2; Python stack %3. Predicted at %4, %5; "
+             "optimizer and data parallelism as recorded; FP32 arithmetic: %6.")
              .arg(ms(c.measuredStepMs))
              .arg(c.recordShapes ? "recorded (GEMMs moved by their FLOPs and bytes)"
                                  : "not recorded (kernels moved by their launch alone)")
              .arg(c.withStack ? "recorded" : "not recorded")
-             .arg(fp32MathName(c.options.math));
+             .arg(batch, precision)
+             .arg(fp32MathName(c.options.change.math));
     return "<p>" + p + "<br/><span class=\"id\">" + generated.toHtmlEscaped() + "</span></p>\n";
 }
 
@@ -142,7 +151,9 @@ QString breakdownTable(const TraceChoice& c) {
         if (!r || !r->predicted) return;
         for (const Column& col : columns)
             if (col.row == r && !col.measured) return;
-        if (r == recorded && c.options.math == Fp32Math::AsRecorded) return;  // predicted = measured there
+        const bool asRecorded =
+            c.options.change.math == Fp32Math::AsRecorded && c.batch == 0 && c.precision == c.recordedPrecision;
+        if (r == recorded && asRecorded) return;  // predicted = measured there
         columns.push_back({what + " " + esc(r->gpuId), r, false});
     };
     add("predicted on", recorded);

@@ -255,11 +255,43 @@ private Q_SLOTS:
         showOffscreen(window, View::Roofline);
         auto* roofline = window.viewWidget(View::Roofline)->findChild<QLabel*>("traceMessage");
         QVERIFY(roofline && roofline->text().contains("holds no model graph"));
-        QVERIFY(!window.batchSpin()->isEnabled());  // the trace ran at its own batch size
         QVERIFY(state.openModel("zoo:resnet18"));
         QVERIFY(!state.hasTrace());
         QVERIFY(qobject_cast<BatchPlotView*>(window.viewWidget(View::BatchPlot)));
         QVERIFY(window.batchSpin()->isEnabled());
+    }
+
+    // The linear's input [4, 8] gives the batch, 4: the batch control shows it and, set to 8, the
+    // trace is predicted again at 8 on every GPU; fp8 cannot be asked of a trace, and every GPU says
+    // why. A CPU-only trace (nothing to predict) keeps both controls off.
+    void batchAndPrecisionControlsPredictATraceAgainWhereItRecordedShapes() {
+        ExplorerState state;
+        QVERIFY(state.openModel(kTinyGpuTrace));
+        MainWindow window(state);
+        showOffscreen(window, View::Gpus);
+        QVERIFY(window.batchSpin()->isEnabled());
+        QCOMPARE(window.batchSpin()->value(), 4);
+        QVERIFY(window.batchSpin()->statusTip().contains("batch 4"));
+        QCOMPARE(state.settings().precision, ts::predictors::TrainingPrecision::Fp32);
+        window.batchSpin()->setValue(8);
+        QTRY_VERIFY_WITH_TIMEOUT(state.tracePredictions() && state.tracePredictions()->complete &&
+                                     state.tracePredictions()->change.batch == 8,
+                                 30000);
+        auto* view = qobject_cast<TraceGpuView*>(window.viewWidget(View::Gpus));
+        QTRY_VERIFY(view->caption().contains("at batch 8 instead of its 4"));
+        QVERIFY(view->caption().contains("samples per second"));
+        state.setPrecision(ts::predictors::TrainingPrecision::Fp8);
+        QTRY_VERIFY(state.tracePredictions() && !state.tracePredictions()->changeProblem.empty());
+        QTRY_VERIFY2(view->caption().contains("Transformer Engine"), qPrintable(view->caption()));
+        window.batchSpin()->setValue(4);
+        state.setPrecision(ts::predictors::TrainingPrecision::Fp32);  // as recorded again
+        QTRY_VERIFY_WITH_TIMEOUT(state.tracePredictions() && state.tracePredictions()->complete &&
+                                     state.tracePredictions()->change == ts::predictors::TraceChange{} &&
+                                     state.tracePredictions()->changeProblem.empty(),
+                                 30000);
+
+        QVERIFY2(state.openModel(kCpuTrace), qPrintable(state.error()));
+        QVERIFY(!window.batchSpin()->isEnabled());
     }
 
     void aCpuOnlyTraceShowsItsOperatorsAndSaysWhatItLacks() {

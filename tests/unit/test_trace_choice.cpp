@@ -233,8 +233,8 @@ TEST(TraceReportCli, RefusesWhatATraceCannotTakeByName) {
     const std::string trace = std::string(TRAINSCOPE_TEST_DATA_DIR) + "/traces/cpu_cnn_shapes.json.gz";
     const fs::path out = fs::temp_directory_path() / "trainscope-never.json";
     for (const auto& [option, args] :
-         std::vector<std::pair<std::string, std::string>>{{"--batch", "--batch 64"},
-                                                          {"--batch", "--batch auto"},
+         std::vector<std::pair<std::string, std::string>>{{"--batch", "--batch auto"},
+                                                          {"--batch", "--batch 0"},
                                                           {"--optimizer", "--optimizer adam"},
                                                           {"--gpus", "--gpus 8"},
                                                           {"--zero", "--zero 2"},
@@ -247,7 +247,7 @@ TEST(TraceReportCli, RefusesWhatATraceCannotTakeByName) {
                                                           {"--seq", "--seq 128"},
                                                           {"--epochs", "--epochs 2"},
                                                           {"--dataset-samples", "--dataset-samples 1000"},
-                                                          {"--precision", "--precision amp-bf16"},
+                                                          {"--precision", "--precision fp8"},
                                                           {"--precision", "--precision fp32,tf32"}}) {
         SCOPED_TRACE(args);
         const auto [rc, err] = runCli("report " + trace + " -o " + out.string() + " " + args);

@@ -29,10 +29,21 @@ std::vector<std::string> assumptionsOf(const TraceChoice& c, const std::vector<c
     std::vector<std::string> a;
     const std::string steps = c.steps > 0 ? std::to_string(c.steps) + (c.steps == 1 ? " step" : " steps")
                                           : "a trace without ProfilerStep marks, taken as one step,";
+    std::string changed;
+    if (c.batch > 0)
+        changed += " at batch " + std::to_string(c.batch) + " instead of its " + std::to_string(c.recordedBatch) +
+                   " (found in its recorded shapes; operators carrying the batch moved with the work of their new "
+                   "shapes, the others kept, the host's time per operator kept; speed-ups compare samples per "
+                   "second)";
+    if (c.precision != c.recordedPrecision)
+        changed += std::string(changed.empty() ? "" : " and") + " in " + trainingPrecisionName(c.precision) +
+                   " instead of " + trainingPrecisionName(c.recordedPrecision) +
+                   " (autocast's lists applied to its recorded operators, casts added or removed)";
     a.push_back("The recorded job: " + steps + " recorded on " + c.recordedGpuName +
-                ". Its batch size, precision, optimizer and data parallelism stay as recorded: a trace holds no "
-                "model graph to change them (report the model or its profile for that). FP32 arithmetic: " +
-                mathSentence(c.options.math) + ".");
+                (changed.empty() ? ". Its batch size and precision stay as recorded" : ", predicted" + changed) +
+                "; its optimizer and data parallelism stay as recorded (a trace holds no model graph to change "
+                "them: report the model or its profile for that). FP32 arithmetic: " +
+                mathSentence(c.options.change.math) + ".");
     a.push_back(
         "Prediction: every GPU activity of the trace moved to each GPU by its recorded launch (waves, occupancy) "
         "and, where record_shapes was on, its operator's FLOPs and bytes; the steps replayed with the host's "
@@ -77,16 +88,17 @@ void addNotes(std::vector<TraceNote>& notes, const TraceChoiceRow& r) {
 }  // namespace
 
 std::vector<TraceGpuPrediction> predictTraceOnGpus(const KinetoTrace& trace, const GpuSpec& origin,
-                                                   const std::vector<const GpuSpec*>& gpus, Fp32Math math) {
+                                                   const std::vector<const GpuSpec*>& gpus, const TraceChange& change) {
     if (std::string why = tracePredictionProblem(trace, &origin); !why.empty()) throw ModelError(trace.source, why);
     std::vector<TraceGpuPrediction> out;
-    // The trace's own work (its operators' shapes) analysed once for every target.
-    const auto work = std::make_shared<const TraceWork>(analyseTraceWork(trace));
+    // The trace's own work (its operators' shapes, and at the changed batch or precision) analysed
+    // once for every target.
+    const auto work = std::make_shared<const TraceWork>(analyseTraceWork(trace, change));
     for (const GpuSpec* gpu : gpus) {
         TraceGpuPrediction r;
         r.gpu = gpu;
         try {
-            r.prediction = predictTrace(trace, origin, *gpu, math, work);
+            r.prediction = predictTrace(trace, origin, *gpu, change, work);
         } catch (const ModelError& e) {
             r.problem = e.what();
         }
@@ -145,7 +157,7 @@ TraceChoice chooseHardwareForTrace(const KinetoTrace& trace, const GpuSpec& orig
         c.collectiveGroupSize = std::max(c.collectiveGroupSize, k.groupSize);
     c.traceNotes = trace.notes;
 
-    std::vector<TraceGpuPrediction> predictions = predictTraceOnGpus(trace, origin, gpus, options.math);
+    std::vector<TraceGpuPrediction> predictions = predictTraceOnGpus(trace, origin, gpus, options.change);
     const TracePrediction* any = nullptr;
     for (const TraceGpuPrediction& p : predictions)
         if (p.prediction) any = &*p.prediction;
@@ -153,6 +165,11 @@ TraceChoice chooseHardwareForTrace(const KinetoTrace& trace, const GpuSpec& orig
         throw ModelError(trace.source, predictions.empty() ? "no GPU to predict on" : predictions.front().problem);
     c.measuredStepMs = any->replay.measuredMedianMs;
     c.replayedStepMs = any->originReplayMedianMs;
+    c.recordedPrecision = any->recordedPrecision;
+    c.precision = any->precision;
+    if (options.change.batch > 0) c.recordedBatch = any->recordedBatch, c.batch = options.change.batch;
+    // Samples per step relative to the recorded job's: speed-ups compare throughput.
+    const double samples = c.batch > 0 && c.recordedBatch > 0 ? double(c.batch) / double(c.recordedBatch) : 1;
 
     for (TraceGpuPrediction& p : predictions) {
         TraceChoiceRow r;
@@ -164,7 +181,7 @@ TraceChoice chooseHardwareForTrace(const KinetoTrace& trace, const GpuSpec& orig
         if (p.prediction && p.prediction->replay.predictedMedianMs > 0) {
             r.predicted = true;
             r.stepMs = p.prediction->replay.predictedMedianMs;
-            r.speedup = c.measuredStepMs / r.stepMs;
+            r.speedup = samples * c.measuredStepMs / r.stepMs;
             r.stepsPerHour = 3.6e6 / r.stepMs;
             if (r.price.priced) r.usdPer1000Steps = r.price.usdPerGpuHour * r.stepMs * 1000 / 3.6e6;
             r.prediction = std::move(p.prediction);

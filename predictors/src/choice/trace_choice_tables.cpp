@@ -81,8 +81,11 @@ std::string traceChoiceJson(const TraceChoice& choice) {
                   {"with_stack", choice.withStack},
                   {"collective_group_size", maybe(choice.collectiveGroupSize > 0, choice.collectiveGroupSize)},
                   {"notes", choice.traceNotes}};
-    j["scenario"] = {{"fp32_math", fp32MathName(choice.options.math)},
-                     {"batch", "as recorded"},
+    j["scenario"] = {{"fp32_math", fp32MathName(choice.options.change.math)},
+                     {"batch", choice.batch > 0 ? ordered_json(choice.batch) : ordered_json("as recorded")},
+                     {"recorded_batch", maybe(choice.recordedBatch > 0, choice.recordedBatch)},
+                     {"precision", trainingPrecisionName(choice.precision)},
+                     {"recorded_precision", trainingPrecisionName(choice.recordedPrecision)},
                      {"optimizer", "as recorded"},
                      {"data_parallel", "as recorded"}};
     j["prices_snapshot"] = maybe(!choice.options.priceSnapshot.date.empty(), choice.options.priceSnapshot.date);

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "trace_shapes.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/occupancy.h"
 #include "trainscope/predictors/iteration/data_parallel.h"
+#include "trainscope/predictors/trace/trace_change.h"
 
 namespace ts::predictors {
 namespace {
@@ -25,20 +27,6 @@ bool computeClass(KernelClass k) {
 // the trace itself (the 2nd percentile of its kernels), within these bounds.
 constexpr double kFloorQuantile = 0.02;
 constexpr double kMinFloorUs = 1.0, kMaxFloorUs = 5.0;
-
-double elementBytes(const std::string& type) {
-    const std::string t = lower(type, 64);
-    if (t.find("half") != std::string::npos || t.find("bfloat16") != std::string::npos) return 2;
-    if (t.find("double") != std::string::npos || t.find("long") != std::string::npos) return 8;
-    if (t.find("float8") != std::string::npos || t.find("char") != std::string::npos || t == "bool") return 1;
-    return 4;
-}
-
-double product(const std::vector<double>& d, size_t from = 0, size_t to = SIZE_MAX) {
-    double p = 1;
-    for (size_t i = from; i < std::min(to, d.size()); ++i) p *= d[i];
-    return p;
-}
 
 TrainingPrecision trainingPrecisionOf(ComputePrecision p) {
     switch (p) {
@@ -59,6 +47,17 @@ TrainingPrecision trainingPrecisionOf(ComputePrecision p) {
 bool has(const GpuSpec& g, ComputePrecision p) {
     const Figure f = g.peakTflops(p);
     return f.known() && *f > 0;
+}
+
+// The arithmetic `g` runs `p` in: what it lacks, the library falls back from: FP8 to BF16, BF16 to
+// FP16 (and to FP32 on GPUs without 16-bit tensor cores), TF32 to FP32. Also for the traced GPU,
+// whose kernels' names may claim an arithmetic its database entry lacks.
+ComputePrecision availableOn(const GpuSpec& g, ComputePrecision p) {
+    if (p == ComputePrecision::Fp8 && !has(g, p)) p = ComputePrecision::Bf16;
+    if (p == ComputePrecision::Bf16 && !has(g, p)) p = ComputePrecision::Fp16;
+    if (p == ComputePrecision::Fp16 && !has(g, p)) p = ComputePrecision::Fp32;
+    if (p == ComputePrecision::Tf32 && !has(g, p)) p = ComputePrecision::Fp32;
+    return p;
 }
 
 }  // namespace
@@ -99,87 +98,9 @@ std::optional<ComputePrecision> kernelMathPrecision(const std::string& kernelNam
 
 std::optional<OperatorWork> operatorWork(const std::string& op, const std::string& inputDims,
                                          const std::string& inputTypes) {
-    const bool plain = op == "aten::mm" || op == "aten::bmm" || op == "aten::matmul";
-    const bool biased = op == "aten::addmm" || op == "aten::baddbmm" || op == "aten::addbmm";
-    const bool attention = op.find("scaled_dot_product") != std::string::npos ||
-                           op.find("flash_attention") != std::string::npos ||
-                           op.find("efficient_attention") != std::string::npos;
-    if (inputDims.empty()) return std::nullopt;
-    const nlohmann::json dims = nlohmann::json::parse(inputDims, nullptr, false);
-    if (!dims.is_array()) return std::nullopt;
-    std::vector<std::vector<double>> in;
-    for (const auto& d : dims) {
-        std::vector<double> shape;
-        if (d.is_array())
-            for (const auto& x : d)
-                if (x.is_number() && x.get<double>() >= 0) shape.push_back(x.get<double>());
-        in.push_back(std::move(shape));
-    }
-    double es = 4;
-    std::vector<double> sizes;  // per input
-    const nlohmann::json types = nlohmann::json::parse(inputTypes, nullptr, false);
-    if (types.is_array())
-        for (const auto& t : types) sizes.push_back(t.is_string() ? elementBytes(t.get<std::string>()) : 0);
-    if (!sizes.empty() && sizes[0] > 0) es = sizes[0];
-    auto shapeOf = [&](size_t i) -> const std::vector<double>& {
-        static const std::vector<double> none;
-        return i < in.size() ? in[i] : none;
-    };
-    // A batched GEMM: a [.., M, K] x b [.., K, N], its batch the product of a's leading sizes.
-    auto gemm = [&](const std::vector<double>& a, const std::vector<double>& b, bool bTransposed,
-                    double extraBytes) -> std::optional<OperatorWork> {
-        if (a.size() < 2 || b.size() < 2) return std::nullopt;
-        const double m = a[a.size() - 2], k = a.back();
-        const double n = bTransposed ? b[b.size() - 2] : b.back();
-        const double batch = product(a, 0, a.size() - 2);
-        if (!(m > 0 && k > 0 && n > 0 && batch > 0)) return std::nullopt;
-        OperatorWork w;
-        w.flops = 2 * batch * m * k * n;
-        w.bytes = es * (batch * m * k + product(b) + batch * m * n) + es * extraBytes;
-        return w;
-    };
-    if (plain) return gemm(shapeOf(0), shapeOf(1), false, 0);
-    if (biased)
-        return gemm(shapeOf(1), shapeOf(2), false, product(shapeOf(0)));
-    if (op == "aten::linear") {  // weight [N, K]; input [.., K] seen as [batch x M, K]
-        std::vector<double> a = shapeOf(0);
-        if (a.size() == 1) a.insert(a.begin(), 1);
-        if (a.size() > 2) a = {product(a, 0, a.size() - 1), a.back()};
-        return gemm(a, shapeOf(1), true, product(shapeOf(2)));
-    }
-    // Scaled-dot-product attention: q [B, H, L, D], k [B, H, S, D]; forward two GEMMs (4 BHLSD),
-    // backward with FlashAttention's recomputation five (10 BHLSD, the gradient of the output first).
-    const bool backward = op.find("backward") != std::string::npos;
-    if (attention) {
-        const size_t q = backward ? 1 : 0;
-        const std::vector<double>&qs = shapeOf(q), &ks = shapeOf(q + 1);
-        if (qs.size() != 4 || ks.size() != 4) return std::nullopt;
-        const double bh = qs[0] * qs[1], l = qs[2], d = qs[3], s = ks[2];
-        if (!(bh > 0 && l > 0 && s > 0 && d > 0)) return std::nullopt;
-        OperatorWork w;
-        w.flops = (backward ? 10 : 4) * bh * l * s * d;
-        w.bytes = es * bh * d * (backward ? 4 * l + 4 * s : 2 * l + 2 * s);
-        return w;
-    }
-    if (plain || biased || op == "aten::linear") return std::nullopt;
-    // Any other operator is taken as bandwidth-bound: it reads its tensor inputs and writes an
-    // output as large as the largest (a fill writes, a copy reads one and writes the other).
-    OperatorWork w;
-    double largest = 0;
-    for (size_t i = 0; i < in.size(); ++i) {
-        if (in[i].empty()) continue;  // scalars and absent arguments
-        const double bytes = product(in[i]) * (i < sizes.size() && sizes[i] > 0 ? sizes[i] : es);
-        w.bytes += bytes;
-        largest = std::max(largest, bytes);
-    }
-    const bool writesOnly = op == "aten::fill_" || op == "aten::zero_" || op == "aten::zeros" ||
-                            op == "aten::empty" || op == "aten::ones";
-    if (writesOnly)
-        w.bytes = largest;
-    else if (op != "aten::copy_")  // a copy's output is its destination, already counted
-        w.bytes += largest;
-    if (!(w.bytes > 0)) return std::nullopt;
-    return w;
+    const std::optional<OperatorShapes> shapes = parseOperatorShapes(inputDims, inputTypes);
+    if (!shapes) return std::nullopt;
+    return operatorWork(op, *shapes);
 }
 
 const char* moveBasisName(MoveBasis b) {
@@ -224,6 +145,13 @@ TraceWork analyseTraceWork(const KinetoTrace& trace) {
     return w;
 }
 
+TraceWork analyseTraceWork(const KinetoTrace& trace, const TraceChange& change) {
+    TraceWork w = analyseTraceWork(trace);
+    auto changed = std::make_shared<TraceChangeWork>(analyseTraceChange(trace, change));
+    if (changed->changesWork()) w.change = std::move(changed);
+    return w;
+}
+
 TraceKernelMover::TraceKernelMover(const KinetoTrace& trace, const GpuSpec& origin, const GpuSpec& target,
                                    Fp32Math math, std::shared_ptr<const TraceWork> work, const StreamModel& model,
                                    const KernelScalingTable& table)
@@ -256,13 +184,14 @@ TraceKernelMover::TraceKernelMover(const KinetoTrace& trace, const GpuSpec& orig
     floorX_ = clockY > 0 && clockX > 0 ? floorY_ * clockY / clockX : floorY_;
     for (KernelClass c : {KernelClass::Gemm, KernelClass::Conv, KernelClass::Attention, KernelClass::Normalization,
                           KernelClass::Reduction, KernelClass::Elementwise})
-        classParams_[size_t(c)] = &table.forClass(c == KernelClass::Gemm        ? "linear"
-                                                  : c == KernelClass::Conv      ? "conv"
-                                                  : c == KernelClass::Attention ? "bmm"
-                                                  : c == KernelClass::Normalization ? "ln"
-                                                  : c == KernelClass::Reduction     ? "softmax"
-                                                                                    : "add")
-                                          .params;
+        classParams_[size_t(c)] = &table
+                                       .forClass(c == KernelClass::Gemm            ? "linear"
+                                                 : c == KernelClass::Conv          ? "conv"
+                                                 : c == KernelClass::Attention     ? "bmm"
+                                                 : c == KernelClass::Normalization ? "ln"
+                                                 : c == KernelClass::Reduction     ? "softmax"
+                                                                                   : "add")
+                                       .params;
 }
 
 double TraceKernelMover::ringBytesPerUs(const Side& s, int gpus) const {
@@ -276,6 +205,7 @@ double TraceKernelMover::ringBytesPerUs(const Side& s, int gpus) const {
 }
 
 double TraceKernelMover::computeRate(const Side& s, ComputePrecision p, bool conv) const {
+    p = availableOn(*s.gpu, p);
     double rate = 0;
     if (p == ComputePrecision::Fp32)
         rate = &s == &y_ ? sustainedFp32Y_ : sustainedFp32X_;
@@ -292,7 +222,8 @@ ComputePrecision TraceKernelMover::targetMathFor(ComputePrecision origin, Kernel
             case Fp32Math::AsRecorded:
                 // A GPU without TF32 cannot show whether the job allows it; for convolutions
                 // PyTorch does by default (cudnn.allow_tf32), for matrix multiplies it does not.
-                if (origin == ComputePrecision::Fp32 && kind == KernelClass::Conv && !has(*y_.gpu, ComputePrecision::Tf32))
+                if (origin == ComputePrecision::Fp32 && kind == KernelClass::Conv &&
+                    !has(*y_.gpu, ComputePrecision::Tf32))
                     p = ComputePrecision::Tf32;
                 break;
             case Fp32Math::PyTorchDefault:
@@ -306,12 +237,7 @@ ComputePrecision TraceKernelMover::targetMathFor(ComputePrecision origin, Kernel
                 break;
         }
     }
-    // What the target lacks, the library falls back from: FP8 to BF16, BF16 to FP16 (and to FP32
-    // on GPUs without 16-bit tensor cores), TF32 to FP32.
-    if (p == ComputePrecision::Fp8 && !has(x, p)) p = ComputePrecision::Bf16;
-    if (p == ComputePrecision::Bf16 && !has(x, p)) p = ComputePrecision::Fp16;
-    if (p == ComputePrecision::Fp16 && !has(x, p)) p = ComputePrecision::Fp32;
-    if (p == ComputePrecision::Tf32 && !has(x, p)) p = ComputePrecision::Fp32;
+    p = availableOn(x, p);
     if (p != origin && origin != ComputePrecision::Fp32 && origin != ComputePrecision::Tf32 && !notedUnsupported_) {
         notedUnsupported_ = true;
         notes_.push_back(std::string(x.name) + " lacks the " + precisionName(origin) +
@@ -337,9 +263,39 @@ double TraceKernelMover::blocksPerWave(const Side& s, const TraceKernel& k, bool
 }
 
 KernelMove TraceKernelMover::move(const TraceKernel& k, std::optional<ComputePrecision> targetMath) const {
+    if (k.device != trace_.gpuDevice || trace_.rocm) {
+        KernelMove m;
+        m.durationUs = k.durationUs;
+        return m;
+    }
+    const TraceChangeWork* change = work_->change.get();
+    const OperatorChange* op =
+        change && k.op >= 0 && size_t(k.op) < change->operators.size() ? &change->operators[size_t(k.op)] : nullptr;
+    if (op && op->removed && k.kind != KernelClass::Communication) {
+        KernelMove m;
+        m.removed = m.changed = true;
+        m.basis = MoveBasis::Shapes;
+        return m;
+    }
+    KernelMove m = moveWork(k, op, targetMath);
+    // Autocast's casts (or the grad scaler's unscale) run just before it on its stream: each a
+    // bandwidth-bound kernel with the floor of the trace's kernels.
+    if (change && !change->addedBefore.empty() && &k >= trace_.kernels.data() &&
+        &k < trace_.kernels.data() + trace_.kernels.size()) {
+        auto it = change->addedBefore.find(size_t(&k - trace_.kernels.data()));
+        if (it != change->addedBefore.end()) {
+            m.addedUs = it->second.kernels * floorX_ + it->second.bytes / x_.memBytesPerUs;
+            m.durationUs += m.addedUs;
+        }
+    }
+    return m;
+}
+
+KernelMove TraceKernelMover::moveWork(const TraceKernel& k, const OperatorChange* op,
+                                      std::optional<ComputePrecision> targetMath) const {
+    const TraceChangeWork* change = work_->change.get();
     KernelMove m;
     m.durationUs = k.durationUs;
-    if (k.device != trace_.gpuDevice || trace_.rocm) return m;
     const std::string& name = trace_.str(k.name);
 
     if (k.kind == KernelClass::Communication) {
@@ -347,19 +303,28 @@ KernelMove TraceKernelMover::move(const TraceKernel& k, std::optional<ComputePre
         // that stayed below 80% of its GPU's ring (another node's network, small messages, PCIe
         // contention) keeps that rate within the target's ring; one that filled it moves with the
         // ring. Without a message, the ring ratio.
-        const TraceCollective* c =
-            k.collective >= 0 && size_t(k.collective) < trace_.collectives.size() ? &trace_.collectives[size_t(k.collective)]
-                                                                                  : nullptr;
+        const TraceCollective* c = k.collective >= 0 && size_t(k.collective) < trace_.collectives.size()
+                                       ? &trace_.collectives[size_t(k.collective)]
+                                       : nullptr;
         const int group = c && c->groupSize >= 2 ? std::min(c->groupSize, 1 << 16) : 8;
         const double ringY = ringBytesPerUs(y_, group), ringX = ringBytesPerUs(x_, group);
         const double busBytes = c ? collectiveBusBytes(*c, group) : 0;
+        // At another batch, all-to-all and send/receive (activations: model-parallel embeddings,
+        // pipeline stages) move more bytes; all-reduces (gradients) and the rest the same.
+        const std::string lowered = lower(name + " " + (c ? c->name : std::string()));
+        const bool activations = lowered.find("alltoall") != std::string::npos ||
+                                 lowered.find("all_to_all") != std::string::npos ||
+                                 lowered.find("sendrecv") != std::string::npos;
+        const double scale = change && activations ? change->batchRatio : 1;
+        m.changed = scale != 1;
+        m.durationUs = k.durationUs * scale;
         if (ringY > 0 && ringX > 0) {
             m.basis = MoveBasis::Link;
             const double rateY = busBytes > 0 && k.durationUs > 0 ? busBytes / k.durationUs : 0;
             if (rateY > 0 && rateY < 0.8 * ringY)
-                m.durationUs = busBytes / std::min(rateY, ringX);
+                m.durationUs = busBytes * scale / std::min(rateY, ringX);
             else
-                m.durationUs = k.durationUs * ringY / ringX;
+                m.durationUs = k.durationUs * scale * ringY / ringX;
         }
         if (!notedLink_) {
             notedLink_ = true;
@@ -370,21 +335,28 @@ KernelMove TraceKernelMover::move(const TraceKernel& k, std::optional<ComputePre
         }
         return m;
     }
-    if (k.kind == KernelClass::Memcpy && (name.find("HtoD") != std::string::npos ||
-                                          name.find("DtoH") != std::string::npos)) {
+    if (k.kind == KernelClass::Memcpy &&
+        (name.find("HtoD") != std::string::npos || name.find("DtoH") != std::string::npos)) {
         // A copy runs at the slower of the host's rate and the PCIe link's. The origin's achieved
         // rate is the host's where it stayed below 80% of its link (the same kind of host is
         // assumed on the target); a copy that filled its link moves with the link.
+        // At another batch or precision it copies its operator's new bytes at the same rate.
         const double linkY = y_.hostLinkGBs * 1e3, linkX = x_.hostLinkGBs * 1e3;  // bytes per us
+        const double bytesRatio = op ? op->bytesRatio : 1;
+        m.changed = bytesRatio != 1;
         if (linkY > 0 && linkX > 0 && k.bytes > 0 && k.durationUs > 0) {
             const double rateY = k.bytes / k.durationUs;
-            m.durationUs = rateY >= 0.8 * linkY ? k.durationUs * linkY / linkX : k.bytes / std::min(rateY, linkX);
+            m.durationUs =
+                (rateY >= 0.8 * linkY ? k.durationUs * linkY / linkX : k.bytes / std::min(rateY, linkX)) * bytesRatio;
             m.basis = MoveBasis::Link;
+        } else {
+            m.durationUs *= bytesRatio;
         }
         if (!notedHost_) {
             notedHost_ = true;
-            notes_.push_back("copies between host and GPU keep the rate the host reached in the trace, within the "
-                             "target's PCIe link");
+            notes_.push_back(
+                "copies between host and GPU keep the rate the host reached in the trace, within the "
+                "target's PCIe link");
         }
         return m;
     }
@@ -395,6 +367,11 @@ KernelMove TraceKernelMover::move(const TraceKernel& k, std::optional<ComputePre
     const double variable = k.durationUs - floorY;
 
     const int64_t blocks = int64_t(std::max(0, k.grid[0])) * std::max(0, k.grid[1]) * std::max(0, k.grid[2]);
+    // At another batch the grid follows the operator's output; a weight-gradient kernel's the weight.
+    const bool weightGradient = name.find("wgrad") != std::string::npos;
+    const double gridRatio = op && !weightGradient ? op->gridRatio : 1;
+    const double gridX = std::clamp(double(blocks) * gridRatio, 1.0, 0x1p52);  // finite, in int64_t's range
+    const int64_t blocksX = blocks > 0 ? int64_t(std::llround(gridX)) : 0;
     bool fitsY = false, fitsX = false;
     const double waveY = blocks > 0 ? blocksPerWave(y_, k, fitsY) : 0;
     const double waveX = blocks > 0 ? blocksPerWave(x_, k, fitsX) : 0;
@@ -407,58 +384,69 @@ KernelMove TraceKernelMover::move(const TraceKernel& k, std::optional<ComputePre
 
     // Model time per unit of work on one side: whole waves of the grid for compute, the SMs the
     // grid can fill for memory.
-    auto padding = [&](double wave) {
+    auto padding = [&](double wave, int64_t grid) {
         if (!launch) return 1.0;
-        return std::ceil(double(blocks) / wave) * wave / double(blocks);
+        return std::ceil(double(grid) / wave) * wave / double(grid);
     };
-    auto memoryFill = [&](const Side& s) { return blocks > 0 ? std::min(1.0, double(blocks) / s.sms) : 1.0; };
+    auto memoryFill = [&](const Side& s, int64_t grid) { return grid > 0 ? std::min(1.0, double(grid) / s.sms) : 1.0; };
 
     // On its own GPU in its own arithmetic a kernel takes what it took.
     if (computeClass(k.kind)) {
         m.originMath = kernelMathPrecision(name, k.kind).value_or(ComputePrecision::Fp32);
-        m.targetMath = targetMath ? *targetMath : targetMathFor(*m.originMath, k.kind);
+        m.targetMath = targetMath       ? *targetMath
+                       : op && op->math ? targetMathFor(*op->math, k.kind)
+                                        : targetMathFor(*m.originMath, k.kind);
     }
-    if (y_.gpu->id == x_.gpu->id && m.originMath == m.targetMath) return m;
+    m.changed = op && (op->computeRatio != 1 || op->bytesRatio != 1 || blocksX != blocks || op->math);
+    const bool sameGpu = y_.gpu->id == x_.gpu->id;
+    if (sameGpu && m.originMath == m.targetMath && !m.changed) return m;
 
     // This kernel's share of its operator's work (an operator may launch several kernels).
-    std::optional<OperatorWork> work;
+    // At another batch or precision, the same share of its new work (workX).
+    std::optional<OperatorWork> work, workX;
     if (k.op >= 0 && size_t(k.op) < work_->operators.size() && work_->operators[size_t(k.op)] &&
         work_->operatorKernelUs[size_t(k.op)] > 0) {
         const OperatorWork& w = *work_->operators[size_t(k.op)];
         const double share = k.durationUs / work_->operatorKernelUs[size_t(k.op)];
         work = OperatorWork{w.flops * share, w.bytes * share};
+        workX = work;
+        if (op && op->work) workX = OperatorWork{op->work->flops * share, op->work->bytes * share};
     }
-    const ScalingParams* params = classParams_[size_t(k.kind)] ? classParams_[size_t(k.kind)]
-                                                               : classParams_[size_t(KernelClass::Elementwise)];
+    const double computeRatio = op ? op->computeRatio : 1, bytesRatio = op ? op->bytesRatio : 1;
+    const ScalingParams* params =
+        classParams_[size_t(k.kind)] ? classParams_[size_t(k.kind)] : classParams_[size_t(KernelClass::Elementwise)];
 
     double modelY = 0, modelX = 0;  // us of work; relative when the work is unknown
     bool absolute = false;
     if (computeClass(k.kind)) {
         const ComputePrecision py = *m.originMath, px = *m.targetMath;
         const bool conv = k.kind == KernelClass::Conv;
-        const bool flops = work && work->flops > 0;
-        // Compute in whole waves (per FLOP, or per unit of work); memory from the operator's bytes.
-        auto model = [&](const Side& s, double wave, double rate) {
-            const double compute = padding(launch ? wave : 0) / rate;
-            if (!flops) return compute;
-            return std::max(compute * work->flops, work->bytes / (s.memBytesPerUs * memoryFill(s)));
+        const bool flops = work && work->flops > 0 && workX && workX->flops > 0;
+        // Compute in whole waves (per FLOP, or per unit of work: then the new work's ratio); memory
+        // from the operator's bytes.
+        auto model = [&](const Side& s, double wave, double rate, int64_t grid, const std::optional<OperatorWork>& w,
+                         double ratio) {
+            const double compute = padding(launch ? wave : 0, grid) / rate;
+            if (!flops) return compute * ratio;
+            return std::max(compute * w->flops, w->bytes / (s.memBytesPerUs * memoryFill(s, grid)));
         };
-        modelY = model(y_, waveY, computeRate(y_, py, conv));
-        modelX = model(x_, waveX, computeRate(x_, px, conv));
+        modelY = model(y_, waveY, computeRate(y_, py, conv), blocks, work, 1);
+        modelX = model(x_, waveX, computeRate(x_, px, conv), blocksX, workX, computeRatio);
         absolute = flops;
         m.basis = flops ? MoveBasis::Shapes : launch ? MoveBasis::Launch : MoveBasis::ClassOnly;
     } else {
         // Bandwidth-bound work (elementwise, reductions, normalisation, embeddings, optimizer
         // steps, device copies and sets): bytes over the bandwidth of the SMs its grid fills.
-        const double bytes = work && work->bytes > 0 ? work->bytes : 1.0;
-        modelY = bytes / (y_.memBytesPerUs * memoryFill(y_));
-        modelX = bytes / (x_.memBytesPerUs * memoryFill(x_));
-        absolute = work && work->bytes > 0;
+        absolute = work && work->bytes > 0 && workX && workX->bytes > 0;
+        const double bytes = absolute ? work->bytes : 1.0, bytesX = absolute ? workX->bytes : bytesRatio;
+        modelY = bytes / (y_.memBytesPerUs * memoryFill(y_, blocks));
+        modelX = bytesX / (x_.memBytesPerUs * memoryFill(x_, blocksX));
         m.basis = absolute ? MoveBasis::Shapes : blocks > 0 ? MoveBasis::Launch : MoveBasis::ClassOnly;
     }
-    if (!absolute || !computeClass(k.kind)) {
+    if (!absolute || !computeClass(k.kind) || sameGpu) {
         // Only the ratio is known, or the kernel is ATen's or a library's own bandwidth-bound code,
-        // compiled for both GPUs: it keeps all of its own efficiency.
+        // compiled for both GPUs, or it stays on its GPU at another batch or precision (the same
+        // library): it keeps all of its own efficiency.
         m.durationUs = floorX + variable * modelX / modelY;
         return m;
     }

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "trainscope/core/errors.h"
+#include "trainscope/predictors/iteration/operation_times.h"
 
 namespace ts::predictors {
 namespace {
@@ -49,15 +50,27 @@ const char* fp32MathName(Fp32Math m) {
     return "as-recorded";
 }
 
-TracePrediction predictTrace(const KinetoTrace& t, const GpuSpec& origin, const GpuSpec& target, Fp32Math math,
-                             std::shared_ptr<const TraceWork> work) {
+TracePrediction predictTrace(const KinetoTrace& t, const GpuSpec& origin, const GpuSpec& target,
+                             const TraceChange& change, std::shared_ptr<const TraceWork> work) {
     if (std::string why = tracePredictionProblem(t, &origin); !why.empty()) throw ModelError(t.source, why);
+    if (!work) work = std::make_shared<const TraceWork>(analyseTraceWork(t, change));
+    const TraceChangeWork* changed = work->change.get();
     TracePrediction p;
     p.source = t.source;
     p.originGpu = origin.id;
     p.targetGpu = target.id;
-    p.math = math;
-    const TraceKernelMover mover(t, origin, target, math, std::move(work));
+    p.math = change.math;
+    p.change = change;
+    p.recordedPrecision = changed ? changed->recorded.precision : recordedTracePrecision(t).precision;
+    p.precision = changed ? changed->precision : changedPrecision(change, p.recordedPrecision);
+    p.recordedBatch = changed ? changed->batch.batch : 0;
+    if (changed) p.batchHow = changed->batch.how, p.precisionHow = changed->recorded.how;
+    // Autocast in a type the target lacks is refused (bf16 before Ampere); FP32 work falls back
+    // from TF32 to FP32 as it does without a change.
+    const bool amp = p.precision == TrainingPrecision::AmpFp16 || p.precision == TrainingPrecision::AmpBf16;
+    if (changed && changed->autocastChanged && amp)
+        if (auto why = unsupportedReason(target, p.precision)) throw ModelError(target.id, *why);
+    const TraceKernelMover mover(t, origin, target, change.math, work);
     p.floorOriginUs = mover.originFloorUs();
     p.floorTargetUs = mover.targetFloorUs();
 
@@ -65,6 +78,7 @@ TracePrediction predictTrace(const KinetoTrace& t, const GpuSpec& origin, const 
     std::array<TraceClassTime, kKernelClassCount> classes{};
     for (size_t c = 0; c < kKernelClassCount; ++c) classes[c].kind = KernelClass(c);
     const double steps = std::max<double>(1, double(t.steps.size()));
+    TraceChangeShares shares;
     for (size_t i = 0; i < t.kernels.size(); ++i) {
         const TraceKernel& k = t.kernels[i];
         measured[i] = k.durationUs;
@@ -74,8 +88,20 @@ TracePrediction predictTrace(const KinetoTrace& t, const GpuSpec& origin, const 
         TraceClassTime& c = classes[size_t(k.kind)];
         ++c.activities;
         c.measuredMs += k.durationUs / 1000 / steps;
-        c.predictedMs += m.durationUs / 1000 / steps;
+        c.predictedMs += (m.durationUs - m.addedUs) / 1000 / steps;
+        classes[size_t(KernelClass::Elementwise)].predictedMs += m.addedUs / 1000 / steps;  // casts are elementwise
         p.measuredMsByBasis[size_t(m.basis)] += k.durationUs / 1000 / steps;
+        if (!changed) continue;
+        const double ms = k.durationUs / 1000 / steps;
+        const bool shaped =
+            k.op >= 0 && size_t(k.op) < t.operators.size() && t.operators[size_t(k.op)].inputShapes >= 0;
+        const bool kept = shaped || k.kind == KernelClass::Communication;  // collectives: by their kind
+        (m.removed ? shares.removedMs : m.changed ? shares.changedMs : kept ? shares.keptMs : shares.unknownMs) += ms;
+        shares.addedMs += m.addedUs / 1000 / steps;
+        if (changed->autocastChanged && m.originMath)
+            (k.op >= 0 && size_t(k.op) < changed->operators.size() && changed->operators[size_t(k.op)].math
+                 ? shares.mathMovedMs
+                 : shares.mathKeptMs) += ms;
     }
     for (const TraceClassTime& c : classes)
         if (c.activities > 0) p.classes.push_back(c);
@@ -83,15 +109,19 @@ TracePrediction predictTrace(const KinetoTrace& t, const GpuSpec& origin, const 
               [](const TraceClassTime& a, const TraceClassTime& b) { return a.measuredMs > b.measuredMs; });
 
     p.originReplayMedianMs = replayTrace(t, measured).predictedMedianMs;
-    p.replay = replayTrace(t, moved);
-    p.notes = mover.notes();
+    p.replay = replayTrace(t, moved, changed ? changed->hostExtraUs : std::vector<std::pair<double, double>>{});
+    if (changed) {
+        p.shares = shares;
+        p.notes = changed->notes;
+    }
+    for (const std::string& n : mover.notes()) p.notes.push_back(n);
     if (!t.recordShapes)
         p.notes.push_back(
             "recorded without record_shapes: GEMM kernels are moved as compute-bound, from their launch alone");
-    p.notes.push_back(
-        "the batch size and the training precision stay as recorded: a trace holds no model graph, so "
-        "TrainScope cannot tell which dimension of a shape is the batch or which tensors autocast would cast "
-        "(predict the model itself, or its profile, for those)");
+    if (!changed)
+        p.notes.push_back(
+            "the batch size and precision stay as recorded (another batch size, or autocast turned on or off, "
+            "can be predicted where the trace recorded its shapes)");
     return p;
 }
 
@@ -100,8 +130,7 @@ TraceComparison compareTraces(const KinetoTrace& a, const GpuSpec& gpuA, const K
         const GpuSpec* g = t == &a ? &gpuA : &gpuB;
         if (std::string why = tracePredictionProblem(*t, g); !why.empty()) throw ModelError(t->source, why);
         if (!t->recordShapes)
-            throw ModelError(t->source,
-                             "was recorded without record_shapes: operators cannot be paired across traces");
+            throw ModelError(t->source, "was recorded without record_shapes: operators cannot be paired across traces");
     }
     // Per trace and operator (name and input shapes): the calls, and per kernel class the kernels'
     // measured time and their dominant arithmetic.
@@ -161,11 +190,10 @@ TraceComparison compareTraces(const KinetoTrace& a, const GpuSpec& gpuA, const K
                 if (tc == te->second.classes.end()) continue;
                 std::optional<ComputePrecision> math;
                 if (!tc->second.mathUs.empty())
-                    math = ComputePrecision(std::max_element(tc->second.mathUs.begin(), tc->second.mathUs.end(),
-                                                             [](const auto& x, const auto& y) {
-                                                                 return x.second < y.second;
-                                                             })
-                                                ->first);
+                    math = ComputePrecision(
+                        std::max_element(tc->second.mathUs.begin(), tc->second.mathUs.end(),
+                                         [](const auto& x, const auto& y) { return x.second < y.second; })
+                            ->first);
                 double predictedUs = 0;
                 for (size_t i : oc.kernels) predictedUs += mover.move(ot.kernels[i], math).durationUs;
                 const double predicted = predictedUs / double(oe.calls) / 1000;

@@ -8,19 +8,34 @@
 namespace ts::predictors {
 namespace {
 
-// The host's delay against its measured timeline: piecewise constant, changing where a wait for
-// the GPU returned (measured time, new delay), in measured order.
+// The host's delay against its measured timeline: set where a wait for the GPU returned (measured
+// time, new delay; in measured order), plus the host time added since then (extras: measured time,
+// us; the running sum kept).
 class HostShift {
 public:
-    double at(double us) const {
-        auto it = std::upper_bound(changes_.begin(), changes_.end(), us,
-                                   [](double t, const std::pair<double, double>& c) { return t < c.first; });
-        return it == changes_.begin() ? 0 : std::prev(it)->second;
+    explicit HostShift(std::vector<std::pair<double, double>> extras) : extras_(std::move(extras)) {
+        std::sort(extras_.begin(), extras_.end());
+        for (size_t i = 1; i < extras_.size(); ++i) extras_[i].second += extras_[i - 1].second;
     }
-    void set(double us, double shift) { changes_.emplace_back(us, shift); }
+    double at(double us) const {
+        auto it =
+            std::upper_bound(changes_.begin(), changes_.end(), us, [](double t, const Change& c) { return t < c.us; });
+        if (it == changes_.begin()) return added(us);
+        return std::prev(it)->shift + added(us) - std::prev(it)->addedThen;
+    }
+    void set(double us, double shift) { changes_.push_back({us, shift, added(us)}); }
 
 private:
-    std::vector<std::pair<double, double>> changes_;
+    struct Change {
+        double us, shift, addedThen;
+    };
+    double added(double us) const {  // extras at or before `us`
+        auto it = std::upper_bound(extras_.begin(), extras_.end(), us,
+                                   [](double t, const std::pair<double, double>& e) { return t < e.first; });
+        return it == extras_.begin() ? 0 : std::prev(it)->second;
+    }
+    std::vector<Change> changes_;
+    std::vector<std::pair<double, double>> extras_;  // cumulative
 };
 
 }  // namespace
@@ -32,7 +47,8 @@ double medianOf(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-TraceReplay replayTrace(const KinetoTrace& t, const std::vector<double>& durationsUs) {
+TraceReplay replayTrace(const KinetoTrace& t, const std::vector<double>& durationsUs,
+                        std::vector<std::pair<double, double>> hostExtraUs) {
     if (durationsUs.size() != t.kernels.size())
         throw std::invalid_argument("replayTrace: one duration per GPU activity is needed");
     const size_t n = t.kernels.size();
@@ -82,8 +98,8 @@ TraceReplay replayTrace(const KinetoTrace& t, const std::vector<double>& duratio
         } else {
             lastOnStream.emplace_back(k.stream, long(i));
         }
-        double base = std::max(k.launchUs >= 0 ? k.launchUs : kNone,
-                               ci.previous >= 0 ? measuredEnd(size_t(ci.previous)) : kNone);
+        double base =
+            std::max(k.launchUs >= 0 ? k.launchUs : kNone, ci.previous >= 0 ? measuredEnd(size_t(ci.previous)) : kNone);
         if (base == kNone || k.startUs - base > kDependencySlackUs) {
             ci.dependency = latestEnding(k.startUs - kDependencyWindowUs, k.startUs + 1, k.stream, k.startUs);
             if (ci.dependency >= 0) {
@@ -113,7 +129,7 @@ TraceReplay replayTrace(const KinetoTrace& t, const std::vector<double>& duratio
 
     // Activities in start order and waits in return order, merged: everything an event depends on
     // happened earlier in measured time.
-    HostShift shift;
+    HostShift shift(std::move(hostExtraUs));
     size_t w = 0;
     auto applyWait = [&](const Wait& x) {
         const double returned = std::max(x.startUs + shift.at(x.startUs), end[x.activity]) + x.afterUs;
@@ -165,9 +181,9 @@ TraceReplay replayTrace(const KinetoTrace& t, const std::vector<double>& duratio
             const TraceKernel& k = t.kernels[i];
             const double from = k.launchUs >= 0 ? std::min(k.launchUs, k.startUs) : k.startUs;
             first = std::min(first, from);
-            firstPredicted = std::min(firstPredicted, k.launchUs >= 0 ? std::min(k.launchUs + shift.at(k.launchUs),
-                                                                                 r.predictedStartUs[i])
-                                                                      : r.predictedStartUs[i]);
+            firstPredicted = std::min(
+                firstPredicted, k.launchUs >= 0 ? std::min(k.launchUs + shift.at(k.launchUs), r.predictedStartUs[i])
+                                                : r.predictedStartUs[i]);
             last = std::max(last, measuredEnd(i));
             lastPredicted = std::max(lastPredicted, end[i]);
         }

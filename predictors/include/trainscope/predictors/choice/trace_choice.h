@@ -5,9 +5,10 @@
 // timeline); the cost is that time at the GPU's price per GPU-hour (gpuHourPrice, the price the
 // model report uses). GPUs are ranked as the model report ranks them: priced ones by the cost of
 // 1,000 steps, then unpriced ones by step time, then those that cannot be predicted, with the
-// reason. The batch size, precision, optimizer and data parallelism stay as recorded (a trace holds
-// no model graph). `trainscope-cli report TRACE` and `predict TRACE` share this; app/report renders
-// it as HTML and PDF, and traceChoiceCsv / traceChoiceJson write it as tables (docs/report.md).
+// reason. The batch size and precision stay as recorded unless `options.change` changes them
+// (trace_change.h: from the recorded shapes); the optimizer and data parallelism always do. `trainscope-cli report
+// TRACE` and `predict TRACE` share this; app/report renders it as HTML and PDF, and traceChoiceCsv / traceChoiceJson
+// write it as tables (docs/report.md).
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,11 +30,13 @@ struct TraceGpuPrediction {
 
 // predictTrace on each of `gpus`, in their order; a GPU that cannot be predicted keeps its reason.
 // Throws ModelError(trace.source, ...) where tracePredictionProblem(trace, &origin) names a problem.
+// Throws ModelError(trace.source, ...) where the change cannot be made (analyseTraceChange) too.
 std::vector<TraceGpuPrediction> predictTraceOnGpus(const KinetoTrace& trace, const GpuSpec& origin,
-                                                   const std::vector<const GpuSpec*>& gpus, Fp32Math math);
+                                                   const std::vector<const GpuSpec*>& gpus,
+                                                   const TraceChange& change = {});
 
 struct TraceChoiceOptions {
-    Fp32Math math = Fp32Math::AsRecorded;
+    TraceChange change;           // FP32 arithmetic, batch size, autocast
     PriceSnapshot priceSnapshot;  // GpuDatabase::priceSnapshot(), stated with the prices
     Amortisation amortisation;    // GpuDatabase::amortisation(), stated where a price is amortised
 };
@@ -45,7 +48,8 @@ struct TraceChoiceRow {
     bool predicted = false;  // false: `reason` says why
     std::string reason;
     double stepMs = 0;           // predicted median step
-    double speedup = 0;          // measured median step / stepMs (> 1: faster than the recorded GPU)
+    double speedup = 0;          // samples per second over the measured job's (> 1: faster than the recorded GPU);
+                                 // at the recorded batch, measured median step / stepMs
     double stepsPerHour = 0;     // 3.6e6 / stepMs
     TrainingCost price;          // gpuHourPrice: its intervals are unused
     std::string priceNote;       // without a price: why (GpuSpec::pricesNote)
@@ -70,6 +74,10 @@ struct TraceChoice {
     int predicted = 0;  // rows predicted
     double measuredStepMs = 0;
     double replayedStepMs = 0;  // the replay with the measured times (equals the measured step)
+    int64_t recordedBatch = 0;  // found in the shapes where the batch was changed (0: not)
+    int64_t batch = 0;          // the predicted job's batch (0: as recorded)
+    TrainingPrecision recordedPrecision = TrainingPrecision::Fp32;  // recordedTracePrecision
+    TrainingPrecision precision = TrainingPrecision::Fp32;          // the predicted job's
     bool recordShapes = false;
     bool withStack = false;
     int collectiveGroupSize = 0;          // the largest NCCL group recorded, 0 without collectives

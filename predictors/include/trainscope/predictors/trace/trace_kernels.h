@@ -36,8 +36,9 @@ std::optional<ComputePrecision> kernelMathPrecision(const std::string& kernelNam
 
 // What the moved job does with FP32 data: as recorded (each kernel keeps its arithmetic where the
 // target has it; FP32 convolutions recorded on a GPU without TF32, which cannot show the job's
-// choice, take PyTorch's default, TF32, where the target has it), or one of the training precisions' FP32 modes: fp32 (PyTorch's default: TF32
-// convolutions on GPUs with TF32, FP32 matrix multiplies), tf32 (both TF32), fp32-strict (neither).
+// choice, take PyTorch's default, TF32, where the target has it), or one of the training precisions' FP32 modes: fp32
+// (PyTorch's default: TF32 convolutions on GPUs with TF32, FP32 matrix multiplies), tf32 (both TF32), fp32-strict
+// (neither).
 enum class Fp32Math { AsRecorded, PyTorchDefault, Tf32, Strict };
 
 // FLOPs and DRAM bytes of one call of an operator from its recorded "Input Dims" and "Input type"
@@ -50,15 +51,25 @@ struct OperatorWork {
 std::optional<OperatorWork> operatorWork(const std::string& op, const std::string& inputDims,
                                          const std::string& inputTypes);
 
+struct TraceChange;
+struct TraceChangeWork;
+struct OperatorChange;
+
 // What the moves need from the trace alone, whatever the target: each operator's work from its
-// shapes, its kernels' measured time, and the kernel floor. Built once per trace and shared by the
-// movers of every target GPU (parsing the shapes is most of a mover's construction).
+// shapes, its kernels' measured time, and the kernel floor; and, where the job changes its batch
+// size or precision, each operator's work at the new ones (trace_change.h). Built once per trace
+// and change and shared by the movers of every target GPU (parsing the shapes is most of a
+// mover's construction).
 struct TraceWork {
     std::vector<std::optional<OperatorWork>> operators;  // per trace.operators index
     std::vector<double> operatorKernelUs;                // per operator: its kernels' measured time
-    double floorUs = 0;  // the shortest kernels' duration: launch and ramp, not work
+    double floorUs = 0;                                  // the shortest kernels' duration: launch and ramp, not work
+    std::shared_ptr<const TraceChangeWork> change;       // null: the job runs as recorded
 };
 TraceWork analyseTraceWork(const KinetoTrace& trace);
+// The same with the job changed; throws ModelError(trace.source, ...) where it cannot be
+// (analyseTraceChange). A change of the FP32 arithmetic alone leaves `change` null.
+TraceWork analyseTraceWork(const KinetoTrace& trace, const TraceChange& change);
 
 // Bytes a collective moves over each GPU's link (NCCL's bus bandwidth convention): all-reduce
 // 2 (n-1)/n of its message, all-gather and reduce-scatter (n-1)/n, others the message; 0 when the
@@ -70,9 +81,12 @@ enum class MoveBasis { Shapes, Launch, ClassOnly, Link, Kept };
 const char* moveBasisName(MoveBasis b);  // "shapes", "launch", "class", "link", "kept"
 
 struct KernelMove {
-    double durationUs = 0;
+    double durationUs = 0;  // including addedUs
     MoveBasis basis = MoveBasis::Kept;
     std::optional<ComputePrecision> originMath, targetMath;  // GEMM-class kernels
+    double addedUs = 0;    // autocast casts or the grad scaler's unscale run before it (a changed precision)
+    bool removed = false;  // a cast or grad-scaler kernel the changed precision does not run
+    bool changed = false;  // its work changed with the batch size or precision
 };
 
 class TraceKernelMover {
@@ -101,9 +115,11 @@ private:
         double sms = 1;
     };
     double computeRate(const Side& s, ComputePrecision p, bool conv) const;  // FLOP per us
-    double ringBytesPerUs(const Side& s, int gpus) const;                      // NCCL ring bus, 0 unknown
+    double ringBytesPerUs(const Side& s, int gpus) const;                    // NCCL ring bus, 0 unknown
     ComputePrecision targetMathFor(ComputePrecision origin, KernelClass kind) const;
     double blocksPerWave(const Side& s, const TraceKernel& k, bool& fits) const;
+    KernelMove moveWork(const TraceKernel& k, const OperatorChange* op,
+                        std::optional<ComputePrecision> targetMath) const;
 
     const KinetoTrace& trace_;
     Side y_, x_;

@@ -10,6 +10,7 @@
 
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/kineto_trace.h"
+#include "trainscope/predictors/trace/trace_change.h"
 #include "trainscope/predictors/trace/trace_kernels.h"
 #include "trainscope/predictors/trace/trace_replay.h"
 
@@ -25,13 +26,31 @@ struct TraceClassTime {
     double predictedMs = 0;  // per step, on the target
 };
 
+// Where a changed batch size or precision applied, as measured GPU time per step on the traced GPU.
+struct TraceChangeShares {
+    double changedMs = 0;    // kernels whose work changed (new shapes, types or arithmetic)
+    double keptMs = 0;       // kernels of operators with shapes whose work did not change (no batch dimension)
+    double unknownMs = 0;    // kernels without an operator or without recorded shapes: kept
+    double removedMs = 0;    // casts and grad-scaler kernels the new precision does not run
+    double mathMovedMs = 0;  // GEMM, convolution and attention kernels moved to autocast's arithmetic
+    double mathKeptMs = 0;   // such kernels whose operator autocast does not list (or lacks shapes): kept
+    double addedMs = 0;      // predicted: casts and unscale added (on the target)
+};
+
 struct TracePrediction {
     std::string source;
     std::string originGpu, targetGpu;  // database ids
     Fp32Math math = Fp32Math::AsRecorded;
-    TraceReplay replay;               // on the target
-    double originReplayMedianMs = 0;  // the replay with the measured durations: reproduces the measured step
-    std::vector<TraceClassTime> classes;  // by measured time, largest first
+    TraceChange change;                                             // as asked
+    TrainingPrecision recordedPrecision = TrainingPrecision::Fp32;  // recordedTracePrecision
+    TrainingPrecision precision = TrainingPrecision::Fp32;          // the moved job's
+    int64_t recordedBatch = 0;                                      // found (0: not asked for a batch change)
+    std::string batchHow;                                           // how it was found (TraceBatch::how)
+    std::string precisionHow;                 // how the recorded precision was read (TracePrecision::how)
+    std::optional<TraceChangeShares> shares;  // when the batch size or autocast changed
+    TraceReplay replay;                       // on the target
+    double originReplayMedianMs = 0;          // the replay with the measured durations: reproduces the measured step
+    std::vector<TraceClassTime> classes;      // by measured time, largest first
     std::array<double, kMoveBasisCount> measuredMsByBasis{};  // per step: how the GPU time was moved
     double floorOriginUs = 0, floorTargetUs = 0;
     std::vector<std::string> notes;
@@ -41,11 +60,12 @@ struct TracePrediction {
 // GPU); empty when it can. `origin` is matchTraceGpu's entry (nullptr: not matched).
 std::string tracePredictionProblem(const KinetoTrace& trace, const GpuSpec* origin);
 
-// Throws ModelError(trace.source, problem) where tracePredictionProblem says one, and
-// ModelError(gpu id, ...) for a GPU without the figures the model needs.
-// `work`: analyseTraceWork(trace) shared between the targets of one trace (built when null).
+// Throws ModelError(trace.source, problem) where tracePredictionProblem says one or the change
+// cannot be made (analyseTraceChange), and ModelError(gpu id, ...) for a GPU without the figures
+// the model needs or that cannot run the changed precision (bf16 before Ampere).
+// `work`: analyseTraceWork(trace, change) shared between the targets of one trace (built when null).
 TracePrediction predictTrace(const KinetoTrace& trace, const GpuSpec& origin, const GpuSpec& target,
-                             Fp32Math math = Fp32Math::AsRecorded, std::shared_ptr<const TraceWork> work = nullptr);
+                             const TraceChange& change = {}, std::shared_ptr<const TraceWork> work = nullptr);
 
 // "as-recorded", "fp32", "tf32", "fp32-strict" (the training precisions' names for the FP32 modes).
 std::optional<Fp32Math> parseFp32Math(const std::string& name);
@@ -53,10 +73,10 @@ const char* fp32MathName(Fp32Math m);
 
 struct TracePairClass {
     KernelClass kind = KernelClass::Other;
-    int pairs = 0;              // operators (name and input shapes) with kernels of this class on both
-    double meanAbsError = 0;    // of the per-call kernel time, |predicted / measured - 1|
+    int pairs = 0;            // operators (name and input shapes) with kernels of this class on both
+    double meanAbsError = 0;  // of the per-call kernel time, |predicted / measured - 1|
     double medianAbsError = 0;
-    double measuredMs = 0;      // per call, summed over the pairs
+    double measuredMs = 0;  // per call, summed over the pairs
     double predictedMs = 0;
 };
 

@@ -11,6 +11,7 @@
 // into a full queue) now returns after that activity's new end, and everything the host did later
 // moves by the difference. With the measured durations the replay reproduces the measured steps.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "trainscope/core/kineto_trace.h"
@@ -18,7 +19,7 @@
 namespace ts::predictors {
 
 struct ReplayStep {
-    int64_t number = -1;  // ProfilerStep#N; -1 for a trace without steps (one span)
+    int64_t number = -1;     // ProfilerStep#N; -1 for a trace without steps (one span)
     double measuredMs = 0;   // from its start to the next step's start (the last: to the end of its work)
     double predictedMs = 0;  // the same with the new durations
 };
@@ -27,8 +28,8 @@ struct TraceReplay {
     std::vector<ReplayStep> steps;
     double measuredMedianMs = 0;
     double predictedMedianMs = 0;
-    int hostWaits = 0;       // runtime calls found waiting for the GPU
-    int dependencies = 0;    // cross-stream dependencies inferred
+    int hostWaits = 0;                     // runtime calls found waiting for the GPU
+    int dependencies = 0;                  // cross-stream dependencies inferred
     std::vector<double> predictedStartUs;  // per trace.kernels index (other devices: as measured)
 };
 
@@ -43,8 +44,11 @@ inline constexpr double kWaitReturnUs = 30;
 // The median (the mean of the middle two for an even count; 0 for none): steps and per-pair errors.
 double medianOf(std::vector<double> values);
 
-// `durationsUs[i]`: the new duration of trace.kernels[i]. Throws std::invalid_argument when the
-// sizes differ.
-TraceReplay replayTrace(const KinetoTrace& trace, const std::vector<double>& durationsUs);
+// `durationsUs[i]`: the new duration of trace.kernels[i]. `hostExtraUs`: host time added (or,
+// negative, removed) at a measured time, (time, us): everything the host does from then on moves
+// by it, until it next waits for the GPU (autocast's casts dispatched, or removed). Throws
+// std::invalid_argument when the sizes differ.
+TraceReplay replayTrace(const KinetoTrace& trace, const std::vector<double>& durationsUs,
+                        std::vector<std::pair<double, double>> hostExtraUs = {});
 
 }  // namespace ts::predictors
