@@ -29,15 +29,16 @@
 #include <memory>
 
 #include "app_settings.h"
-#include "prices_dialog.h"
 #include "background_job.h"
 #include "batch_plot_view.h"
 #include "explorer_state.h"
 #include "gpu_profiling.h"
 #include "gpu_view.h"
+#include "help_menu.h"
 #include "job_progress_widget.h"
 #include "module_tree_view.h"
 #include "overview_view.h"
+#include "prices_dialog.h"
 #include "report_export.h"
 #include "roofline_view.h"
 #include "theme.h"
@@ -48,10 +49,10 @@
 #include "trace_overview_view.h"
 #include "trace_timeline_view.h"
 #include "trainscope/core/kineto_trace.h"
-#include "view_page.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/profile_file.h"
 #include "trainscope/predictors/profile/measured_device.h"
+#include "view_page.h"
 
 namespace ts::gui {
 
@@ -212,16 +213,7 @@ void MainWindow::buildMenus() {
         if (!job_) showPricesDialog(state_, this);  // a running report holds pointers into the database
     });
 
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About TrainScope"), this, [this] {
-        QMessageBox::about(this, tr("About TrainScope"),
-                           tr("<h3>TrainScope %1</h3><p>Performance explorer for deep-learning training: per-layer "
-                              "time and memory, and predictions across batch sizes, precisions, optimizers and "
-                              "GPUs.</p><p>Predictions come with intervals; docs/prediction.md explains where "
-                              "each comes from.</p>")
-                               .arg(QCoreApplication::applicationVersion()));
-    });
-    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+    addHelpMenu(menuBar(), this, QString::fromStdString(state_.database().priceSnapshot().date));
 }
 
 QWidget* MainWindow::buildControls() {
