@@ -33,11 +33,33 @@ TimelineCanvas::TimelineCanvas(QWidget* parent) : QWidget(parent) {
 }
 
 void TimelineCanvas::setPicture(TimelinePicture picture, bool keepView) {
+    // The height follows the lanes and the legend: only a change of those relayouts the window.
+    const bool sameHeight =
+        picture.lanes.size() == picture_.lanes.size() && picture.legend.size() == picture_.legend.size();
     picture_ = std::move(picture);
     if (!keepView) zoom_ = 1;
     viewStartMs_ = keepView ? std::clamp(viewStartMs_, 0.0, std::max(0.0, picture_.spanMs - viewMs())) : 0;
-    updateGeometry();
+    if (!sameHeight) updateGeometry();
     update();
+}
+
+void TimelineCanvas::setCaption(const QString& caption) {
+    if (caption == caption_) return;
+    caption_ = caption;
+    measureCaption();
+    update();
+}
+
+void TimelineCanvas::measureCaption() {
+    // Measured once per text and width: every lane's geometry is below it.
+    const QRect text = fontMetrics().boundingRect(QRect(0, 0, std::max(100, width() - 2 * kMargin), 10000),
+                                                  Qt::TextWordWrap, caption_);
+    captionHeight_ = caption_.isEmpty() ? 0 : text.height() + 8;
+}
+
+void TimelineCanvas::resizeEvent(QResizeEvent* event) {
+    measureCaption();
+    QWidget::resizeEvent(event);
 }
 
 void TimelineCanvas::setHighlightedKey(int key) {
@@ -49,7 +71,7 @@ void TimelineCanvas::setHighlightedKey(int key) {
 QSize TimelineCanvas::sizeHint() const {
     const int lanes = int(picture_.lanes.size());
     const int legend = 3 * fontMetrics().height();
-    const double bottom = lanes > 0 ? laneRect(lanes - 1).bottom() : fontMetrics().height() + 10;
+    const double bottom = lanes > 0 ? laneRect(lanes - 1).bottom() : captionHeight_ + fontMetrics().height() + 10;
     return {800, int(bottom) + kGap + legend + kMargin};
 }
 
@@ -59,7 +81,7 @@ QRectF TimelineCanvas::plotArea() const {
 
 QRectF TimelineCanvas::laneRect(int lane) const {
     if (lane < 0 || size_t(lane) >= picture_.lanes.size()) return {};
-    double y = fontMetrics().height() + 10;  // under the time axis
+    double y = captionHeight_ + fontMetrics().height() + 10;  // under the caption and the time axis
     for (int i = 0; i < lane; ++i) y += (picture_.lanes[size_t(i)].strip ? kStripHeight : kLaneHeight) + kGap;
     const QRectF area = plotArea();
     return QRectF(area.left(), y, area.width(), picture_.lanes[size_t(lane)].strip ? kStripHeight : kLaneHeight);
@@ -91,6 +113,10 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     QPainter painter(this);
     const QPalette& pal = palette();
     painter.fillRect(rect(), pal.color(QPalette::Base));
+    if (!caption_.isEmpty()) {
+        painter.setPen(pal.color(QPalette::Text));
+        painter.drawText(QRectF(kMargin, 2, width() - 2 * kMargin, captionHeight_), Qt::TextWordWrap, caption_);
+    }
     if (picture_.lanes.empty()) return;
     const QFontMetrics fm = fontMetrics();
     drawAxis(painter);
@@ -111,7 +137,8 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     if (picture_.markerMs >= 0 && picture_.markerMs >= viewStartMs_ && picture_.markerMs <= viewStartMs_ + viewMs()) {
         painter.setPen(QPen(pal.color(QPalette::Text), 1, Qt::DashLine));
         const double x = std::min(xOf(picture_.markerMs), area.right() - 1);
-        painter.drawLine(QPointF(x, fm.height() + 6), QPointF(x, laneRect(int(picture_.lanes.size()) - 1).bottom()));
+        painter.drawLine(QPointF(x, captionHeight_ + fm.height() + 6),
+                         QPointF(x, laneRect(int(picture_.lanes.size()) - 1).bottom()));
     }
     drawLegend(painter);
 }
@@ -120,7 +147,7 @@ void TimelineCanvas::drawAxis(QPainter& painter) const {
     const QPalette& pal = palette();
     const QFontMetrics fm = fontMetrics();
     const QRectF area = plotArea();
-    const double axisY = fm.height() + 6;
+    const double axisY = captionHeight_ + fm.height() + 6;
     painter.setPen(QPen(pal.color(QPalette::Mid), 1));
     painter.drawLine(QPointF(area.left(), axisY), QPointF(area.right(), axisY));
     if (viewMs() <= 0) return;

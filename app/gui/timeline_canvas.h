@@ -50,6 +50,10 @@ public:
     // A new picture starts unzoomed unless `keepView` (the same time axis redrawn: zoom and pan stay).
     void setPicture(TimelinePicture picture, bool keepView = false);
     const TimelinePicture& picture() const { return picture_; }
+    // A line or two drawn above the time axis, wrapped to the width: a caption that changes with
+    // every setting redraws the canvas only (a label beside it would relayout the window).
+    void setCaption(const QString& caption);
+    const QString& caption() const { return caption_; }
     void setHighlightedKey(int key);
 
     // Geometry, for hit tests and tests.
@@ -74,10 +78,12 @@ protected:
     void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
     void mouseReleaseEvent(QMouseEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
     bool event(QEvent* event) override;
 
 private:
     QRectF plotArea() const;  // where times are drawn (right of the lane labels)
+    void measureCaption();
     double xOf(double ms) const;
     void drawAxis(QPainter& painter) const;
     void drawBands(QPainter& painter) const;
@@ -85,6 +91,8 @@ private:
     void drawLegend(QPainter& painter) const;
 
     TimelinePicture picture_;
+    QString caption_;
+    double captionHeight_ = 0;
     int highlightedKey_ = -1;
     double zoom_ = 1;
     double viewStartMs_ = 0;

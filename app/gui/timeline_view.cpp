@@ -1,6 +1,5 @@
 #include "timeline_view.h"
 
-#include <QLabel>
 #include <QLocale>
 #include <QScrollArea>
 #include <QVBoxLayout>
@@ -212,10 +211,6 @@ QString IterationTimelineCanvas::toolTipAt(const QPointF& pos) const {
 TimelineView::TimelineView(ExplorerState& state, QWidget* parent) : QWidget(parent), state_(state) {
     setObjectName("timeline");
     auto* layout = new QVBoxLayout(this);
-    headline_ = new QLabel(this);
-    headline_->setObjectName("timelineHeadline");
-    headline_->setWordWrap(true);
-    layout->addWidget(headline_);
     canvas_ = new IterationTimelineCanvas(this);
     auto* scroll = new QScrollArea(this);
     scroll->setWidgetResizable(true);
@@ -240,7 +235,7 @@ void TimelineView::refresh() {
     else if (!p.supported)
         message = tr("No prediction: %1").arg(QString::fromStdString(p.reason));
     if (!message.isEmpty()) {
-        headline_->setText(message);
+        canvas_->setCaption(message);
         canvas_->setIteration({}, nullptr, false);
         return;
     }
@@ -266,7 +261,7 @@ void TimelineView::refresh() {
                       .arg(run->batch)
                 : tr("Load a profile recorded with CUPTI at this precision to see each layer's kernels.");
     text += tr(" Wheel to zoom, drag to pan, hover for figures, click to select a layer.");
-    headline_->setText(text);
+    canvas_->setCaption(text);
     // The same model redrawn (another batch size, GPU or precision) keeps the zoom and pan.
     const bool sameModel = shownGeneration_ == state_.modelGeneration();
     shownGeneration_ = state_.modelGeneration();
@@ -275,7 +270,7 @@ void TimelineView::refresh() {
 }
 
 QString TimelineView::headline() const {
-    return headline_->text();
+    return canvas_->caption();
 }
 
 }  // namespace ts::gui

@@ -12,8 +12,6 @@
 #include "iteration_timeline.h"
 #include "timeline_canvas.h"
 
-class QLabel;
-
 namespace ts::gui {
 
 class ExplorerState;
@@ -50,7 +48,6 @@ private:
 
     ExplorerState& state_;
     ViewRefresher* refresher_ = nullptr;
-    QLabel* headline_ = nullptr;
     IterationTimelineCanvas* canvas_ = nullptr;
     int shownGeneration_ = -1;  // the model shown: another one starts unzoomed
 };
