@@ -27,7 +27,7 @@ log() { echo "[setup] $*" >&2; }
 packages=(build-essential cmake ninja-build ccache pkg-config python3-venv
           qt6-base-dev libqcustomplot-dev libonnx-dev libprotobuf-dev protobuf-compiler
           nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev zlib1g-dev)
-[ "$with_tests" = 1 ] && packages+=(libonnx-testdata)
+[ "$with_tests" = 1 ] && packages+=(libonnx-testdata poppler-utils)  # pdftotext: the report test reads its PDF
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -130,7 +130,7 @@ GpuView::GpuView(ExplorerState& state, QWidget* parent) : QWidget(parent), state
     scatter_->setMouseTracking(true);  // hover tooltips
     connect(scatter_, &QCustomPlot::mouseMove, this, &GpuView::scatterHovered);
     // Pixel positions change with the plot's size: labels are placed again before every replot.
-    connect(scatter_, &QCustomPlot::beforeReplot, this, [this] { placeLabels(labels_, kPointRadius); });
+    connect(scatter_, &QCustomPlot::beforeReplot, this, [this] { report::placeLabels(labels_, kPointRadius); });
     refresher_ = new ViewRefresher(this, [this] { refresh(); });
     connect(&state_, &ExplorerState::changed, refresher_, &ViewRefresher::request);
     refresh();

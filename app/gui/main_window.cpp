@@ -34,6 +34,7 @@
 #include "explorer_state.h"
 #include "gpu_profiling.h"
 #include "gpu_view.h"
+#include "help_menu.h"
 #include "job_progress_widget.h"
 #include "module_tree_view.h"
 #include "overview_view.h"
@@ -206,16 +207,7 @@ void MainWindow::buildMenus() {
         if (!job_) showPricesDialog(state_, this);  // a running report holds pointers into the database
     });
 
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About TrainScope"), this, [this] {
-        QMessageBox::about(this, tr("About TrainScope"),
-                           tr("<h3>TrainScope %1</h3><p>Performance explorer for deep-learning training: per-layer "
-                              "time and memory, and predictions across batch sizes, precisions, optimizers and "
-                              "GPUs.</p><p>Predictions come with intervals; docs/prediction.md explains where "
-                              "each comes from.</p>")
-                               .arg(QCoreApplication::applicationVersion()));
-    });
-    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+    addHelpMenu(menuBar(), this, QString::fromStdString(state_.database().priceSnapshot().date));
 }
 
 void MainWindow::openFile() {

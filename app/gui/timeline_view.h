@@ -1,60 +1,59 @@
 #pragma once
-// The Timeline: one training iteration on the target GPU as predicted, left to right: the forward
-// pass layer by layer in graph order, checkpointing's recompute, the backward pass in reverse,
-// the exposed all-reduce and the optimizer step; bar lengths are predicted times. When a loaded
-// profile recorded kernels, each layer's kernels are drawn under it (their measured shares of the
-// layer, scaled to the predicted bar). The selected layer is highlighted; clicking a bar selects it.
-#include <QVector>
+// The Timeline of a model: one training iteration on the target GPU as predicted, drawn as a trace
+// viewer draws a step (timeline_canvas.h, shared with the Timeline of a PyTorch trace): a lane for
+// the host's dispatch, a strip of the stretches the GPU idles (waiting for the host, or for a
+// collective), the GPU stream with each layer's forward, recomputation, backward and the optimizer
+// step in pass colours and named where the name fits, the layers' measured kernels under them when a
+// loaded profile recorded kernels, and with several GPUs the communication stream's collectives
+// (iteration_timeline.h lays it out). Wheel to zoom, drag to pan, hover for a block's figures; a
+// click selects the layer in every view, and the selected layer is outlined.
 #include <QWidget>
+
+#include "iteration_timeline.h"
+#include "timeline_canvas.h"
 
 namespace ts::gui {
 
 class ExplorerState;
 class ViewRefresher;
 
+// The canvas of one predicted iteration: blocks are the iteration's, lane by lane.
+class IterationTimelineCanvas : public TimelineCanvas {
+    Q_OBJECT
+public:
+    explicit IterationTimelineCanvas(QWidget* parent = nullptr);
+    // `graph` names the blocks' operations in tooltips; it must outlive the picture.
+    void setIteration(IterationTimeline iteration, const Graph* graph, bool keepView);
+    const IterationTimeline& iteration() const { return iteration_; }
+    // The picture's lane of each of the iteration's lanes (-1: not drawn).
+    int laneOf(IterationLane lane) const;
+    QString toolTipAt(const QPointF& pos) const override;
+
+private:
+    IterationTimeline iteration_;
+    const Graph* graph_ = nullptr;
+    int lanes_[int(IterationLane::Communication) + 1] = {};
+    int strip_ = -1;
+};
+
 class TimelineView : public QWidget {
     Q_OBJECT
 public:
-    enum class Kind { Forward, Recompute, Backward, Communication, Optimizer, Other, Kernel };
-    struct Span {
-        double startMs = 0, ms = 0;
-        int op = -1;  // graph operation, -1 for the parts that are not a layer
-        Kind kind = Kind::Forward;
-        QString label;
-    };
-
     explicit TimelineView(ExplorerState& state, QWidget* parent = nullptr);
-    const QVector<Span>& spans() const { return spans_; }
-    const QVector<Span>& kernels() const { return kernels_; }
-    double totalMs() const { return totalMs_; }
-    // Where a span is drawn, and which span is under a point (index into spans(), -1 none).
-    QRectF spanRect(const Span& span, int row) const;
-    int spanAt(const QPointF& pos) const;
-
-    QSize sizeHint() const override { return {800, 260}; }
-
-protected:
-    void paintEvent(QPaintEvent* event) override;
-    void mousePressEvent(QMouseEvent* event) override;
-    bool event(QEvent* event) override;
-    void wheelEvent(QWheelEvent* event) override;
+    IterationTimelineCanvas* canvas() const { return canvas_; }
+    QString headline() const;
 
 private:
     void refresh();
-    void addKernels(const Span& layer, bool backward);
-    QRectF rowRect(int row) const;
-    double viewMs() const;  // the time the width shows
-
-    double zoom_ = 1;         // 1: the whole iteration
-    double viewStartMs_ = 0;  // time at the left edge
 
     ExplorerState& state_;
     ViewRefresher* refresher_ = nullptr;
-    QVector<Span> spans_;    // row 0: the iteration
-    QVector<Span> kernels_;  // row 1: measured kernels under their layer
-    double totalMs_ = 0;
-    QString kernelSource_;
-    QString message_;  // shown instead of the bars (no model, unsupported)
+    IterationTimelineCanvas* canvas_ = nullptr;
+    int shownGeneration_ = -1;  // the model shown: another one starts unzoomed
 };
+
+// Pass colours, the same in the legend, the blocks and the tests.
+QColor passColor(IterationPass pass);
+QString passName(IterationPass pass);
 
 }  // namespace ts::gui

@@ -1,14 +1,8 @@
 #include "trace_timeline_canvas.h"
 
-#include <QHelpEvent>
 #include <QLocale>
-#include <QMouseEvent>
-#include <QPainter>
-#include <QToolTip>
-#include <QWheelEvent>
 #include <algorithm>
 #include <array>
-#include <cmath>
 
 #include "trace_style.h"
 
@@ -16,214 +10,83 @@ namespace ts::gui {
 
 namespace {
 
-constexpr int kMargin = 8;
-constexpr int kLabelWidth = 130;
-constexpr int kRowHeight = 24;
-constexpr int kStripHeight = 12;
-constexpr int kGap = 4;
 const QColor kHostColor(110, 130, 160);
-
-int hostRows(const TraceTimeline& t) {
-    return int(std::count_if(t.rows.begin(), t.rows.end(), [](const TraceTimelineRow& r) { return !r.gpu; }));
-}
 
 }  // namespace
 
-TraceTimelineCanvas::TraceTimelineCanvas(QWidget* parent) : QWidget(parent) {
+TraceTimelineCanvas::TraceTimelineCanvas(QWidget* parent) : TimelineCanvas(parent) {
     setObjectName("traceTimelineCanvas");
-    setMouseTracking(true);
+}
+
+int TraceTimelineCanvas::laneOf(int row) const {
+    if (row < 0) return strip_ ? hostRows_ : -1;
+    return row < hostRows_ ? row : row + (strip_ ? 1 : 0);  // GPU streams below the idle strip
 }
 
 void TraceTimelineCanvas::setTimeline(std::shared_ptr<const TraceDocument> doc, TraceTimeline timeline) {
     doc_ = std::move(doc);
     timeline_ = std::move(timeline);
-    zoom_ = 1;
-    viewStartMs_ = 0;
-    updateGeometry();
-    update();
-}
-
-QSize TraceTimelineCanvas::sizeHint() const {
-    const int rows = int(timeline_.rows.size());
-    const int legend = 3 * fontMetrics().height();
-    return {800, int(rowRect(rows - 1).bottom()) + kGap + legend + kMargin};
-}
-
-QRectF TraceTimelineCanvas::plotArea() const {
-    return QRectF(kMargin + kLabelWidth, 0, std::max(10, width() - 2 * kMargin - kLabelWidth), height());
+    hostRows_ = int(
+        std::count_if(timeline_.rows.begin(), timeline_.rows.end(), [](const TraceTimelineRow& r) { return !r.gpu; }));
+    strip_ = hostRows_ < int(timeline_.rows.size());
+    TimelinePicture picture;
+    picture.spanMs = timeline_.spanMs;
+    picture.markerMs = doc_ && !timeline_.rows.empty() ? timeline_.cpuMs : -1;
+    for (int r = 0; r < int(timeline_.rows.size()); ++r) {
+        if (r == hostRows_ && strip_) picture.lanes.push_back({tr("GPU idle"), true});
+        picture.lanes.push_back({QString::fromStdString(timeline_.rows[size_t(r)].label), false});
+    }
+    if (doc_) {
+        const KinetoTrace& t = doc_->trace;
+        // Bars first, one block each and in order: block i is bar i.
+        for (const TraceTimelineBar& bar : timeline_.bars) {
+            const bool gpu = timeline_.rows[size_t(bar.row)].gpu;
+            const std::string& name =
+                gpu ? t.str(t.kernels[size_t(bar.index)].name) : t.str(t.operators[size_t(bar.index)].name);
+            picture.blocks.push_back(
+                {laneOf(bar.row), bar.startMs, bar.ms, barColor(bar), QString::fromStdString(name)});
+        }
+        if (strip_) {
+            const int first = laneOf(-1), last = int(picture.lanes.size()) - 1;
+            const QColor idle = palette().color(QPalette::Mid);
+            for (const TraceTimelineStretch& s : timeline_.idle) {
+                picture.bands.push_back({s.startMs, s.ms, idle, false, first, last});
+                picture.blocks.push_back({first, s.startMs, s.ms, idle, {}});
+            }
+            for (const TraceTimelineStretch& s : timeline_.hostBound) {
+                picture.bands.push_back({s.startMs, s.ms, kHostBoundColor, true, first, last});
+                picture.blocks.push_back({first, s.startMs, s.ms, kHostBoundColor, {}});
+            }
+        }
+        std::array<bool, size_t(KernelClass::Other) + 1> present{};
+        for (const TraceTimelineBar& bar : timeline_.bars)
+            if (timeline_.rows[size_t(bar.row)].gpu) present[size_t(t.kernels[size_t(bar.index)].kind)] = true;
+        picture.legend = {{tr("host operator"), kHostColor},
+                          {tr("GPU idle"), palette().color(QPalette::Mid)},
+                          {tr("host-bound (GPU waited for the host)"), kHostBoundColor}};
+        for (size_t k = 0; k < present.size(); ++k)
+            if (present[k])
+                picture.legend.push_back({kernelClassLabel(KernelClass(k)), kernelClassColor(KernelClass(k))});
+    }
+    setPicture(std::move(picture));
 }
 
 QRectF TraceTimelineCanvas::rowRect(int row) const {
-    const double top = fontMetrics().height() + 10;  // the time axis
-    const int hosts = hostRows(timeline_);
-    const QRectF area = plotArea();
-    if (row < 0) return QRectF(area.left(), top + hosts * (kRowHeight + kGap), area.width(), kStripHeight);
-    double y = top + row * (kRowHeight + kGap);
-    if (row >= hosts) y += kStripHeight + kGap;  // GPU streams below the idle strip
-    return QRectF(area.left(), y, area.width(), kRowHeight);
-}
-
-double TraceTimelineCanvas::xOf(double ms) const {
-    const QRectF area = plotArea();
-    return area.left() + (viewMs() > 0 ? (ms - viewStartMs_) / viewMs() * area.width() : 0);
+    return laneRect(laneOf(row));
 }
 
 QRectF TraceTimelineCanvas::barRect(const TraceTimelineBar& bar) const {
-    const QRectF row = rowRect(bar.row);
-    const double left = xOf(bar.startMs);
-    return QRectF(left, row.top(), std::max(xOf(bar.startMs + bar.ms) - left, 1.0), row.height());
+    return blockRect({laneOf(bar.row), bar.startMs, bar.ms, {}, {}});
 }
 
 int TraceTimelineCanvas::barAt(const QPointF& pos) const {
-    // The last drawn is on top: search from the end.
-    for (int i = int(timeline_.bars.size()) - 1; i >= 0; --i)
-        if (barRect(timeline_.bars[size_t(i)]).adjusted(-1, 0, 1, 0).contains(pos)) return i;
-    return -1;
+    const int i = blockAt(pos);
+    return i >= 0 && size_t(i) < timeline_.bars.size() ? i : -1;  // the strip's blocks are no bars
 }
 
 QColor TraceTimelineCanvas::barColor(const TraceTimelineBar& bar) const {
     if (!timeline_.rows[size_t(bar.row)].gpu) return kHostColor;
     return kernelClassColor(doc_->trace.kernels[size_t(bar.index)].kind);
-}
-
-void TraceTimelineCanvas::paintEvent(QPaintEvent*) {
-    QPainter painter(this);
-    const QPalette& pal = palette();
-    painter.fillRect(rect(), pal.color(QPalette::Base));
-    if (!doc_ || timeline_.rows.empty()) return;
-    const QRectF area = plotArea();
-    drawAxis(painter, area);
-    // Row labels.
-    painter.setPen(pal.color(QPalette::Text));
-    const QFontMetrics fm = fontMetrics();
-    for (size_t r = 0; r < timeline_.rows.size(); ++r)
-        painter.drawText(
-            QRectF(kMargin, rowRect(int(r)).top(), kLabelWidth - 6, kRowHeight), Qt::AlignVCenter | Qt::AlignLeft,
-            fm.elidedText(QString::fromStdString(timeline_.rows[r].label), Qt::ElideMiddle, kLabelWidth - 6));
-    painter.drawText(QRectF(kMargin, rowRect(-1).top() - 2, kLabelWidth - 6, kStripHeight + 4),
-                     Qt::AlignVCenter | Qt::AlignLeft, tr("GPU idle"));
-    painter.save();
-    painter.setClipRect(QRectF(area.left(), 0, area.width(), height()));
-    drawStretches(painter, area);
-    drawBars(painter);
-    painter.restore();
-    drawLegend(painter);
-}
-
-void TraceTimelineCanvas::drawAxis(QPainter& painter, const QRectF& area) const {
-    const QPalette& pal = palette();
-    const QFontMetrics fm = fontMetrics();
-    const double axisY = fm.height() + 6;
-    painter.setPen(QPen(pal.color(QPalette::Mid), 1));
-    painter.drawLine(QPointF(area.left(), axisY), QPointF(area.right(), axisY));
-    if (viewMs() <= 0) return;
-    // About one tick per 100 pixels at a round step.
-    const double raw = viewMs() / std::max(area.width() / 100.0, 1.0);
-    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-    const double step = raw / magnitude < 2 ? 2 * magnitude : raw / magnitude < 5 ? 5 * magnitude : 10 * magnitude;
-    painter.setPen(pal.color(QPalette::Text));
-    QLocale locale;
-    for (double t = std::ceil(viewStartMs_ / step) * step; t <= viewStartMs_ + viewMs() + 1e-9; t += step) {
-        const double x = xOf(t);
-        painter.drawLine(QPointF(x, axisY - 3), QPointF(x, axisY));
-        painter.drawText(QPointF(std::min(x + 2, area.right() - fm.horizontalAdvance("0000.0 ms")), axisY - 4),
-                         locale.toString(t, 'g', 4) + " ms");
-    }
-    // The end of the step on the host: work to its right was launched in the step and ran after it.
-    painter.setPen(QPen(pal.color(QPalette::Text), 1, Qt::DashLine));
-    const double cpuEnd = xOf(timeline_.cpuMs);
-    painter.drawLine(QPointF(cpuEnd, axisY), QPointF(cpuEnd, rowRect(int(timeline_.rows.size()) - 1).bottom()));
-}
-
-void TraceTimelineCanvas::drawStretches(QPainter& painter, const QRectF&) const {
-    const bool anyGpu = hostRows(timeline_) < int(timeline_.rows.size());
-    if (!anyGpu) return;
-    const QRectF strip = rowRect(-1);
-    const double gpuTop = strip.top(), gpuBottom = rowRect(int(timeline_.rows.size()) - 1).bottom();
-    QColor idle = palette().color(QPalette::Mid);
-    QColor idleShade = idle;
-    idleShade.setAlpha(50);
-    QColor boundShade = kHostBoundColor;
-    boundShade.setAlpha(45);
-    for (const TraceTimelineStretch& s : timeline_.idle) {
-        const double x = xOf(s.startMs), w = std::max(xOf(s.startMs + s.ms) - x, 1.0);
-        painter.fillRect(QRectF(x, gpuTop, w, gpuBottom - gpuTop), idleShade);
-        painter.fillRect(QRectF(x, strip.top(), w, strip.height()), idle);
-    }
-    for (const TraceTimelineStretch& s : timeline_.hostBound) {
-        const double x = xOf(s.startMs), w = std::max(xOf(s.startMs + s.ms) - x, 1.0);
-        painter.fillRect(QRectF(x, gpuTop, w, gpuBottom - gpuTop), boundShade);
-        painter.fillRect(QRectF(x, gpuTop, w, gpuBottom - gpuTop), QBrush(kHostBoundColor, Qt::BDiagPattern));
-        painter.fillRect(QRectF(x, strip.top(), w, strip.height()), kHostBoundColor);
-    }
-}
-
-void TraceTimelineCanvas::drawBars(QPainter& painter) const {
-    const QFontMetrics fm = fontMetrics();
-    const QRectF area = plotArea();
-    const KinetoTrace& t = doc_->trace;
-    for (const TraceTimelineBar& bar : timeline_.bars) {
-        const QRectF r = barRect(bar);
-        if (r.right() < area.left() || r.left() > area.right()) continue;
-        painter.fillRect(r.adjusted(0, 1, 0, -1), barColor(bar));
-        if (r.width() < 40) continue;
-        const bool gpu = timeline_.rows[size_t(bar.row)].gpu;
-        const std::string& name =
-            gpu ? t.str(t.kernels[size_t(bar.index)].name) : t.str(t.operators[size_t(bar.index)].name);
-        painter.setPen(Qt::black);
-        const QRectF visible = r.intersected(area);
-        painter.drawText(visible.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                         fm.elidedText(QString::fromStdString(name), Qt::ElideRight, int(visible.width()) - 5));
-    }
-}
-
-void TraceTimelineCanvas::drawLegend(QPainter& painter) const {
-    const QFontMetrics fm = fontMetrics();
-    std::array<bool, size_t(KernelClass::Other) + 1> present{};
-    for (const TraceTimelineBar& bar : timeline_.bars)
-        if (timeline_.rows[size_t(bar.row)].gpu) present[size_t(doc_->trace.kernels[size_t(bar.index)].kind)] = true;
-    QVector<QPair<QString, QColor>> items{{tr("host operator"), kHostColor},
-                                          {tr("GPU idle"), palette().color(QPalette::Mid)},
-                                          {tr("host-bound (GPU waited for the host)"), kHostBoundColor}};
-    for (size_t k = 0; k < present.size(); ++k)
-        if (present[k]) items.push_back({kernelClassLabel(KernelClass(k)), kernelClassColor(KernelClass(k))});
-    double x = kMargin, y = rowRect(int(timeline_.rows.size()) - 1).bottom() + kGap + fm.height();
-    painter.setPen(palette().color(QPalette::Text));
-    for (const auto& [label, color] : items) {
-        const double w = fm.ascent() + 2 + fm.horizontalAdvance(label) + 14;
-        if (x + w > width() - kMargin && x > kMargin) {
-            x = kMargin;
-            y += fm.height() + 2;
-        }
-        painter.fillRect(QRectF(x, y - fm.ascent() + 2, fm.ascent() - 2, fm.ascent() - 2), color);
-        painter.drawText(QPointF(x + fm.ascent() + 2, y), label);
-        x += w;
-    }
-}
-
-void TraceTimelineCanvas::wheelEvent(QWheelEvent* event) {
-    const QRectF area = plotArea();
-    if (timeline_.spanMs <= 0 || area.width() <= 0) return;
-    const double fraction = std::clamp((event->position().x() - area.left()) / area.width(), 0.0, 1.0);
-    const double atMouse = viewStartMs_ + fraction * viewMs();
-    zoom_ = std::clamp(zoom_ * std::pow(1.0015, event->angleDelta().y()), 1.0, 100000.0);
-    viewStartMs_ = std::clamp(atMouse - fraction * viewMs(), 0.0, timeline_.spanMs - viewMs());
-    update();
-    event->accept();
-}
-
-void TraceTimelineCanvas::mousePressEvent(QMouseEvent* event) {
-    if (event->button() != Qt::LeftButton) return QWidget::mousePressEvent(event);
-    dragFromX_ = event->position().x();
-    dragFromStartMs_ = viewStartMs_;
-}
-
-void TraceTimelineCanvas::mouseMoveEvent(QMouseEvent* event) {
-    if (!(event->buttons() & Qt::LeftButton) || dragFromX_ < 0) return;
-    const double perPixel = viewMs() / std::max(plotArea().width(), 1.0);
-    viewStartMs_ = std::clamp(dragFromStartMs_ - (event->position().x() - dragFromX_) * perPixel, 0.0,
-                              timeline_.spanMs - viewMs());
-    update();
 }
 
 QString TraceTimelineCanvas::barToolTip(const TraceTimelineBar& bar) const {
@@ -266,10 +129,11 @@ QString TraceTimelineCanvas::barToolTip(const TraceTimelineBar& bar) const {
 QString TraceTimelineCanvas::toolTipAt(const QPointF& pos) const {
     if (!doc_) return {};
     if (const int i = barAt(pos); i >= 0) return barToolTip(timeline_.bars[size_t(i)]);
+    if (!strip_) return {};
     const QRectF strip = rowRect(-1);
     const double gpuBottom = rowRect(int(timeline_.rows.size()) - 1).bottom();
     if (pos.y() >= strip.top() && pos.y() <= gpuBottom) {
-        const double atMs = viewStartMs_ + (pos.x() - plotArea().left()) / plotArea().width() * viewMs();
+        const double atMs = msAt(pos.x());
         for (const TraceTimelineStretch& s : timeline_.hostBound)
             if (atMs >= s.startMs && atMs <= s.startMs + s.ms)
                 return tr("Host-bound: the GPU waited %1 for the host to launch its next work")
@@ -281,19 +145,6 @@ QString TraceTimelineCanvas::toolTipAt(const QPointF& pos) const {
                     .arg(formatDurationMs(s.ms));
     }
     return {};
-}
-
-bool TraceTimelineCanvas::event(QEvent* event) {
-    if (event->type() == QEvent::ToolTip) {
-        auto* help = static_cast<QHelpEvent*>(event);
-        const QString tip = toolTipAt(help->pos());
-        if (tip.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(help->globalPos(), tip, this);
-        return true;
-    }
-    return QWidget::event(event);
 }
 
 }  // namespace ts::gui

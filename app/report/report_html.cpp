@@ -2,6 +2,8 @@
 
 #include <QBuffer>
 #include <QByteArray>
+#include <QRegularExpression>
+#include <QStringList>
 #include <algorithm>
 #include <cmath>
 
@@ -13,6 +15,7 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 const QString kDash = QString::fromUtf8("\u2013");
+const QString kTableAttributes = "width=\"100%\" border=\"1\" cellspacing=\"0\" cellpadding=\"4\"";
 
 QString esc(const std::string& s) {
     return QString::fromStdString(s).toHtmlEscaped();
@@ -67,17 +70,25 @@ QString scenarioLine(const HardwareChoice& c) {
     return line.toHtmlEscaped();
 }
 
+// "$1.39 per GPU-hour, the on-demand price of RunPod A100 pod (2026-11-09)": the price a cost
+// assumes and where it comes from, in the same sentence as the GPU it is for.
+QString priceClause(const TrainingCost& cost) {
+    if (!cost.priced) return "no price in the GPU database";
+    const QString price = QString("at $%1 per GPU-hour, ").arg(cost.usdPerGpuHour, 0, 'f', 2);
+    if (!cost.amortised) return price + "the on-demand listing of " + esc(cost.priceSource);
+    // "amortised purchase launch MSRP $999 (2018-08-20)" -> "launch MSRP $999 (2018-08-20)"
+    QString bought = esc(cost.priceSource);
+    bought.remove(QRegularExpression("^amortised purchase "));
+    return price + "its " + bought + " amortised (see Assumptions)";
+}
+
 QString choiceSentence(const HardwareChoiceRow& r) {
     QString s = QString("<b>%1</b> at batch %2 per GPU in %3: %4 to train")
                     .arg(esc(r.gpuName))
                     .arg(r.batch)
                     .arg(trainingPrecisionName(r.precision), range(r.cost.hoursToTrain, {}, " h", false));
-    if (r.cost.priced)
-        s += ", " + range(r.cost.usdToTrain, "$", {}, false) +
-             QString(" at $%1 per GPU-hour (%2)")
-                 .arg(r.cost.usdPerGpuHour, 0, 'f', 2)
-                 .arg(esc(r.cost.priceSource) + (r.cost.amortised ? ", see Assumptions" : ""));
-    return s + ".";
+    if (r.cost.priced) s += " for " + range(r.cost.usdToTrain, "$", {}, false);
+    return s + ", " + priceClause(r.cost) + ".";
 }
 
 QString summary(const HardwareChoice& c) {
@@ -86,41 +97,46 @@ QString summary(const HardwareChoice& c) {
     if (first == c.rows.end())
         return "<p class=\"summary\">Nothing fits on any GPU considered (see the reasons below).</p>";
     QString html = "<p class=\"summary\">";
-    // "Cheapest" always names the set it is cheapest in, so a subset is never passed off as all.
-    html += (first->cost.priced ? "Cheapest for the goal " + esc(rankingScope(c)) + ": "
-                                : QString("Fastest for the goal (no GPU has a price): ")) +
-            choiceSentence(*first);
-    const HardwareChoiceRow* fastest = nullptr;
-    for (const HardwareChoiceRow& r : c.rows)
-        if (r.recommended && (!fastest || r.cost.hoursToTrain.value < fastest->cost.hoursToTrain.value)) fastest = &r;
-    if (fastest != &*first) html += "<br/>Fastest: " + choiceSentence(*fastest);
+    // Each superlative names the set it holds in, in the same sentence, so that a subset is never
+    // passed off as all.
+    const HardwareChoiceRow* fastest = fastestRow(c);
+    if (first->cost.priced)
+        html += "Best value (cheapest for the goal) " + esc(rankingScope(c)) + ": " + choiceSentence(*first);
+    html += QString(first->cost.priced ? "<br/>" : "") + "Fastest " + esc(fastestScope(c)) +
+            (first->cost.priced ? "" : " (no GPU has a price)") + ": " + choiceSentence(*fastest);
+    const std::vector<const HardwareChoiceRow*> frontier = costTimeFrontier(c);
+    if (frontier.size() > 2) {
+        QStringList names;
+        for (auto it = frontier.rbegin(); it != frontier.rend(); ++it) names << esc((*it)->gpuName);
+        html += "<br/>Between the two, each of these is faster than the one before it and dearer: " + names.join(", ") +
+                " (the cost-time frontier; every other priced GPU is slower and dearer than one "
+                "of them).";
+    }
     return html + "</p>";
 }
 
-QString rankingTable(const HardwareChoice& c) {
+QString rankingTable(const HardwareChoice& c, TablePages* pages) {
     // A language model's users count tokens (model_defaults.h): its throughput in tokens.
     const bool tokens = c.seq > 0;
-    QString html =
-        "<table id=\"ranking\" width=\"100%\" border=\"1\" cellspacing=\"0\" "
-        "cellpadding=\"4\"><thead><tr><th>#</th><th>GPU</th>"
-        "<th>precision</th><th>batch per GPU</th><th>" +
-        QString(tokens ? "tokens/s" : "samples/s") +
-        "</th><th>time to train</th>"
-        "<th>cost to train</th><th>price per GPU-hour</th></tr></thead><tbody>";
+    const QString head = "<tr><th>#</th><th>GPU</th><th>precision</th><th>batch per GPU</th><th>" +
+                         QString(tokens ? "tokens/s" : "samples/s") +
+                         "</th><th>time to train</th><th>cost to train</th><th>price per GPU-hour</th></tr>";
+    QStringList rows;
     for (const HardwareChoiceRow& r : c.rows) {
-        html += rowOpen(r) + cell(QString::number(r.rank), "rank") + gpuCell(r);
+        QString html = rowOpen(r) + cell(QString::number(r.rank), "rank") + gpuCell(r);
         if (!r.recommended) {
-            html += "<td colspan=\"6\" class=\"reason\">" + esc(r.reason) + "</td></tr>";
+            rows << html + "<td colspan=\"6\" class=\"reason\">" + esc(r.reason) + "</td></tr>";
             continue;
         }
         const TrainingCost& cost = r.cost;
-        html += cell(trainingPrecisionName(r.precision), "precision") + cell(QString::number(r.batch), "batch") +
-                cell(range(tokens ? r.prediction.tokensPerS : r.prediction.samplesPerS), "num") +
-                cell(range(cost.hoursToTrain, {}, " h"), "num") +
-                cell(cost.priced ? range(cost.usdToTrain, "$") : "no price", "num") +
-                cell(cost.priced ? "$" + QString::number(cost.usdPerGpuHour, 'f', 2) : QString(kDash), "num") + "</tr>";
+        rows << html + cell(trainingPrecisionName(r.precision), "precision") + cell(QString::number(r.batch), "batch") +
+                    cell(range(tokens ? r.prediction.tokensPerS : r.prediction.samplesPerS), "num") +
+                    cell(range(cost.hoursToTrain, {}, " h"), "num") +
+                    cell(cost.priced ? range(cost.usdToTrain, "$") : "no price", "num") +
+                    cell(cost.priced ? "$" + QString::number(cost.usdPerGpuHour, 'f', 2) : QString(kDash), "num") +
+                    "</tr>";
     }
-    return html + "</tbody></table>";
+    return splitTable("ranking", "Ranking", kTableAttributes, head, rows, pages);
 }
 
 // Notes repeat across GPUs (a precision's numerics): each is written once, below the table, and
@@ -133,13 +149,13 @@ QStringList distinctNotes(const HardwareChoice& c) {
     return notes;
 }
 
-QString detailTable(const HardwareChoice& c, const QStringList& notes) {
-    QString html =
-        "<table id=\"details\" width=\"100%\" border=\"1\" cellspacing=\"0\" cellpadding=\"4\"><thead><tr><th>GPU</th>"
-        "<th>recommended</th><th>largest batch that fits</th><th>iteration (ms)</th><th>peak memory (GiB)</th>"
-        "<th>price</th><th>prediction source</th><th>notes</th></tr></thead><tbody>";
+QString detailTable(const HardwareChoice& c, const QStringList& notes, TablePages* pages) {
+    const QString head =
+        "<tr><th>GPU</th><th>recommended</th><th>largest batch that fits</th><th>iteration (ms)</th><th>peak "
+        "memory (GiB)</th><th>price</th><th>prediction source</th><th>notes</th></tr>";
+    QStringList rows;
     for (const HardwareChoiceRow& r : c.rows) {
-        html += rowOpen(r) + gpuCell(r);
+        QString html = rowOpen(r) + gpuCell(r);
         const TrainingPrediction& p = r.prediction;
         if (!r.recommended) {
             const QString memory =
@@ -147,19 +163,19 @@ QString detailTable(const HardwareChoice& c, const QStringList& notes) {
                     ? "batch " + QString::number(r.batch) + " at " + trainingPrecisionName(r.precision) + ": " +
                           range(scaled(p.peakMemoryBytes, 1 / kGiB)) + " of " + sig(p.capacityBytes / kGiB)
                     : QString(kDash);
-            html += cell("nothing fits") + cell(kDash) + cell(kDash) + cell(memory, "num") + cell(kDash) + cell(kDash) +
-                    cell(esc(r.reason)) + "</tr>";
+            rows << html + cell("nothing fits") + cell(kDash) + cell(kDash) + cell(memory, "num") + cell(kDash) +
+                        cell(kDash) + cell(esc(r.reason)) + "</tr>";
             continue;
         }
         QStringList refs;
         for (const std::string& n : r.notes) refs << QString::number(notes.indexOf(QString::fromStdString(n)) + 1);
-        html += cell(QString("%1, batch %2").arg(trainingPrecisionName(r.precision)).arg(r.batch)) +
-                cell(range(p.maxBatch), "num") + cell(range(p.iterationMs), "num") +
-                cell(range(scaled(p.peakMemoryBytes, 1 / kGiB)) + " of " + sig(p.capacityBytes / kGiB), "num") +
-                cell(r.cost.priced ? esc(r.cost.priceSource) : QString("no price")) +
-                cell(predictionSourceName(p.source)) + cell(refs.join(", ")) + "</tr>";
+        rows << html + cell(QString("%1, batch %2").arg(trainingPrecisionName(r.precision)).arg(r.batch)) +
+                    cell(range(p.maxBatch), "num") + cell(range(p.iterationMs), "num") +
+                    cell(range(scaled(p.peakMemoryBytes, 1 / kGiB)) + " of " + sig(p.capacityBytes / kGiB), "num") +
+                    cell(r.cost.priced ? esc(r.cost.priceSource) : QString("no price")) +
+                    cell(predictionSourceName(p.source)) + cell(refs.join(", ")) + "</tr>";
     }
-    return html + "</tbody></table>";
+    return splitTable("details", "Recommended batch size and precision per GPU", kTableAttributes, head, rows, pages);
 }
 
 QString image(const QString& src, const QString& alt, int width) {
@@ -197,7 +213,7 @@ QString reportHtmlHead(const QString& title) {
            "</style>\n</head>\n<body>\n";
 }
 
-QString reportHtml(const HardwareChoice& c, const ImageSources& images, const QString& generated) {
+QString reportHtml(const HardwareChoice& c, const ImageSources& images, const QString& generated, TablePages* pages) {
     const QString title = "Hardware choice for " + esc(c.modelLabel);
     QString html = reportHtmlHead(title);
     html += "<h1>" + title + "</h1>\n";
@@ -219,11 +235,11 @@ QString reportHtml(const HardwareChoice& c, const ImageSources& images, const QS
             .arg(c.options.priceSnapshot.date.empty() ? QString()
                                                       : " Prices per GPU-hour: the GPU database's snapshot of " +
                                                             esc(c.options.priceSnapshot.date) + " (see Assumptions).");
-    html += "<h2>Ranking</h2>\n" + rankingTable(c) + "\n";
+    html += rankingTable(c, pages);
     html += image(images.throughput, "Throughput against batch size on the best-ranked GPUs", images.width);
     html += image(images.costVsTime, "Cost against time to train on every priced GPU", images.width);
     const QStringList notes = distinctNotes(c);
-    html += "<h2>Recommended batch size and precision per GPU</h2>\n" + detailTable(c, notes) + "\n";
+    html += detailTable(c, notes, pages);
     if (!notes.isEmpty()) {
         html += "<ol class=\"notes\">\n";
         for (const QString& n : notes) html += "<li>" + n.toHtmlEscaped() + "</li>\n";

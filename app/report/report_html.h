@@ -5,6 +5,7 @@
 #include <QImage>
 #include <QString>
 
+#include "report_tables.h"
 #include "trainscope/predictors/choice/hardware_choice.h"
 
 namespace ts::report {
@@ -17,8 +18,10 @@ struct ImageSources {
     int width = 900;  // displayed width in pixels (the PDF's page is narrower)
 };
 
-// `generated` is shown in the header (a date, the program's version).
-QString reportHtml(const predictors::HardwareChoice& choice, const ImageSources& images, const QString& generated);
+// `generated` is shown in the header (a date, the program's version). `pages`: where the PDF breaks
+// its tables (report_tables.h); null for the HTML file.
+QString reportHtml(const predictors::HardwareChoice& choice, const ImageSources& images, const QString& generated,
+                   TablePages* pages = nullptr);
 // The document's start up to <body>: the title (already escaped) and the reports' style sheet.
 QString reportHtmlHead(const QString& title);
 // data:image/png;base64,... of `image`; empty for a null image.

@@ -1,15 +1,11 @@
 #include "report_writer.h"
 
-#include <QBuffer>
 #include <QDateTime>
 #include <QFileInfo>
-#include <QPageLayout>
-#include <QPageSize>
-#include <QPdfWriter>
-#include <QTextDocument>
 #include <QUrl>
 
 #include "report_html.h"
+#include "report_pdf.h"
 #include "report_plots.h"
 #include "trace_report_html.h"
 #include "trainscope/core/atomic_file.h"
@@ -31,38 +27,22 @@ QByteArray htmlBytes(const HardwareChoice& choice) {
     return reportHtml(choice, sources, generatedLine()).toUtf8();
 }
 
-// Prints `doc` as an A4 PDF. Landscape: the ranking's eight columns keep GPU names whole (portrait
-// broke them mid-word).
-QByteArray printPdf(QTextDocument& doc, const QString& title) {
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    buffer.open(QIODevice::WriteOnly);
-    {
-        QPdfWriter pdf(&buffer);
-        pdf.setPageSize(QPageSize(QPageSize::A4));
-        pdf.setPageOrientation(QPageLayout::Landscape);
-        pdf.setTitle(title);
-        pdf.setCreator("TrainScope " TRAINSCOPE_VERSION);
-        doc.print(&pdf);  // ends the painter: the PDF is complete when this returns
-    }
-    return bytes;
-}
-
 QByteArray pdfBytes(const HardwareChoice& choice) {
     const ReportPlots plots = renderReportPlots(choice);
-    // QTextDocument takes the plots as resources; the page is narrower than a screen.
-    QTextDocument doc;
-    ImageSources sources{{}, {}, 620};
+    // QTextDocument takes the plots as resources, drawn nearly the page's width.
+    std::vector<PdfImage> images;
+    ImageSources sources{{}, {}, 900};
     if (!plots.throughput.isNull()) {
         sources.throughput = "trainscope-plot:throughput.png";
-        doc.addResource(QTextDocument::ImageResource, QUrl(sources.throughput), plots.throughput);
+        images.push_back({QUrl(sources.throughput), plots.throughput});
     }
     if (!plots.costVsTime.isNull()) {
         sources.costVsTime = "trainscope-plot:cost.png";
-        doc.addResource(QTextDocument::ImageResource, QUrl(sources.costVsTime), plots.costVsTime);
+        images.push_back({QUrl(sources.costVsTime), plots.costVsTime});
     }
-    doc.setHtml(reportHtml(choice, sources, generatedLine()));
-    return printPdf(doc, "TrainScope hardware choice: " + QString::fromStdString(choice.modelLabel));
+    const QString generated = generatedLine();
+    return printReportPdf([&](TablePages& pages) { return reportHtml(choice, sources, generated, &pages); }, images,
+                          "TrainScope hardware choice: " + QString::fromStdString(choice.modelLabel));
 }
 
 QString traceTitle(const TraceChoice& choice) {
@@ -75,14 +55,15 @@ QByteArray traceHtmlBytes(const TraceChoice& choice) {
 }
 
 QByteArray tracePdfBytes(const TraceChoice& choice) {
-    QTextDocument doc;
+    std::vector<PdfImage> images;
     QString plot;
     if (const QImage image = renderTracePlot(choice); !image.isNull()) {
         plot = "trainscope-plot:trace-cost.png";
-        doc.addResource(QTextDocument::ImageResource, QUrl(plot), image);
+        images.push_back({QUrl(plot), image});
     }
-    doc.setHtml(traceReportHtml(choice, plot, 620, generatedLine()));
-    return printPdf(doc, traceTitle(choice));
+    const QString generated = generatedLine();
+    return printReportPdf([&](TablePages& pages) { return traceReportHtml(choice, plot, 900, generated, &pages); },
+                          images, traceTitle(choice));
 }
 
 // The one atomic writer every TrainScope file goes through (temporary file, fsync, rename): an

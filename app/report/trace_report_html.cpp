@@ -108,31 +108,32 @@ QString summary(const TraceChoice& c) {
     return html + "</p>\n";
 }
 
-QString rankingTable(const TraceChoice& c) {
-    QString html =
-        "<table id=\"ranking\" width=\"100%\" border=\"1\" cellspacing=\"0\" cellpadding=\"4\"><thead><tr>"
-        "<th>#</th><th width=\"22%\">GPU</th><th>step (ms)</th><th>speed vs recorded</th><th>steps per hour</th>"
-        "<th>cost per 1,000 steps</th><th width=\"30%\">price per GPU-hour</th></tr></thead><tbody>";
+QString rankingTable(const TraceChoice& c, TablePages* pages) {
+    const QString head =
+        "<tr><th>#</th><th width=\"22%\">GPU</th><th>step (ms)</th><th>speed vs recorded</th><th>steps per "
+        "hour</th><th>cost per 1,000 steps</th><th width=\"30%\">price per GPU-hour</th></tr>";
+    QStringList rows;
     for (const TraceChoiceRow& r : c.rows) {
-        html += rowOpen(r) + cell(QString::number(r.rank), "rank") + gpuCell(r);
+        QString html = rowOpen(r) + cell(QString::number(r.rank), "rank") + gpuCell(r);
         if (!r.predicted) {
-            html += "<td colspan=\"5\" class=\"reason\">not predicted: " + esc(r.reason) + "</td></tr>";
+            rows << html + "<td colspan=\"5\" class=\"reason\">not predicted: " + esc(r.reason) + "</td></tr>";
             continue;
         }
-        html += cell(ms(r.stepMs), "num") + cell(speed(r), "num") +
-                cell(QString::number(r.stepsPerHour, 'f', 0), "num") +
-                cell(r.price.priced ? usd(r.usdPer1000Steps) : QString("no price"), "num") +
-                cell(r.price.priced ? "$" + QString::number(r.price.usdPerGpuHour, 'f', 2) +
-                                          "<br/><span class=\"id\">" + esc(r.price.priceSource) + "</span>"
-                                    : kDash + "<br/><span class=\"id\">" + esc(r.priceNote) + "</span>") +
-                "</tr>";
+        rows << html + cell(ms(r.stepMs), "num") + cell(speed(r), "num") +
+                    cell(QString::number(r.stepsPerHour, 'f', 0), "num") +
+                    cell(r.price.priced ? usd(r.usdPer1000Steps) : QString("no price"), "num") +
+                    cell(r.price.priced ? "$" + QString::number(r.price.usdPerGpuHour, 'f', 2) +
+                                              "<br/><span class=\"id\">" + esc(r.price.priceSource) + "</span>"
+                                        : kDash + "<br/><span class=\"id\">" + esc(r.priceNote) + "</span>") +
+                    "</tr>";
     }
-    return html + "</tbody></table>\n";
+    return splitTable("ranking", "Ranking", "width=\"100%\" border=\"1\" cellspacing=\"0\" cellpadding=\"4\"", head,
+                      rows, pages);
 }
 
 // GPU time per step by kernel class: measured on the recorded GPU, predicted on it (when the
 // arithmetic changes) and on the cheapest and the fastest GPU.
-QString breakdownTable(const TraceChoice& c) {
+QString breakdownTable(const TraceChoice& c, TablePages* pages) {
     const TraceChoiceRow* measured = nullptr;  // any predicted row: the measured times are the trace's
     for (const TraceChoiceRow& r : c.rows)
         if (r.predicted) {
@@ -159,17 +160,16 @@ QString breakdownTable(const TraceChoice& c) {
     add("predicted on", recorded);
     add("cheapest:", c.cheapest());
     add("fastest:", c.fastest());
-    QString html =
-        "<table id=\"classes\" border=\"1\" cellspacing=\"0\" cellpadding=\"4\"><thead><tr><th>kernel "
-        "class</th><th>activities per step</th>";
-    for (const Column& col : columns) html += "<th>" + col.head + " (ms)</th>";
-    html += "</tr></thead><tbody>";
+    QString head = "<tr><th>kernel class</th><th>activities per step</th>";
+    for (const Column& col : columns) head += "<th>" + col.head + " (ms)</th>";
+    head += "</tr>";
+    QStringList rows;
     const std::vector<TraceClassTime>& classes = measured->prediction->classes;
     const double steps = std::max(1, c.steps);
     std::vector<double> totals(columns.size(), 0.0);
     for (size_t k = 0; k < classes.size(); ++k) {
-        html += "<tr>" + cell(kernelClassName(classes[k].kind)) +
-                cell(QString::number(double(classes[k].activities) / steps, 'f', 0), "num");
+        QString html = "<tr>" + cell(kernelClassName(classes[k].kind)) +
+                       cell(QString::number(double(classes[k].activities) / steps, 'f', 0), "num");
         for (size_t i = 0; i < columns.size(); ++i) {
             double v = classes[k].measuredMs;
             if (!columns[i].measured)
@@ -178,19 +178,21 @@ QString breakdownTable(const TraceChoice& c) {
             totals[i] += v;
             html += cell(ms(v), "num");
         }
-        html += "</tr>";
+        rows << html + "</tr>";
     }
-    html += "<tr><td><b>GPU work</b> (streams summed)</td><td></td>";
-    for (double t : totals) html += cell("<b>" + ms(t) + "</b>", "num");
-    html += "</tr><tr><td><b>median step</b></td><td></td>";
+    QString work = "<tr><td><b>GPU work</b> (streams summed)</td><td></td>";
+    for (double t : totals) work += cell("<b>" + ms(t) + "</b>", "num");
+    QString step = "<tr><td><b>median step</b></td><td></td>";
     for (const Column& col : columns)
-        html += cell("<b>" + ms(col.measured ? c.measuredStepMs : col.row->stepMs) + "</b>", "num");
-    return html + "</tr></tbody></table>\n";
+        step += cell("<b>" + ms(col.measured ? c.measuredStepMs : col.row->stepMs) + "</b>", "num");
+    rows << work + "</tr>" << step + "</tr>";
+    return splitTable("classes", {}, "border=\"1\" cellspacing=\"0\" cellpadding=\"4\"", head, rows, pages);
 }
 
 }  // namespace
 
-QString traceReportHtml(const TraceChoice& c, const QString& plot, int width, const QString& generated) {
+QString traceReportHtml(const TraceChoice& c, const QString& plot, int width, const QString& generated,
+                        TablePages* pages) {
     const QString title = "Hardware choice for the job recorded in " +
                           QFileInfo(QString::fromStdString(c.source)).fileName().toHtmlEscaped();
     QString html = reportHtmlHead(title);
@@ -202,7 +204,7 @@ QString traceReportHtml(const TraceChoice& c, const QString& plot, int width, co
             .arg(c.options.priceSnapshot.date.empty() ? QString()
                                                       : " Prices per GPU-hour: the GPU database's snapshot of " +
                                                             esc(c.options.priceSnapshot.date) + " (see Assumptions).");
-    html += "<h2>Ranking</h2>\n" + rankingTable(c);
+    html += rankingTable(c, pages);
     if (!plot.isEmpty())
         html += QString("<p class=\"plot\"><img src=\"%1\" alt=\"%2\" width=\"%3\"/></p>\n")
                     .arg(plot.toHtmlEscaped(), "Cost per 1,000 steps against the step time on every priced GPU")
@@ -211,7 +213,7 @@ QString traceReportHtml(const TraceChoice& c, const QString& plot, int width, co
         "<h2>GPU time per step by kernel class</h2>\n"
         "<p>The median step is shorter than the GPU work where streams overlap, and longer where the GPU "
         "waits for the host (whose time is kept as measured).</p>\n" +
-        breakdownTable(c);
+        breakdownTable(c, pages);
     QStringList notes;
     for (const std::string& n : c.traceNotes) notes << esc(n);
     for (const TraceNote& n : c.notes) {

@@ -6,13 +6,15 @@
 // assumptions. The same text is the PDF's source (QTextDocument reads it).
 #include <QString>
 
+#include "report_tables.h"
 #include "trainscope/predictors/choice/trace_choice.h"
 
 namespace ts::report {
 
 // `plot`: the cost-against-step-time plot's source (a data: URI, or a resource name for the PDF;
-// empty: none), shown `width` pixels wide. `generated` is shown in the header.
-QString traceReportHtml(const predictors::TraceChoice& choice, const QString& plot, int width,
-                        const QString& generated);
+// empty: none), shown `width` pixels wide. `generated` is shown in the header. `pages`: where the
+// PDF breaks its tables (report_tables.h); null for the HTML file.
+QString traceReportHtml(const predictors::TraceChoice& choice, const QString& plot, int width, const QString& generated,
+                        TablePages* pages = nullptr);
 
 }  // namespace ts::report

@@ -1,8 +1,13 @@
 // The explorer: its item models pass Qt's model checks, the batch control drives the predictions
-// every view shows, and each view renders something offscreen.
+// every view shows, each view renders something offscreen, and Help opens the documentation.
 #include <QAbstractItemModelTester>
+#include <QAction>
 #include <QCheckBox>
+#include <QDesktopServices>
+#include <QDir>
+#include <QFile>
 #include <QLabel>
+#include <QMenuBar>
 #include <QSlider>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -10,6 +15,7 @@
 
 #include "explorer_state.h"
 #include "gpu_table_model.h"
+#include "help_menu.h"
 #include "main_window.h"
 #include "module_tree_model.h"
 #include "screenshot.h"
@@ -35,7 +41,51 @@ int foregroundPixels(const QImage& image) {
 
 class ExplorerTest : public QObject {
     Q_OBJECT
+public Q_SLOTS:
+    // QDesktopServices hands file: URLs here during helpOpensTheDocumentation.
+    void openUrl(const QUrl& url) { opened_ << url; }
+
+private:
+    QList<QUrl> opened_;
+
 private Q_SLOTS:
+    // Help lists the documentation pages; each exists in the source tree; the installed copy is
+    // preferred to the source tree's; choosing a page hands that file to the desktop.
+    void helpOpensTheDocumentation() {
+        QTemporaryDir installed, source;
+        auto write = [](const QTemporaryDir& dir, const QString& name) {
+            QFile f(dir.filePath(name));
+            return f.open(QIODevice::WriteOnly) && f.write("# page\n") > 0;
+        };
+        QVERIFY(write(installed, "gui.md") && write(source, "gui.md") && write(source, "report.md"));
+        QCOMPARE(helpPagePath("gui.md", installed.path(), source.path()), installed.filePath("gui.md"));
+        QCOMPARE(helpPagePath("report.md", installed.path(), source.path()), source.filePath("report.md"));
+        QCOMPARE(helpPagePath("traces.md", installed.path(), source.path()), QString());
+        QCOMPARE(helpPagePath("gui.md", "", ""), QString());
+
+        QStringList files;
+        for (const HelpPage& page : helpPages()) {
+            files << page.file;
+            QVERIFY2(QFile::exists(QDir(sourceDocsDir()).filePath(page.file)), qPrintable(page.file));
+        }
+        for (const char* needed : {"gui.md", "prediction.md", "report.md", "traces.md", "model-format.md"})
+            QVERIFY2(files.contains(needed), needed);
+
+        ExplorerState state;
+        MainWindow window(state);
+        QDesktopServices::setUrlHandler("file", this, "openUrl");
+        for (const QString& file : files) {
+            auto* action = window.menuBar()->findChild<QAction*>("help:" + file);
+            QVERIFY2(action, qPrintable(file));
+            action->trigger();
+            QVERIFY(!opened_.isEmpty());
+            QCOMPARE(opened_.last().toLocalFile(), helpPagePath(file, installedDocsDir(), sourceDocsDir()));
+        }
+        QDesktopServices::unsetUrlHandler("file");
+        QCOMPARE(opened_.size(), files.size());
+        QVERIFY(window.menuBar()->findChildren<QAction*>().size() > files.size());  // and About
+    }
+
     void gpuTableModelIsConsistent() {
         ExplorerState state;
         QVERIFY2(state.openModel(kModel), qPrintable(state.error()));

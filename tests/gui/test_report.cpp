@@ -1,12 +1,15 @@
 // The hardware-choice report: the HTML parses as XML and lists the GPUs in the ranking's order with
 // its plots embedded as PNGs; the PDF is a complete PDF with pages; the CSV and JSON files carry
 // the same ranking; a file that cannot be written gives a sentence, not a crash.
+#include <qcustomplot.h>
+
 #include <QAction>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMenuBar>
+#include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTemporaryFile>
@@ -14,6 +17,7 @@
 #include <QtTest>
 
 #include "explorer_state.h"
+#include "label_placement.h"
 #include "main_window.h"
 #include "report_export.h"
 #include "report_writer.h"
@@ -71,6 +75,45 @@ TraceChoice traceChoice(const std::vector<std::string>& ids) {
 QByteArray readAll(const QString& path) {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// A ranking of `n` made-up GPUs "Test GPU 001"... (id "test-gpu-001"), each with a two-line cell
+// (value, range) in every column: GPU i trains in 1 + i hours for $10 + i, so that GPU 000 is both
+// the cheapest and the fastest and the only one the summary names.
+HardwareChoice longRanking(int n) {
+    HardwareChoice c;
+    c.modelLabel = c.modelName = "made-up";
+    for (int i = 0; i < n; ++i) {
+        HardwareChoiceRow r;
+        r.rank = i + 1;
+        r.gpuId = QString("test-gpu-%1").arg(i, 3, 10, QChar('0')).toStdString();
+        r.gpuName = QString("Test GPU %1").arg(i, 3, 10, QChar('0')).toStdString();
+        r.recommended = true;
+        r.batch = 64;
+        TrainingPrediction& p = r.prediction;
+        p.samplesPerS = {1000.0 + i, 900.0 + i, 1100.0 + i};
+        p.iterationMs = {50.0 + i, 45.0 + i, 55.0 + i};
+        p.peakMemoryBytes = {8e9, 7e9, 9e9};
+        p.capacityBytes = 16e9;
+        p.maxBatch = {128, 100, 150};
+        r.cost.priced = true;
+        r.cost.usdPerGpuHour = 1;
+        r.cost.priceSource = "Example Cloud example-instance (2026-11-01)";
+        r.cost.hoursToTrain = {1.0 + i, 0.9 + i, 1.2 + i};
+        r.cost.usdToTrain = {10.0 + i, 9.0 + i, 12.0 + i};
+        c.rows.push_back(r);
+    }
+    return c;
+}
+
+// The text of each page of a PDF (pdftotext), empty when poppler's pdftotext is not installed.
+QStringList pdfPages(const QString& pdf) {
+    QProcess pdftotext;
+    pdftotext.start("pdftotext", {"-layout", pdf, "-"});
+    if (!pdftotext.waitForFinished(60000) || pdftotext.exitCode() != 0) return {};
+    QStringList pages = QString::fromUtf8(pdftotext.readAllStandardOutput()).split('\f');
+    if (!pages.isEmpty() && pages.back().trimmed().isEmpty()) pages.removeLast();
+    return pages;
 }
 
 }  // namespace
@@ -134,21 +177,42 @@ private Q_SLOTS:
         QVERIFY2(row.contains(QString(">%1<").arg(first.batch)), qPrintable(row));
     }
 
-    // The headline never calls a GPU cheapest without the set it is cheapest in, and gives the
-    // price snapshot.
-    void headlineNamesTheSetAndTheSnapshot() {
+    // The headline names the best value and the fastest GPU, each with the set it was chosen in,
+    // the price it assumes and where that price comes from, in the same sentence; and the snapshot.
+    void headlineNamesTheSetThePriceAndTheSnapshot() {
+        // The P4 without its price: the best value is of a subset, the fastest of all three.
+        GpuDatabase db = GpuDatabase::builtin();
+        db.applyOverrides(R"({"format": "trainscope-gpu-database", "version": 1,
+                              "gpus": [{"id": "p4", "prices": [], "purchase": []}]})",
+                          "test");
+        QCOMPARE(db.get("p4").cheapestPrice(), nullptr);
         std::vector<const GpuSpec*> gpus;
-        const GpuDatabase& db = GpuDatabase::builtin();
         for (const char* id : {"t4", "p4", "a100-sxm4-80gb"}) gpus.push_back(&db.get(id));
         HardwareChoiceOptions options;
         options.modelLabel = kModel;
         options.priceSnapshot = db.priceSnapshot();
         const HardwareChoice c = chooseHardware(predictor_, gpus, TrainingScenario{}, TrainingGoal{}, options);
         const QString html = QString::fromUtf8(reportBytes(c, ReportFormat::Html));
-        const QString summary = html.section("<p class=\"summary\">", 1, 1).section("</p>", 0, 0);
-        QVERIFY2(summary.contains("Cheapest for the goal of the 2 priced GPUs where a batch fits, out of 3 "
-                                  "(1 without a price):"),
-                 qPrintable(summary));
+        const QStringList sentences = html.section("<p class=\"summary\">", 1, 1).section("</p>", 0, 0).split("<br/>");
+        QVERIFY2(sentences.size() >= 2, qPrintable(sentences.join("\n")));
+        const HardwareChoiceRow& best = c.rows.front();
+        const HardwareChoiceRow* fastest = fastestRow(c);
+        QVERIFY(best.cost.priced && fastest && fastest->cost.priced);
+        auto dollars = [](double v) { return QString("$%1 per GPU-hour").arg(v, 0, 'f', 2); };
+        QVERIFY2(sentences[0].startsWith("Best value (cheapest for the goal) of the 2 priced GPUs where a batch "
+                                         "fits, out of 3 (1 without a price): <b>" +
+                                         QString::fromStdString(best.gpuName) + "</b>") &&
+                     sentences[0].contains(dollars(best.cost.usdPerGpuHour)) &&
+                     sentences[0].contains(QString::fromStdString(best.cost.priceSource).toHtmlEscaped()),
+                 qPrintable(sentences[0]));
+        QVERIFY2(
+            sentences[1].startsWith("Fastest of all 3 GPUs: <b>" + QString::fromStdString(fastest->gpuName) + "</b>") &&
+                sentences[1].contains(dollars(fastest->cost.usdPerGpuHour)),
+            qPrintable(sentences[1]));
+        // The basis: an on-demand listing or an amortised purchase, said of each price.
+        for (const QString& sentence : sentences.mid(0, 2))
+            QVERIFY2(sentence.contains("the on-demand listing of") || sentence.contains("amortised (see Assumptions)"),
+                     qPrintable(sentence));
         QVERIFY(html.contains("snapshot of " + QString::fromStdString(db.priceSnapshot().date)));
     }
 
@@ -167,6 +231,62 @@ private Q_SLOTS:
             QRegularExpression("/MediaBox \\[0 0 ([0-9.]+) ([0-9.]+)\\]").match(QString::fromLatin1(pdf));
         QVERIFY(box.hasMatch());
         QVERIFY2(box.captured(1).toDouble() > box.captured(2).toDouble(), qPrintable(box.captured(0)));
+    }
+
+    // A ranking longer than a page: every row's cells sit on one page. Each GPU's name and id are
+    // the two lines of its GPU cell (in the ranking and in the details table), so on every page
+    // both appear as often: a row broken at a page's foot leaves its name on one page and its id
+    // on the next.
+    void pdfRowsAreNeverSplitAcrossPages() {
+        const HardwareChoice c = longRanking(90);
+        QTemporaryDir dir;
+        const QString path = dir.filePath("long.pdf");
+        QCOMPARE(writeReport(c, ReportFormat::Pdf, path), QString());
+        const QStringList pages = pdfPages(path);
+        if (pages.isEmpty()) QSKIP("pdftotext (poppler-utils) is not installed");
+        QVERIFY2(pages.size() >= 4, qPrintable(QString::number(pages.size())));
+        for (int i = 1; i < 90; ++i) {  // GPU 000 is also named in the summary
+            const QString name = QString("Test GPU %1").arg(i, 3, 10, QChar('0'));
+            const QString id = QString("test-gpu-%1").arg(i, 3, 10, QChar('0'));
+            int total = 0;
+            for (int page = 0; page < pages.size(); ++page) {
+                const int names = int(pages[page].count(name)), ids = int(pages[page].count(id));
+                QVERIFY2(
+                    names == ids,
+                    qPrintable(QString("page %1: %2 x%3, %4 x%5").arg(page + 1).arg(name).arg(names).arg(id).arg(ids)));
+                total += ids;
+            }
+            QCOMPARE(total, 2);  // the ranking and the details
+        }
+    }
+
+    // Twenty points crowded into a corner of the plot: every one gets its label, none over
+    // another label or another point, the ones that find no place beside their point further out
+    // with a line to it.
+    void crowdedLabelsAreAllShownApart() {
+        QCustomPlot plot;
+        plot.resize(900, 600);
+        plot.xAxis->setRange(0, 100);
+        plot.yAxis->setRange(0, 100);
+        QVector<QCPItemText*> labels;
+        for (int i = 0; i < 20; ++i) {
+            auto* text = new QCPItemText(&plot);
+            text->position->setCoords(10 + (i % 5) * 1.5, 10 + (i / 5) * 2.0);
+            text->setText(QString("GPU number %1").arg(i));
+            labels << text;
+        }
+        plot.replot();
+        QCOMPARE(placeLabelsWithLeaders(plot, labels, 5), 20);
+        QVector<QRectF> rects;
+        for (QCPItemText* label : labels) {
+            QVERIFY(label->visible());
+            rects << QRectF(label->topLeft->pixelPosition(), label->bottomRight->pixelPosition()).normalized();
+            QVERIFY(QRectF(plot.axisRect()->rect()).contains(rects.back()));
+        }
+        for (int i = 0; i < rects.size(); ++i)
+            for (int j = i + 1; j < rects.size(); ++j)
+                QVERIFY2(!rects[i].intersects(rects[j]), qPrintable(QString("labels %1 and %2 overlap").arg(i).arg(j)));
+        QVERIFY(plot.itemCount() > labels.size());  // leader lines for those moved away
     }
 
     void csvAndJsonCarryTheSameRanking() {

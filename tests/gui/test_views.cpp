@@ -29,9 +29,9 @@
 #include "roofline_view.h"
 #include "screenshot.h"
 #include "timeline_view.h"
-#include "view_refresher.h"
 #include "trainscope/core/gpu_user_file.h"
 #include "trainscope/predictors/choice/hardware_choice.h"
+#include "view_refresher.h"
 
 using namespace ts::gui;
 using ts::predictors::TrainingGoal;
@@ -157,30 +157,35 @@ private Q_SLOTS:
         QCOMPARE(state.selectedOp(), clicked);
         QCOMPARE(selectedTreeOp(window), clicked);
 
-        // Timeline click on a backward bar -> state and module tree.
+        // Timeline click on a backward block of the GPU stream -> state and module tree.
         showOffscreen(window, View::Timeline);
-        const auto& spans = timeline->spans();
-        const auto backward = std::find_if(spans.begin(), spans.end(), [&](const TimelineView::Span& s) {
-            return s.kind == TimelineView::Kind::Backward && s.op != clicked && timeline->spanRect(s, 0).width() > 3;
+        IterationTimelineCanvas* canvas = timeline->canvas();
+        const std::vector<TimelineBlock>& blocks = canvas->picture().blocks;
+        const int gpuLane = canvas->laneOf(IterationLane::Gpu);
+        const auto backward = std::find_if(blocks.begin(), blocks.end(), [&](const TimelineBlock& b) {
+            return b.lane == gpuLane && b.color == passColor(IterationPass::Backward) && b.key >= 0 &&
+                   b.key != clicked && canvas->blockRect(b).width() > 3;
         });
-        QVERIFY(backward != spans.end());
-        QTest::mouseClick(timeline, Qt::LeftButton, {}, timeline->spanRect(*backward, 0).center().toPoint());
-        QCOMPARE(state.selectedOp(), backward->op);
-        QCOMPARE(selectedTreeOp(window), backward->op);
-        // The wheel zooms in about the mouse: the bar under it gets wider.
-        const QPointF at = timeline->spanRect(*backward, 0).center();
-        const double widthBefore = timeline->spanRect(*backward, 0).width();
-        QWheelEvent wheel(at, timeline->mapToGlobal(at), {}, {0, 480}, Qt::NoButton, {}, Qt::NoScrollPhase, false);
-        QApplication::sendEvent(timeline, &wheel);
-        QVERIFY(timeline->spanRect(*backward, 0).width() > 1.5 * widthBefore);
-        QVERIFY(timeline->spanRect(*backward, 0).contains(at));
+        QVERIFY(backward != blocks.end());
+        const TimelineBlock block = *backward;  // the picture is redrawn when the state changes
+        QTest::mouseClick(canvas, Qt::LeftButton, {}, canvas->blockRect(block).center().toPoint());
+        QCOMPARE(state.selectedOp(), block.key);
+        QCOMPARE(selectedTreeOp(window), block.key);
+        // The wheel zooms in about the mouse: the block under it gets wider.
+        const QPointF at = canvas->blockRect(block).center();
+        const double widthBefore = canvas->blockRect(block).width();
+        QWheelEvent wheel(at, canvas->mapToGlobal(at), {}, {0, 480}, Qt::NoButton, {}, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(canvas, &wheel);
+        QVERIFY(canvas->blockRect(block).width() > 1.5 * widthBefore);
+        QVERIFY(canvas->blockRect(block).contains(at));
+        const int selectedByTimeline = block.key;
 
         // Overview module bar -> the module's first operation, shown (expanded) in the tree.
         showOffscreen(window, View::Overview);
         BreakdownBar* bar = overview->timeBar();
         int segment = -1;
         for (int i = 0; i < bar->segments().size() && segment < 0; ++i)
-            if (bar->segments()[i].key >= 0 && bar->segments()[i].key != backward->op) segment = i;
+            if (bar->segments()[i].key >= 0 && bar->segments()[i].key != selectedByTimeline) segment = i;
         QVERIFY(segment >= 0);
         const int key = bar->segments()[segment].key;
         QTest::mouseClick(bar, Qt::LeftButton, {}, bar->segmentRect(segment).center().toPoint());
@@ -435,7 +440,8 @@ private Q_SLOTS:
         QCOMPARE(own->usdPerGpuHour, 0.5);
         QCOMPARE(QString::fromStdString(own->source), QString(ts::kUserPriceSource));
         QVERIFY(QFile::exists(file));
-        QCOMPARE(ts::GpuDatabase::load().get("rtx-3090").cheapestPrice()->usdPerGpuHour, 0.5);  // what the CLI reads too
+        QCOMPARE(ts::GpuDatabase::load().get("rtx-3090").cheapestPrice()->usdPerGpuHour,
+                 0.5);  // what the CLI reads too
         {
             PricesDialog dialog(state, file);
             QCOMPARE(dialog.ownPrice("rtx-3090")->value(), 0.5);

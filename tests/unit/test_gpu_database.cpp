@@ -268,7 +268,8 @@ TEST(GpuDatabase, PricesHaveProvenance) {
     for (const GpuSpec& g : GpuDatabase::builtin().gpus())
         for (const Price& p : g.prices) {
             ++priced;
-            EXPECT_GT(p.usdPerGpuHour, 0.05) << g.id;
+            // A sanity range: the cheapest listing is a marketplace's lowest bid for a P4, $0.03.
+            EXPECT_GT(p.usdPerGpuHour, 0.01) << g.id;
             EXPECT_LT(p.usdPerGpuHour, 50) << g.id;
             EXPECT_FALSE(p.provider.empty()) << g.id;
         }

@@ -15,25 +15,55 @@ namespace {
 
 using predictors::DataParallel;
 using predictors::InterconnectKind;
-using predictors::LinkModel;
 using predictors::linkFor;
+using predictors::LinkModel;
 
-const GpuSpec& gpu(const std::string& id) { return GpuDatabase::builtin().get(id); }
+const GpuSpec& gpu(const std::string& id) {
+    return GpuDatabase::builtin().get(id);
+}
 
-bool isDate(const std::string& d) { return std::regex_match(d, std::regex(R"(\d{4}(-\d{2}(-\d{2})?)?)")); }
+bool isDate(const std::string& d) {
+    return std::regex_match(d, std::regex(R"(\d{4}(-\d{2}(-\d{2})?)?)"));
+}
 
-TEST(GpuPrices, EveryGpuIsPricedOrSaysWhyNot) {
+// The issue's target: every GPU of the database has a price a cost can use, dated, from a source
+// the database lists with its address; where no cloud lists the card, its purchase price amortised.
+TEST(GpuPrices, EveryGpuHasADatedPriceWithItsSource) {
     const GpuDatabase& db = GpuDatabase::builtin();
-    int priced = 0;
+    EXPECT_EQ(db.gpus().size(), 30u);
     for (const GpuSpec& g : db.gpus()) {
-        if (g.cheapestPrice()) ++priced;
-        else EXPECT_FALSE(g.pricesNote.empty()) << g.id << " has no price and no note saying why";
+        const Price* price = g.cheapestPrice();
+        ASSERT_NE(price, nullptr) << g.id << " has no price";
+        EXPECT_GT(price->usdPerGpuHour, 0) << g.id;
+        EXPECT_TRUE(isDate(price->date)) << g.id << ": " << price->date;
+        ASSERT_TRUE(db.sources().count(price->source)) << g.id << " cites " << price->source;
+        EXPECT_NE(db.sources().at(price->source).url.find("https://"), std::string::npos) << price->source;
+        // An amortised price stands in only where no cloud lists the card.
+        EXPECT_EQ(price->amortised, g.prices.empty()) << g.id;
     }
-    // 22 of the 28 built-in GPUs had a listing or a purchase price in the 2026-11-25 snapshot.
-    EXPECT_GE(priced, 22);
-    for (const char* id : {"h100-sxm", "h100-pcie", "h100-nvl", "h200-sxm", "b200", "l4", "l40s", "a100-sxm4-80gb",
-                           "a100-pcie-80gb", "rtx-4090", "rtx-3090", "rtx-2080-ti", "rtx-6000-ada"})
-        EXPECT_NE(gpu(id).cheapestPrice(), nullptr) << id;
+    // The six the 2026-11-25 snapshot lacked, by the basis each now has.
+    for (const char* id : {"p4", "v100-pcie-32gb"}) EXPECT_FALSE(gpu(id).cheapestPrice()->amortised) << id;
+    for (const char* id : {"p100-sxm2-16gb", "v100-sxm2-32gb", "a30", "a100-pcie-40gb"})
+        EXPECT_TRUE(gpu(id).cheapestPrice()->amortised) << id;
+}
+
+// Hand arithmetic of the rule on two of them (3 years at 50%: 13,140 hours; $0.18/kWh): the A30's
+// launch price of $5,000 and 165 W; the P100 SXM2's street price of $60 (newer than its launch
+// price, so it is the one used) and 300 W.
+TEST(GpuPrices, CardsNoCloudListsAreAmortisedFromTheirNewestPurchasePrice) {
+    EXPECT_NEAR(gpu("a30").cheapestPrice()->usdPerGpuHour, 5000.0 / 13140 + 0.165 * 0.18, 1e-9);
+    EXPECT_NEAR(gpu("p100-sxm2-16gb").cheapestPrice()->usdPerGpuHour, 60.0 / 13140 + 0.300 * 0.18, 1e-9);
+}
+
+// A GPU sold only inside a system is a sixteenth of the DGX-2: its price and its 10 kW (the
+// purchase's own "watts"), not the card's TDP, which the part never had published.
+TEST(GpuPrices, AGpuSoldInsideASystemPaysItsShareOfTheSystemsPower) {
+    const Price* price = gpu("v100-sxm3-32gb").cheapestPrice();
+    ASSERT_NE(price, nullptr);
+    EXPECT_TRUE(price->amortised);
+    EXPECT_NEAR(price->usdPerGpuHour, 399000.0 / 16 / 13140 + 10.0 / 16 * 0.18, 1e-9);
+    EXPECT_NE(price->note.find("share of the system's power"), std::string::npos) << price->note;
+    EXPECT_GT(gpu("v100-sxm3-32gb-h").cheapestPrice()->usdPerGpuHour, price->usdPerGpuHour);  // 12 kW
 }
 
 TEST(GpuPrices, EveryPriceIsDatedWithinTheSnapshotAndCitesAListedSource) {

@@ -112,10 +112,15 @@ TEST(HardwareChoice, CheapestIsAlwaysSaidOfTheSetItWasChosenFrom) {
     // Three priced GPUs that all fit: "cheapest" is of all of them.
     const std::vector<const GpuSpec*> priced = {&f.db.get("t4"), &f.db.get("a100-sxm4-80gb"), &f.db.get("h100-sxm")};
     EXPECT_EQ(rankingScope(chooseHardware(f.predictor, priced, TrainingScenario{}, TrainingGoal{})), "of all 3 GPUs");
-    // Add one without a price (the P4): the sentence names the priced subset and what is left out.
+    // Add one without a price (the P4, its price removed as a user file can): the sentence names the
+    // priced subset and what is left out.
+    GpuDatabase unpriced = f.db;
+    unpriced.applyOverrides(R"({"format": "trainscope-gpu-database", "version": 1,
+                                "gpus": [{"id": "p4", "prices": [], "purchase": []}]})",
+                            "test");
     std::vector<const GpuSpec*> mixed = priced;
-    mixed.push_back(&f.db.get("p4"));
-    ASSERT_EQ(f.db.get("p4").cheapestPrice(), nullptr);
+    mixed.push_back(&unpriced.get("p4"));
+    ASSERT_EQ(unpriced.get("p4").cheapestPrice(), nullptr);
     const HardwareChoice c = chooseHardware(f.predictor, mixed, TrainingScenario{}, TrainingGoal{});
     EXPECT_EQ(rankingScope(c), "of the 3 priced GPUs where a batch fits, out of 4 (1 without a price)");
     // The assumptions give the snapshot and count the unpriced GPUs.
@@ -293,4 +298,58 @@ TEST(HardwareChoice, JsonHasTheDocumentedFields) {
             EXPECT_EQ(row["usd_to_train"]["value"].get<double>(), r.cost.usdToTrain.value);
         }
     }
+}
+
+namespace {
+
+HardwareChoiceRow pricedRow(const std::string& id, double hours, double usd) {
+    HardwareChoiceRow r;
+    r.gpuId = id;
+    r.gpuName = id;
+    r.recommended = true;
+    r.cost.priced = true;
+    r.cost.hoursToTrain = Interval::exact(hours);
+    r.cost.usdToTrain = Interval::exact(usd);
+    return r;
+}
+
+std::vector<std::string> idsOf(const std::vector<const HardwareChoiceRow*>& rows) {
+    std::vector<std::string> ids;
+    for (const HardwareChoiceRow* r : rows) ids.push_back(r->gpuId);
+    return ids;
+}
+
+}  // namespace
+
+// The frontier, worked by hand: a (1 h, $10), b (2 h, $5), c (3 h, $6: slower and dearer than b),
+// d (2 h, $7: as fast as b but dearer), e (4 h, $2), f (0.5 h, $40), g (5 h, $2: as cheap as e but
+// slower), h without a price (faster than all, never on a cost frontier), i where nothing fits.
+TEST(HardwareChoice, CostTimeFrontierKeepsTheGpusNoOtherBeatsOnBothTimeAndCost) {
+    HardwareChoice c;
+    for (auto [id, hours, usd] : {std::tuple{"a", 1.0, 10.0},
+                                  {"b", 2.0, 5.0},
+                                  {"c", 3.0, 6.0},
+                                  {"d", 2.0, 7.0},
+                                  {"e", 4.0, 2.0},
+                                  {"f", 0.5, 40.0},
+                                  {"g", 5.0, 2.0}})
+        c.rows.push_back(pricedRow(id, hours, usd));
+    HardwareChoiceRow unpriced = pricedRow("h", 0.1, 0);
+    unpriced.cost.priced = false;
+    c.rows.push_back(unpriced);
+    HardwareChoiceRow none;
+    none.gpuId = "i";
+    c.rows.push_back(none);
+    EXPECT_EQ(idsOf(costTimeFrontier(c)), (std::vector<std::string>{"f", "a", "b", "e"}));
+    // The fastest ignores prices: the unpriced h; among 8 of 9 GPUs where a batch fits.
+    ASSERT_NE(fastestRow(c), nullptr);
+    EXPECT_EQ(fastestRow(c)->gpuId, "h");
+    EXPECT_EQ(fastestScope(c), "of the 8 GPUs where a batch fits, out of 9");
+    c.rows.pop_back();
+    EXPECT_EQ(fastestScope(c), "of all 8 GPUs");
+    // Nothing priced: no frontier; nothing fits: no fastest.
+    HardwareChoice empty;
+    empty.rows.push_back(none);
+    EXPECT_TRUE(costTimeFrontier(empty).empty());
+    EXPECT_EQ(fastestRow(empty), nullptr);
 }

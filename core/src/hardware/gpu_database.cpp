@@ -171,8 +171,12 @@ void GpuDatabase::finalize(const std::string& origin) {
         g.amortisedPurchase.reset();
         const PurchasePrice* buy = purchaseForAmortisation(g.purchases);
         if (!buy) continue;
+        if (buy->watts > 0) {
+            g.amortisedPurchase = amortisedPrice(*buy, buy->watts, amortisation_);
+            continue;
+        }
         if (!g.tdpW.known())
-            throw ModelError(origin, "GPU '" + g.id + "': a purchase price needs \"tdp_w\" to be amortised");
+            throw ModelError(origin, "GPU '" + g.id + "': a purchase price needs \"tdp_w\" (or its own \"watts\") to be amortised");
         g.amortisedPurchase = amortisedPrice(*buy, *g.tdpW, amortisation_);
     }
 }

@@ -181,7 +181,7 @@ std::vector<PurchasePrice> parsePurchases(const json& j, const Where& w) {
     std::vector<PurchasePrice> out;
     for (const json& p : j) {
         if (!p.is_object()) w.fail("purchase", "each purchase price must be an object");
-        checkKeys(p, {"kind", "usd", "date", "source", "note"}, "purchase", w);
+        checkKeys(p, {"kind", "usd", "date", "source", "note", "watts"}, "purchase", w);
         PurchasePrice price;
         price.kind = str(p, "kind", w, true);
         if (price.kind != "msrp" && price.kind != "street") w.fail("purchase.kind", "expected \"msrp\" or \"street\"");
@@ -191,6 +191,10 @@ std::vector<PurchasePrice> parsePurchases(const json& j, const Where& w) {
         if (!p.contains("usd")) w.fail("purchase", "a purchase price needs \"usd\"");
         price.usd = number(p["usd"], "purchase.usd", w);
         if (price.usd <= 0 || price.usd > 1e7) w.fail("purchase.usd", "must be between 0 and 10,000,000 USD");
+        if (p.contains("watts")) {
+            price.watts = number(p["watts"], "purchase.watts", w);
+            if (!(price.watts > 0) || price.watts > 1e5) w.fail("purchase.watts", "must be between 0 and 100,000 W");
+        }
         out.push_back(std::move(price));
     }
     return out;

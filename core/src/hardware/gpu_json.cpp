@@ -83,6 +83,7 @@ json gpuToJson(const GpuSpec& g) {
         for (const PurchasePrice& p : g.purchases) {
             json pj = {{"kind", p.kind}, {"usd", p.usd}, {"date", p.date}, {"source", p.source}};
             if (!p.note.empty()) pj["note"] = p.note;
+            if (p.watts > 0) pj["watts"] = p.watts;
             buy.push_back(pj);
         }
         j["purchase"] = buy;

@@ -45,8 +45,11 @@ Price amortisedPrice(const PurchasePrice& purchase, double tdpW, const Amortisat
     p.date = purchase.date;
     p.amortised = true;
     p.note = "amortised: $" + money(purchase.usd, 0) + " over " + money(a.years, 1) + " years at " +
-             money(a.utilisation * 100, 0) + "% utilisation, plus " + money(tdpW, 0) + " W (TDP) at $" +
-             money(a.usdPerKWh, 3) + "/kWh; hosting, cooling, the rest of the machine and resale value left out";
+             money(a.utilisation * 100, 0) + "% utilisation, plus " + money(tdpW, 0) +
+             (purchase.watts > 0 ? " W (its share of the system's power)" : " W (TDP)") + " at $" +
+             money(a.usdPerKWh, 3) + "/kWh" +
+             (purchase.watts > 0 ? "; hosting, cooling and resale value left out"
+                                 : "; hosting, cooling, the rest of the machine and resale value left out");
     return p;
 }
 

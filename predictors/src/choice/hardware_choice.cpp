@@ -229,6 +229,39 @@ std::string rankingScope(const HardwareChoice& c) {
            " (" + why + ")";
 }
 
+const HardwareChoiceRow* fastestRow(const HardwareChoice& c) {
+    const HardwareChoiceRow* fastest = nullptr;
+    for (const HardwareChoiceRow& r : c.rows)
+        if (r.recommended && (!fastest || r.cost.hoursToTrain.value < fastest->cost.hoursToTrain.value)) fastest = &r;
+    return fastest;
+}
+
+std::string fastestScope(const HardwareChoice& c) {
+    const int all = int(c.rows.size());
+    const int fitting = int(std::count_if(c.rows.begin(), c.rows.end(), [](const auto& r) { return r.recommended; }));
+    if (fitting == all) return "of all " + std::to_string(all) + " GPUs";
+    return "of the " + std::to_string(fitting) + (fitting == 1 ? " GPU" : " GPUs") + " where a batch fits, out of " +
+           std::to_string(all);
+}
+
+std::vector<const HardwareChoiceRow*> costTimeFrontier(const HardwareChoice& c) {
+    std::vector<const HardwareChoiceRow*> rows;
+    for (const HardwareChoiceRow& r : c.rows)
+        if (r.recommended && r.cost.priced) rows.push_back(&r);
+    // Fastest first, the cheaper first among equally fast: a row stays when it is cheaper than
+    // every faster one.
+    std::stable_sort(rows.begin(), rows.end(), [](const HardwareChoiceRow* a, const HardwareChoiceRow* b) {
+        if (a->cost.hoursToTrain.value != b->cost.hoursToTrain.value)
+            return a->cost.hoursToTrain.value < b->cost.hoursToTrain.value;
+        return a->cost.usdToTrain.value < b->cost.usdToTrain.value;
+    });
+    std::vector<const HardwareChoiceRow*> frontier;
+    for (const HardwareChoiceRow* r : rows)
+        if (frontier.empty() || r->cost.usdToTrain.value < frontier.back()->cost.usdToTrain.value)
+            frontier.push_back(r);
+    return frontier;
+}
+
 std::vector<int64_t> candidateBatches(int64_t limit) {
     limit = std::min(limit, kMaxCandidateBatch);
     std::vector<int64_t> out;

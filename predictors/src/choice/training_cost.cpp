@@ -56,8 +56,11 @@ std::string pricesAssumption(const std::vector<const GpuSpec*>& gpus, const Pric
                   " no cloud listing was found and the card's purchase price is amortised instead: over " +
                   fixed(m.years, 0) + " years at " + fixed(m.utilisation * 100, 0) +
                   "% utilisation, plus its TDP at $" + fixed(m.usdPerKWh, 2) + "/kWh";
-    prices += "; " + std::to_string(unpriced) + " of " + std::to_string(gpus.size()) +
-              " GPUs have no price and are ranked after the priced ones by time.";
+    if (unpriced == 0)
+        prices += "; all " + std::to_string(gpus.size()) + " GPUs have a price.";
+    else
+        prices += "; " + std::to_string(unpriced) + " of " + std::to_string(gpus.size()) +
+                  " GPUs have no price and are ranked after the priced ones by time.";
     return prices;
 }
 

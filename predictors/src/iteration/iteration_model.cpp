@@ -101,8 +101,10 @@ std::vector<LayerTime> AnalyticLayerTimes::layers(double n) const {
         l.opClass = op.opClass;
         l.source = f.calibrated ? PredictionSource::ShippedCalibration : PredictionSource::Analytic;
         l.forwardMs = Interval::relative(f.at(n), f.relError);
+        l.hostForwardMs = f.hostMs;
         if (b < times_.backward.size() && times_.backward[b].op == f.op) {
             l.backwardMs = Interval::relative(times_.backward[b].at(n), times_.backward[b].relError);
+            l.hostBackwardMs = times_.backward[b].hostMs;
             ++b;
         }
         out.push_back(std::move(l));

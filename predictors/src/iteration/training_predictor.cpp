@@ -27,6 +27,7 @@ struct TrainingPredictor::Target {
     std::string linkBasis;
     std::string linkUsed;
     std::string linkNotice;
+    std::vector<int> bucketFirstOp;  // the gradient buckets' first ops, as backward readies them
     bool fits(double need, double n) const { return need <= capacity && n <= double(batchLimit); }
 };
 
@@ -117,6 +118,7 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
     std::vector<GradientBucket> buckets;
     if (gpus > 1) buckets = gradientBuckets(analysis_, s.dataParallel);
     for (const GradientBucket& b : buckets) regions.bucketFirstOp.push_back(b.firstOp);
+    t->bucketFirstOp = regions.bucketFirstOp;
 
     t->fromProfile = profile_ && profile_->onGpu();
     if (t->fromProfile)
@@ -254,7 +256,13 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
         if (!t->linkNotice.empty()) r.notes.push_back(t->linkNotice);
         r.notes.push_back("all-reduce over " + t->linkBasis + " (assumed NCCL efficiency; docs/prediction.md)");
     }
-    if (perLayer) r.layers = t->source->layers(n);
+    if (perLayer) {
+        r.layers = t->source->layers(n);
+        r.layout.optimizerHostMs = t->setup.optimizerHostMs;
+        r.layout.optimizerWaitsForGpu = t->setup.syncBeforeOptimizer;
+        for (size_t j = 0; j < t->bucketFirstOp.size() && j < t->setup.bucketCommMs.size(); ++j)
+            r.layout.buckets.push_back({t->bucketFirstOp[j], t->setup.bucketCommMs[j]});
+    }
 
     const MemoryModel mm(analysis_, s.precision, s.optimizer, s.checkpointing, gpus, s.dataParallel.zeroStage);
     r.memory = mm.at(n, gpu);

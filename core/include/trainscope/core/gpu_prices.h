@@ -27,6 +27,9 @@ struct PurchasePrice {
     std::string date;
     std::string source;
     std::string note;
+    // The power drawn per GPU when it is not the card's TDP: a GPU sold only inside a system (a
+    // DGX-2's V100 SXM3) draws its share of the system's power; 0 means the GPU's TDP.
+    double watts = 0;
 };
 
 // The stated inputs of the amortisation rule; the database's "amortisation" object, which a

@@ -80,6 +80,18 @@ struct HardwareChoice {
 // or "of the 19 priced GPUs where a batch fits, out of 28 (6 without a price, 3 where nothing fits)".
 std::string rankingScope(const HardwareChoice& choice);
 
+// The recommended row with the shortest predicted time to train the goal (the first in rank order
+// on a tie); nullptr when nothing fits anywhere. Price plays no part.
+const HardwareChoiceRow* fastestRow(const HardwareChoice& choice);
+// Which GPUs fastestRow chooses among: "of all 28 GPUs", or "of the 26 GPUs where a batch fits,
+// out of 28".
+std::string fastestScope(const HardwareChoice& choice);
+// The cost-time frontier: the priced, recommended rows that no other priced row beats on both the
+// predicted time to train and the predicted cost (equal in one and better in the other counts as
+// beating), fastest first, so cheapest last. Every other priced GPU is slower and dearer than one
+// of these.
+std::vector<const HardwareChoiceRow*> costTimeFrontier(const HardwareChoice& choice);
+
 // Throws what the predictor throws for an invalid base scenario (ModelError naming the option).
 HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vector<const GpuSpec*>& gpus,
                               const TrainingScenario& base, const TrainingGoal& goal,

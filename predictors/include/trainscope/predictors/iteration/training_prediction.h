@@ -21,7 +21,25 @@ struct LayerTime {
     std::string opClass;  // the scaling class it was timed as ("linear", "conv", ...; "" uncovered)
     Interval forwardMs;
     Interval backwardMs;  // 0 when nothing upstream needs a gradient
+    // The host's time to dispatch the pass (eager PyTorch; docs/prediction.md, the stream model), which
+    // runs ahead of the GPU; 0 where the layer times already hold it (a measured profile's).
+    double hostForwardMs = 0;
+    double hostBackwardMs = 0;
     PredictionSource source = PredictionSource::Analytic;
+};
+
+// What a per-layer prediction adds for drawing its iteration on a timeline: the parts of the
+// iteration model (iteration_model.h) that are not a layer's.
+struct IterationLayout {
+    double optimizerHostMs = 0;         // the host's time to issue the optimizer step
+    bool optimizerWaitsForGpu = false;  // the host waits for the GPU first (amp-fp16's GradScaler)
+    // Data parallelism: each gradient bucket's collective (all-reduce, or ZeRO's reduce-scatter) on
+    // the communication stream, ready once the backward of every op from firstOp on is done.
+    struct Bucket {
+        int firstOp = 0;
+        double ms = 0;
+    };
+    std::vector<Bucket> buckets;  // in the order backward readies them
 };
 
 // Bytes on the GPU, by category (docs/prediction.md gives every rule).
@@ -67,13 +85,14 @@ struct TrainingPrediction {
     Interval backwardMs;
     Interval recomputeMs;  // checkpointing's second forward (0 without)
     Interval optimizerMs;
-    Interval communicationMs;       // all-reduce time not hidden under backward (0 on one GPU)
-    Interval otherMs;               // profile only: measured iteration time outside the layers
-    Interval hostBoundMs;           // the GPU idle, waiting for the host's dispatch (small batches)
-    Interval scalingEfficiency;     // iteration on one GPU / iteration on N (1 on one GPU)
-    std::string interconnect;       // the link the all-reduce runs over ("nvlink", ...); empty on one GPU
-    std::string interconnectNotice; // why it is not the one asked for (NVLink -> PCIe); empty when it is
-    std::vector<LayerTime> layers;  // graph order; operations that do no work are absent
+    Interval communicationMs;        // all-reduce time not hidden under backward (0 on one GPU)
+    Interval otherMs;                // profile only: measured iteration time outside the layers
+    Interval hostBoundMs;            // the GPU idle, waiting for the host's dispatch (small batches)
+    Interval scalingEfficiency;      // iteration on one GPU / iteration on N (1 on one GPU)
+    std::string interconnect;        // the link the all-reduce runs over ("nvlink", ...); empty on one GPU
+    std::string interconnectNotice;  // why it is not the one asked for (NVLink -> PCIe); empty when it is
+    std::vector<LayerTime> layers;   // graph order; operations that do no work are absent
+    IterationLayout layout;          // with the layers only
 
     MemoryBreakdown memory;
     Interval peakMemoryBytes;  // on the device, CUDA context included
