@@ -243,7 +243,7 @@ void TimelineView::refresh() {
     const ProfileRun* run = kernelRun(state_);
     IterationTimeline iteration = layOutIteration(p, *state_.graph(), state_.predictor()->analysis().segmentStart, run);
     QLocale locale;
-    const ExplorerSettings& s = state_.settings();
+    const ExplorerSettings& s = state_.snapshot()->settings;  // what the prediction is of
     QString text = tr("One iteration on %1 at batch %2 per GPU, %3: %4 predicted")
                        .arg(QString::fromStdString(p.gpuName))
                        .arg(s.batch)

@@ -62,13 +62,14 @@ void addTitle(QCustomPlot& plot, const QString& text) {
     plot.plotLayout()->addElement(0, 0, title);
 }
 
-QImage throughputPlot(const std::vector<const HardwareChoiceRow*>& rows, bool frontier, int width, int height) {
+QImage throughputPlot(const std::vector<const HardwareChoiceRow*>& rows, int64_t seq, bool frontier, int width,
+                      int height) {
     QCustomPlot plot;
     plot.xAxis->setLabel("batch size per GPU");
     useLogScale(plot.xAxis);
     // A language model's throughput in tokens, as its users count it.
-    const double scale = choice.seq > 0 ? double(choice.seq) : 1;
-    plot.yAxis->setLabel(choice.seq > 0 ? "throughput (tokens/s, all GPUs of a run)"
+    const double scale = seq > 0 ? double(seq) : 1;
+    plot.yAxis->setLabel(seq > 0 ? "throughput (tokens/s, all GPUs of a run)"
                                         : "throughput (samples/s, all GPUs of a run)");
     double xMin = 1, xMax = 2, yMax = 1;
     int drawn = 0;
@@ -333,7 +334,7 @@ QString shortGpuName(const std::string& name) {
 }
 
 ReportPlots renderReportPlots(const HardwareChoice& choice, int width, int height) {
-    return {throughputPlot(curveRows(choice), costTimeFrontier(choice).size() >= 2, width, height),
+    return {throughputPlot(curveRows(choice), choice.seq, costTimeFrontier(choice).size() >= 2, width, height),
             frontierPlot(choice, width, int(height * 1.25))};
 }
 
