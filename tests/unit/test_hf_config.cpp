@@ -49,7 +49,9 @@ const ts::LayerCost& layerOf(const ts::Graph& g, const ts::ModelCosts& c, const 
 
 // Counts from transformers 5.24 in the project's venv: the class of `architectures` built from each
 // config on the meta device, sum(p.numel() for p in model.parameters()). The files are the models'
-// published config.json (vit-base-patch16-224 with "num_labels": 1000 in place of its 1000-entry id2label).
+// published config.json (vit-base-patch16-224 with "num_labels": 1000 in place of its 1000-entry id2label;
+// the Llama 2 and Llama 3 files carry the published configs' architecture fields, written out from
+// meta-llama's model cards' configs, with the rest of Llama 3.1's file).
 TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
     const std::pair<const char*, int64_t> expected[] = {
         {"llama-3.1-8b.json", 8'030'261'248},   {"mistral-7b-v0.1.json", 7'241'732'096},
@@ -57,6 +59,9 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
         {"phi-3-mini-4k.json", 3'821'079'552},  {"gpt2.json", 124'439'808},
         {"pythia-1b.json", 1'011'781'632},      {"bert-base-uncased.json", 109'514'298},
         {"roberta-base.json", 124'697'433},     {"vit-base-patch16-224.json", 86'567'656},
+        // The models of torchtitan's published runs (docs/prediction.md, LLM training throughput).
+        {"llama-2-13b.json", 13'015'864'320},   {"llama-2-70b.json", 68'976'648'192},
+        {"llama-3-8b.json", 8'030'261'248},     {"llama-3-70b.json", 70'553'706'496},
     };
     for (const auto& [file, params] : expected) {
         ts::Graph g = ts::loadModel(kConfigs + file);
