@@ -247,9 +247,11 @@ private Q_SLOTS:
 
         // Checkpointing: recomputation on the GPU. Two GPUs: all-reduces on their own lane.
         state.setCheckpointing(true);
+        state.waitForPredictions();  // predicted on the worker; the view follows the published snapshot
         QApplication::processEvents();
         QVERIFY(passes(IterationLane::Gpu).contains(int(P::Recompute)));
         state.setGpuCount(2);
+        state.waitForPredictions();
         QApplication::processEvents();
         QVERIFY(canvas->laneOf(IterationLane::Communication) >= 0);
         const std::vector<IterationBlock> comm = [&] {
