@@ -164,7 +164,8 @@ std::string Dim::str() const {
         bool first = it == terms_.rbegin();
         if (!first) os << (c < 0 ? "-" : "+");
         else if (c < 0) os << "-";
-        int64_t ac = c < 0 ? -c : c;
+        // The magnitude in unsigned arithmetic: a file's INT64_MIN has no int64_t negation.
+        const uint64_t ac = c < 0 ? uint64_t(0) - uint64_t(c) : uint64_t(c);
         bool symbolic = t.batchExp || t.seqExp;
         bool wrote = false;
         if (!symbolic || ac != 1) {

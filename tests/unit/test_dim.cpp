@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "trainscope/core/dim.h"
 #include "trainscope/core/errors.h"
 
@@ -35,4 +37,11 @@ TEST(Dim, OverflowIsAnErrorNotWraparound) {
     Dim big(int64_t(1) << 40);
     EXPECT_THROW(big * big, ts::ShapeError);
     EXPECT_THROW(big.constant() == 0 ? Dim(0) : Dim::batch().constant(), std::logic_error);
+}
+
+// A file can hold INT64_MIN as a size (found by fuzz_onnx in a Reshape target): it is written out
+// exactly, without negating it in int64_t.
+TEST(Dim, TheMostNegativeSizeIsWrittenWithoutOverflow) {
+    EXPECT_EQ(Dim(std::numeric_limits<int64_t>::min()).str(), "-9223372036854775808");
+    EXPECT_EQ(Dim(-3).str(), "-3");
 }

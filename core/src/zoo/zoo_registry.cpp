@@ -2,6 +2,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <utility>
 
 #include "trainscope/core/errors.h"
 #include "zoo/zoo_common.h"
@@ -211,14 +212,19 @@ int sliceAxis(ModelBuilder& b, int x, int64_t axis, int64_t start, int64_t end, 
     return b.op1("Slice", {x, starts, ends, axes}, {}, module);
 }
 
-int scaledDotProductAttention(ModelBuilder& b, int q, int k, int v, int64_t heads, int mask, double dropout,
-                              const std::string& dropoutModule) {
+// The width of attention's input `q` and of one of its heads; a width the heads do not divide is
+// refused by name.
+static std::pair<int64_t, int64_t> attentionWidths(ModelBuilder& b, int q, int64_t heads) {
     const Shape& qShape = b.graph().values.at(q).shape;
     if (qShape.empty() || !qShape.back().isConstant() || qShape.back().constant() % heads != 0)
         throw ShapeError("attention input " + shapeStr(qShape) + " does not split into " + std::to_string(heads) +
                          " heads");
-    const int64_t width = qShape.back().constant();
-    const int64_t headDim = width / heads;
+    return {qShape.back().constant(), qShape.back().constant() / heads};
+}
+
+int scaledDotProductAttention(ModelBuilder& b, int q, int k, int v, int64_t heads, int mask, double dropout,
+                              const std::string& dropoutModule) {
+    const auto [width, headDim] = attentionWidths(b, q, heads);
     auto heads4d = [&](int x, std::vector<int64_t> perm) {
         return b.transpose(b.reshape(x, {0, 0, heads, headDim}), std::move(perm));
     };
@@ -236,12 +242,7 @@ int scaledDotProductAttention(ModelBuilder& b, int q, int k, int v, int64_t head
 int attentionOf(ModelBuilder& b, const std::string& backend, int q, int k, int v, int64_t heads, int mask, bool causal,
                 double dropout, const std::string& dropoutModule) {
     if (backend == "math") return scaledDotProductAttention(b, q, k, v, heads, mask, dropout, dropoutModule);
-    const Shape& qShape = b.graph().values.at(q).shape;
-    if (qShape.empty() || !qShape.back().isConstant() || qShape.back().constant() % heads != 0)
-        throw ShapeError("attention input " + shapeStr(qShape) + " does not split into " + std::to_string(heads) +
-                         " heads");
-    const int64_t width = qShape.back().constant();
-    const int64_t headDim = width / heads;
+    const auto [width, headDim] = attentionWidths(b, q, heads);
     auto heads4d = [&](int x) { return b.transpose(b.reshape(x, {0, 0, heads, headDim}), {0, 2, 1, 3}); };
     std::vector<int> in{heads4d(q), heads4d(k), heads4d(v)};
     if (backend == "efficient" && mask >= 0 && !causal) in.push_back(mask);
