@@ -224,7 +224,8 @@ static std::pair<int64_t, int64_t> attentionWidths(ModelBuilder& b, int q, int64
 
 int scaledDotProductAttention(ModelBuilder& b, int q, int k, int v, int64_t heads, int mask, double dropout,
                               const std::string& dropoutModule) {
-    const auto [width, headDim] = attentionWidths(b, q, heads);
+    const std::pair<int64_t, int64_t> widths = attentionWidths(b, q, heads);
+    const int64_t width = widths.first, headDim = widths.second;  // named: clang 14 captures no bindings
     auto heads4d = [&](int x, std::vector<int64_t> perm) {
         return b.transpose(b.reshape(x, {0, 0, heads, headDim}), std::move(perm));
     };
@@ -242,7 +243,8 @@ int scaledDotProductAttention(ModelBuilder& b, int q, int k, int v, int64_t head
 int attentionOf(ModelBuilder& b, const std::string& backend, int q, int k, int v, int64_t heads, int mask, bool causal,
                 double dropout, const std::string& dropoutModule) {
     if (backend == "math") return scaledDotProductAttention(b, q, k, v, heads, mask, dropout, dropoutModule);
-    const auto [width, headDim] = attentionWidths(b, q, heads);
+    const std::pair<int64_t, int64_t> widths = attentionWidths(b, q, heads);
+    const int64_t width = widths.first, headDim = widths.second;  // named: clang 14 captures no bindings
     auto heads4d = [&](int x) { return b.transpose(b.reshape(x, {0, 0, heads, headDim}), {0, 2, 1, 3}); };
     std::vector<int> in{heads4d(q), heads4d(k), heads4d(v)};
     if (backend == "efficient" && mask >= 0 && !causal) in.push_back(mask);
