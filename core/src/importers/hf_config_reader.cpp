@@ -119,7 +119,11 @@ private:
 std::string activationOf(const std::string& name, const char* key) {
     if (name == "silu" || name == "swish") return "Silu";
     if (name == "gelu") return "Gelu";
-    if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return "GeluTanh";
+    // transformers' gelu_new and gelu_fast are Python compositions (NewGELUActivation, FastGELUActivation)
+    // whose autograd keeps four tensors and whose eager forward launches a kernel per step;
+    // gelu_pytorch_tanh is PyTorch's fused F.gelu(approximate="tanh").
+    if (name == "gelu_new" || name == "gelu_fast") return "GeluTanhComposite";
+    if (name == "gelu_pytorch_tanh") return "GeluTanh";
     if (name == "relu") return "Relu";
     if (name == "tanh") return "Tanh";
     throw ConfigError(std::string("\"") + key + "\": activation \"" + name +

@@ -37,6 +37,15 @@ int dropout(ModelBuilder& b, const std::string& module, int x, double p) {
 int activation(ModelBuilder& b, const Config& c, int x, const std::string& module) {
     if (c.activation == "Silu") return b.op1("Silu", {x}, {}, module);
     if (c.activation == "GeluTanh") return b.op1("Gelu", {x}, {{"approximate", std::string("tanh")}}, module);
+    if (c.activation == "GeluTanhComposite") {
+        // NewGELUActivation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), step by step as transformers
+        // runs it: pow saves x, tanh its output, the last product both factors.
+        const double sqrt2OverPi = std::sqrt(2.0 / 3.14159265358979323846);
+        int cube = b.op1("Pow", {x, b.constantFloat(3.0)}, {}, module);
+        int inner = b.scale(b.add(x, b.scale(cube, 0.044715, module), module), sqrt2OverPi, module);
+        int onePlus = b.add(b.tanh(inner, module), b.constantFloat(1.0), module);
+        return b.mul(b.scale(x, 0.5, module), onePlus, module);
+    }
     if (c.activation == "Gelu") return b.gelu(x, module);
     if (c.activation == "Relu") return b.relu(x, module);
     return b.tanh(x, module);

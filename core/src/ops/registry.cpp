@@ -1,6 +1,8 @@
 #include "ops/registry.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
 #include <unordered_map>
 
 namespace ts {
@@ -177,10 +179,26 @@ int64_t trackableCount(const Shape& s) {
     return n.constant();
 }
 
+// Whether `value` is stored data or a view of it (a tied output layer's transposed embedding, a class
+// token expanded to the batch): autograd then saves the parameter's own storage, no activation.
+static bool viewOfStoredTensor(const Graph& g, int value) {
+    for (int step = 0; value >= 0 && step < 64; ++step) {
+        const Value& v = g.values[size_t(value)];
+        if (v.kind == ValueKind::Parameter || v.kind == ValueKind::Buffer || v.kind == ValueKind::Constant) return true;
+        if (v.producer < 0) return false;
+        const Operation& op = g.ops[size_t(v.producer)];
+        static const std::set<std::string> kViews = {"Transpose", "Reshape", "Flatten", "Squeeze",
+                                                     "Unsqueeze", "Identity", "Expand"};
+        if (!kViews.count(op.type) || op.inputs.empty()) return false;
+        value = op.inputs[0];
+    }
+    return false;
+}
+
 void saveValue(const CostCtx& c, OpCost& cost, int value) {
     if (value < 0) return;
+    if (viewOfStoredTensor(c.g, value)) return;
     const Value& v = c.g.values[value];
-    if (v.kind == ValueKind::Parameter || v.kind == ValueKind::Buffer || v.kind == ValueKind::Constant) return;
     for (const SavedTensor& s : cost.saved)
         if (s.value == value) return;
     cost.saved.push_back({value, static_cast<double>(numel(v.shape).eval(c.n, c.s)) * dtypeSize(v.dtype)});

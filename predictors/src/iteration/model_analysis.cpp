@@ -369,6 +369,10 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                         if (isFloat32(v)) bytes = st.bytes * size / 4.0;
                         // The batch itself, kept by reference: already counted as inputs.
                         if (v.kind == ValueKind::Input && size == dtypeSize(v.dtype)) continue;
+                        // Autocast casts an activation for each operator that reads it in another
+                        // type (its cast cache holds only parameters), and each keeps its own copy:
+                        // q, k and v projections of one fp32 input save three 16-bit copies.
+                        if (input && size != e[st.value]) key = -1 - int(s) - extraKey;
                     } else {
                         key = -1 - int(s) - extraKey;
                     }

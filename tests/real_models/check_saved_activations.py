@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Checks TrainScope's activation memory against the tensors PyTorch really saves for backward.
+
+    check_saved_activations.py --cli CLI --out DIR [--tolerance PERCENT]
+
+For a small model of each Hugging Face family (transformers' classes with random weights, built from
+their config classes and written as config.json), one training forward with labels (so the loss is
+included) on the CPU runs under torch.autograd.graph.saved_tensors_hooks; every storage saved for
+backward that is not a parameter is counted once (views and tensors saved by several operators share
+a storage). That is what autograd keeps alive between forward and backward, the activation term of
+the memory model. `trainscope-cli predict CONFIG --json` must give the same bytes in
+memory_bytes.activations within --tolerance (default 5%). What is left is storage aliasing that
+depends on a model's code and the attention kernel's output layout (the flash kernels write their
+output in the query's layout; where that is [N, T, heads, d] the output projection reads a view of
+it, where it is not it reads a copy): TrainScope counts the copy always, 3-4% over on Llama-like
+models and BERT, and does not count the whole fused-QKV storage that GPT-2's value view keeps alive.
+
+fp32 for every family (transformers' "sdpa" attention, TrainScope's flash or efficient backend; and
+"eager" against TrainScope's math backend for Llama). bf16 autocast for Llama only, where CPU and
+CUDA autocast agree on every operator the model uses (linear layers in bf16; the RMSNorm and the
+loss upcast by the model's own code); there the 16-bit copies of the weights, which autocast saves
+for the weight gradients, are compared with memory_bytes.cast_weight_copies.
+Exits 77 (ctest: skipped) without torch and transformers.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+SKIP = 77
+BATCH, SEQ = 2, 96  # batch x sequence differs from every width, so no activation has a weight's shape
+
+try:
+    import torch
+    import transformers
+except Exception as e:  # noqa: BLE001: any import problem means "cannot check here"
+    print(f"SKIP: torch and transformers are needed ({e})")
+    sys.exit(SKIP)
+
+warnings.filterwarnings("ignore")
+transformers.logging.set_verbosity_error()
+T = transformers
+SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=176, vocab_size=1000,
+             max_position_embeddings=256)
+
+# (family, config, architecture, transformers' attention, TrainScope's backend, autocast)
+CASES = [
+    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "sdpa", "flash", False),
+    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "eager", "math", False),
+    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "sdpa", "flash", True),
+    ("mistral", T.MistralConfig(**SMALL, num_key_value_heads=2), "MistralForCausalLM", "sdpa", "flash", False),
+    ("qwen2", T.Qwen2Config(**SMALL, num_key_value_heads=2), "Qwen2ForCausalLM", "sdpa", "flash", False),
+    ("gemma", T.GemmaConfig(**SMALL, num_key_value_heads=1, head_dim=16), "GemmaForCausalLM", "sdpa", "flash",
+     False),
+    ("phi3", T.Phi3Config(**SMALL, num_key_value_heads=2, pad_token_id=0), "Phi3ForCausalLM", "sdpa", "flash", False),
+    ("gpt_neox", T.GPTNeoXConfig(**SMALL), "GPTNeoXForCausalLM", "sdpa", "flash", False),
+    # GPT-2 without dropout: on the CPU, dropout keeps a float mask of its input's size (x * noise), where
+    # CUDA's fused dropout keeps one byte per element, and scaled_dot_product_attention with dropout falls
+    # back to the math kernel, where CUDA runs flash; the masks are CUDA's in TrainScope.
+    ("gpt2", T.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=1000, n_positions=256, resid_pdrop=0.0,
+                          embd_pdrop=0.0, attn_pdrop=0.0), "GPT2LMHeadModel", "sdpa", "flash", False),
+    ("gpt2", T.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=1000, n_positions=256, resid_pdrop=0.0,
+                          embd_pdrop=0.0, attn_pdrop=0.0), "GPT2LMHeadModel", "eager", "math", False),
+    ("bert", T.BertConfig(**SMALL, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0), "BertForMaskedLM",
+     "sdpa", "efficient", False),
+]
+
+
+def measured_bytes(config, arch, attention, autocast):
+    """Saved-for-backward bytes of one training forward with labels: (activations, weight copies)."""
+    torch.manual_seed(0)
+    model = getattr(T, arch)(config) if attention is None else getattr(T, arch)._from_config(
+        config, attn_implementation=attention)
+    model.train()
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    weight_shapes = {tuple(p.shape) for p in model.parameters()}
+    saved = {}
+
+    def pack(t):
+        s = t.untyped_storage()
+        if s.data_ptr() not in params:
+            saved[s.data_ptr()] = (tuple(t.shape), s.nbytes())
+        return t
+
+    ids = torch.randint(0, config.vocab_size, (BATCH, SEQ))
+    ctx = torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast)
+    with ctx, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model(input_ids=ids, labels=ids)
+    # Autocast's 16-bit weight copies are saved transposed (the linear layer's t()); activations are
+    # [batch, ...] or [batch x sequence, ...].
+    copies = sum(n for shape, n in saved.values()
+                 if autocast and (shape in weight_shapes or shape[::-1] in weight_shapes)
+                 and shape[0] not in (BATCH, BATCH * SEQ))
+    return sum(n for _, n in saved.values()) - copies, copies
+
+
+def predicted_bytes(cli, path, backend, autocast):
+    out = subprocess.run([cli, "predict", f"{path}?seq={SEQ}&attention={backend}", "--gpu", "a100-sxm4-80gb",
+                          "--batch", str(BATCH), "--precision", "amp-bf16" if autocast else "fp32-strict",
+                          "--optimizer", "adamw", "--json"], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"trainscope-cli predict {path}: {out.stderr.strip()}")
+    j = json.loads(out.stdout)
+    m = (j["predictions"][0] if "predictions" in j else j)["memory_bytes"]
+    return m["activations"], m["cast_weight_copies"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--out", required=True, help="where the generated config.json files are written")
+    ap.add_argument("--tolerance", type=float, default=5.0, help="percent")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    failures = []
+    print(f"batch {BATCH}, sequence {SEQ}; KiB saved for backward, measured (PyTorch {torch.__version__}, "
+          f"transformers {transformers.__version__}, CPU) and predicted")
+    for family, config, arch, attention, backend, autocast in CASES:
+        config.architectures = [arch]
+        path = os.path.join(a.out, f"saved-{family}.json")
+        config.to_json_file(path)
+        act, copies = measured_bytes(config, arch, attention, autocast)
+        p_act, p_copies = predicted_bytes(a.cli, path, backend, autocast)
+        err = 100 * (p_act / act - 1)
+        line = (f"{family:9} {attention:5} {'bf16 autocast' if autocast else 'fp32':13} activations "
+                f"{act / 1024:8.1f} measured {p_act / 1024:8.1f} predicted ({err:+.1f}%)")
+        if autocast:
+            line += f"; weight copies {copies / 1024:.1f} measured {p_copies / 1024:.1f} predicted"
+            if abs(p_copies - copies) > a.tolerance / 100 * max(copies, 1):
+                failures.append(f"{family} weight copies")
+        print(line)
+        if abs(err) > a.tolerance:
+            failures.append(f"{family} {attention} {'bf16' if autocast else 'fp32'}")
+    if failures:
+        sys.exit(f"off by more than {a.tolerance}%: {', '.join(failures)}")
+
+
+if __name__ == "__main__":
+    main()
