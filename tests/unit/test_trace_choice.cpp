@@ -21,6 +21,7 @@
 #include "trainscope/core/kineto_trace.h"
 #include "trainscope/predictors/choice/trace_choice.h"
 #include "trainscope/predictors/trace/trace_replay.h"
+#include "trace_test_builder.h"
 
 using namespace ts;
 using namespace ts::predictors;
@@ -35,58 +36,14 @@ namespace {
 // kernel takes less than 880 us the steps stay 1000 us: the measured median step is 1.0 ms
 // (steps 1 and 2 end where the next starts, step 3 at its host end, 3000, after its work at 2120).
 KinetoTrace hostBoundTrace() {
-    json events = json::array();
+    TraceBuilder b;
     for (int s = 0; s < 3; ++s) {
         const double t = 1000.0 * s;
-        events.push_back({{"ph", "X"},
-                          {"cat", "user_annotation"},
-                          {"name", "ProfilerStep#" + std::to_string(s + 1)},
-                          {"pid", 1},
-                          {"tid", 1},
-                          {"ts", t},
-                          {"dur", 1000}});
-        events.push_back({{"ph", "X"},
-                          {"cat", "cpu_op"},
-                          {"name", "aten::add"},
-                          {"pid", 1},
-                          {"tid", 1},
-                          {"ts", t + 10},
-                          {"dur", 8}});
-        events.push_back({{"ph", "X"},
-                          {"cat", "cuda_runtime"},
-                          {"name", "cudaLaunchKernel"},
-                          {"pid", 1},
-                          {"tid", 1},
-                          {"ts", t + 12},
-                          {"dur", 3},
-                          {"args", {{"correlation", s + 1}}}});
-        events.push_back({{"ph", "X"},
-                          {"cat", "kernel"},
-                          {"name", "void at::native::vectorized_elementwise_kernel<4>"},
-                          {"pid", 0},
-                          {"tid", 7},
-                          {"ts", t + 20},
-                          {"dur", 100},
-                          {"args",
-                           {{"device", 0},
-                            {"stream", 7},
-                            {"correlation", s + 1},
-                            {"grid", {2048, 1, 1}},
-                            {"block", {256, 1, 1}},
-                            {"registers per thread", 32},
-                            {"shared memory", 0}}}});
+        b.step(s + 1, t, 1000);
+        b.op("aten::add", t + 10, 8);
+        b.launch(t + 12, t + 20, 100, "void at::native::vectorized_elementwise_kernel<4>");
     }
-    const json doc = {{"schemaVersion", 1},
-                      {"deviceProperties",
-                       {{{"id", 0},
-                         {"name", "NVIDIA A100-SXM4-80GB"},
-                         {"totalGlobalMem", 85899345920.0},
-                         {"computeMajor", 8},
-                         {"computeMinor", 0},
-                         {"numSms", 108},
-                         {"warpSize", 32}}}},
-                      {"traceEvents", events}};
-    return readKinetoTraceText(doc.dump(), "host_bound.json");
+    return b.read();
 }
 
 std::vector<const GpuSpec*> allGpus(const GpuDatabase& db) {
