@@ -458,6 +458,7 @@ private Q_SLOTS:
         ExplorerState state;
         QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
         state.setTargetGpu("a100-pcie-80gb");  // priced, so on the scatter
+        state.waitForPredictions();            // predicted on the worker (a slow build shows the old target)
         GpuView view(state);
         view.resize(700, 600);
         view.show();
