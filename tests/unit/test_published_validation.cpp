@@ -112,6 +112,23 @@ TEST(PublishedValidation, BadTablesAreRefusedNamingTheFile) {
         EXPECT_NE(std::string(e.what()).find("my-mapping.json"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("TF32"), std::string::npos) << e.what();
     }
+    // Whole numbers that are not (the fuzz regression input mapping-batch-beyond-int64.json: a batch
+    // of 2e35 reached an undefined float-to-integer conversion), out of range, or fractions.
+    const std::pair<const char*, nlohmann::json> badWhole[] = {
+        {"batch", 2.0e35}, {"batch", 0}, {"batch", 2.5}, {"accumulation", -1}, {"seq", "long"}};
+    for (const auto& [key, value] : badWhole) {
+        nlohmann::json bad = kMapping;
+        bad["families"][0]["rows"]["0"][key] = value;
+        const std::vector<PublishedRow> first = readPublishedRows(
+            {writeTable("first.csv", "Net,224,DGX,A100 80GB SXM4,1,TF32,,938,img/s,t,r,c\n").string()});
+        try {
+            mapPublishedRows(first, bad, GpuDatabase::builtin(), "my-mapping.json");
+            FAIL() << "accepted " << key << " = " << value.dump();
+        } catch (const ModelError& e) {
+            EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("whole number"), std::string::npos) << e.what();
+        }
+    }
 }
 
 // Gradient accumulation: the step and the all-reduce once per `accumulation` micro-batches, so the

@@ -83,6 +83,17 @@ void readFile(const fs::path& path, std::vector<PublishedRow>& rows) {
     }
 }
 
+// A whole number of the mapping within [lo, hi]: nlohmann's get<int64_t> of a fraction or of a
+// float beyond int64's range is a silent truncation or undefined behaviour.
+int64_t wholeNumber(const json& j, const std::string& origin, const std::string& what, int64_t lo, int64_t hi) {
+    const bool whole = j.is_number_integer() || j.is_number_unsigned();
+    if (!whole || (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t(hi)) || j.get<int64_t>() < lo ||
+        j.get<int64_t>() > hi)
+        throw ModelError(origin, "malformed mapping: " + what + " must be a whole number from " + std::to_string(lo) +
+                                     " to " + std::to_string(hi) + ", got " + j.dump());
+    return j.get<int64_t>();
+}
+
 }  // namespace
 
 const nlohmann::json& builtinPublishedMapping() {
@@ -145,9 +156,11 @@ PublishedMapping mapPublishedRows(const std::vector<PublishedRow>& rows, const j
                     system = &sys;
                     break;
                 }
-            auto fromSystem = [&](const char* key, auto fallback) {
-                return system && system->contains(key) ? system->at(key).get<decltype(fallback)>()
-                                                       : mapping.value(key, fallback);
+            auto fromSystem = [&](const char* key, double fallback) {
+                return system && system->contains(key) ? system->at(key).get<double>() : mapping.value(key, fallback);
+            };
+            auto wholeFrom = [&](const json& j, const char* key, int64_t fallback, int64_t lo, int64_t hi) {
+                return j.contains(key) ? wholeNumber(j.at(key), origin, r.model + " " + key, lo, hi) : fallback;
             };
             std::string gpuId;
             if (system && system->contains("gpu"))
@@ -176,7 +189,8 @@ PublishedMapping mapPublishedRows(const std::vector<PublishedRow>& rows, const j
             run.row = &r;
             run.family = r.model;
             run.modelSpec = entry.value("zoo", family->at("zoo").get<std::string>());
-            run.seq = entry.value("seq", family->value("seq", int64_t(0)));
+            constexpr int64_t kMaxSeq = int64_t(1) << 24, kMaxBatch = int64_t(1) << 30;
+            run.seq = wholeFrom(entry, "seq", wholeFrom(*family, "seq", 0, 0, kMaxSeq), 0, kMaxSeq);
             run.gpuId = gpu->id;
             const auto precision = parseTrainingPrecision(precisions.at(r.precision).get<std::string>());
             if (!precision) throw ModelError(origin, "precision '" + r.precision + "' maps to no TrainScope precision");
@@ -192,10 +206,10 @@ PublishedMapping mapPublishedRows(const std::vector<PublishedRow>& rows, const j
                 run.unitsPerSample = u.get<double>();
             int64_t batch = 0;
             if (entry.contains("batch")) {
-                batch = entry.at("batch").get<int64_t>();
+                batch = wholeFrom(entry, "batch", 0, 1, kMaxBatch);
                 run.batchBasis = "mapping";
             } else if (entry.contains("tokens") && run.seq > 0) {
-                batch = std::max<int64_t>(1, entry.at("tokens").get<int64_t>() / run.seq);
+                batch = std::max<int64_t>(1, wholeFrom(entry, "tokens", 0, 1, kMaxBatch * kMaxSeq) / run.seq);
                 run.batchBasis = "mapping: tokens per GPU / sequence length";
             } else if (parseWhole(r.batchText, batch) && batch > 0) {
                 run.batchBasis = "table";
@@ -205,12 +219,16 @@ PublishedMapping mapPublishedRows(const std::vector<PublishedRow>& rows, const j
                 continue;
             }
             run.scenario.batch = batch;
-            run.accumulation = std::max<int64_t>(1, entry.value("accumulation", int64_t(1)));
+            run.accumulation = wholeFrom(entry, "accumulation", 1, 1, int64_t(1) << 20);
             run.scenario.dataParallel.gpus = r.gpuCount;
-            run.scenario.dataParallel.gpusPerNode = fromSystem("gpus_per_node", 8);
+            run.scenario.dataParallel.gpusPerNode = int(
+                system && system->contains("gpus_per_node") ? wholeFrom(*system, "gpus_per_node", 8, 1, 1024)
+                                                            : wholeFrom(mapping, "gpus_per_node", 8, 1, 1024));
             if (r.gpuCount > run.scenario.dataParallel.gpusPerNode) {
                 run.scenario.dataParallel.interconnect = InterconnectKind::InfiniBand;
                 run.scenario.dataParallel.infinibandGbps = fromSystem("infiniband_gbps", 200.0);
+                if (!(run.scenario.dataParallel.infinibandGbps > 0 && run.scenario.dataParallel.infinibandGbps <= 1e5))
+                    throw ModelError(origin, "malformed mapping: infiniband_gbps must be above 0 and at most 100000");
             } else {
                 run.scenario.dataParallel.interconnect = InterconnectKind::NvLink;
             }
