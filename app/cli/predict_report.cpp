@@ -48,7 +48,7 @@ std::string scenarioLine(const TrainingScenario& s) {
     if (s.accumulation > 1)
         line += ", accumulation " + std::to_string(s.accumulation) + " (global batch " +
                 std::to_string(s.batch * s.accumulation * s.dataParallel.gpus) + ")";
-    if (s.checkpointing) line += ", activation checkpointing";
+    if (s.checkpointing != predictors::Checkpointing::None) line += ", " + checkpointingPhrase(s.checkpointing);
     return line;
 }
 
@@ -156,7 +156,7 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
                            {"optimizer", optimizerName(s.optimizer)},
                            {"gpus", s.dataParallel.gpus},
                            {"interconnect", interconnectName(s.dataParallel.interconnect)},
-                           {"checkpointing", s.checkpointing},
+                           {"checkpointing", checkpointingName(s.checkpointing)},
                            {"accumulation", s.accumulation},
                            {"zero_stage", s.dataParallel.zeroStage}};
     }

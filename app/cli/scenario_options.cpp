@@ -28,7 +28,12 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
     cmd.add_option("--gpus-per-node", o.gpusPerNode,
                    "with --interconnect infiniband: GPUs per node, each with its own NIC (default 8)")
         ->check(CLI::Range(1, 1024));
-    cmd.add_flag("--checkpointing", o.checkpointing, "activation checkpointing in sqrt(L) segments");
+    cmd.add_flag("--checkpointing{blocks}", o.checkpointing,
+                 "activation checkpointing: --checkpointing alone checkpoints every numbered block (Hugging "
+                 "Face's gradient_checkpointing, torchtitan's full AC); --checkpointing=POLICY for "
+                 "every-other-block (torchtitan's selective layer AC), selective-ops (its selective op AC: "
+                 "attention and every other linear layer's output kept, the rest recomputed), sqrt (sqrt(L) "
+                 "segments) or none. A model without numbered blocks gets sqrt(L) segments");
     cmd.add_option("--accumulation", o.accumulation,
                    "gradient accumulation: micro-batches per optimizer step (default 1; --batch is the micro-batch)");
     cmd.add_option("--zero", o.zero,
@@ -123,7 +128,13 @@ TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Opt
     s.dataParallel.interconnect = *link;
     s.dataParallel.infinibandGbps = o.infinibandGbps;
     s.dataParallel.gpusPerNode = o.gpusPerNode;
-    s.checkpointing = o.checkpointing;
+    if (!o.checkpointing.empty()) {
+        auto c = parseCheckpointing(o.checkpointing);
+        if (!c)
+            throw ModelError("--checkpointing", "unknown checkpointing policy " + quoted(o.checkpointing) + " (" +
+                                                    checkpointingNames() + ")");
+        s.checkpointing = *c;
+    }
     if (o.accumulation < 1 || o.accumulation > (int64_t(1) << 20))
         throw ModelError("--accumulation", "the gradient accumulation steps must be from 1 to 2^20, got " +
                                                std::to_string(o.accumulation));

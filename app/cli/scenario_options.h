@@ -27,7 +27,7 @@ struct ScenarioOptions {
     std::string interconnect = "nvlink";
     double infinibandGbps = 400;
     int gpusPerNode = 8;
-    bool checkpointing = false;
+    std::string checkpointing;  // "": none; a Checkpointing name
     int64_t accumulation = 1;
     int zero = 0;
     bool fsdp = false;

@@ -24,7 +24,7 @@ void refuseModelOptionsForTrace(const ScenarioOptions& s) {
     if (!s.loraTargets.empty()) refuse("--lora-targets", fineTuning);
     if (s.loraAlpha != 0) refuse("--lora-alpha", fineTuning);
     if (!s.train.empty()) refuse("--train", fineTuning);
-    if (s.checkpointing) refuse("--checkpointing", noGraph + "checkpointing applies to a model");
+    if (!s.checkpointing.empty()) refuse("--checkpointing", noGraph + "checkpointing applies to a model");
     if (s.accumulation != 1) refuse("--accumulation", noGraph + "accumulation applies to a model");
     if (s.seq > 0) refuse("--seq", noGraph + "its sequence length cannot be changed");
 }
@@ -34,7 +34,7 @@ predictors::TraceChange traceChangeFrom(const std::string& precision, const std:
     if (!change)
         throw ModelError("--precision",
                          "a trace moves to one of as-recorded, fp32, fp32-strict, tf32, amp-fp16 or amp-bf16; " +
-                             quoted(precision) + " is not one of them (fp8 needs Transformer Engine and the model)");
+                             quoted(precision) + " is not one of them (fp8 needs Transformer Engine and the model, bf16-params the model)");
     if (batch == "auto")
         throw ModelError("--batch", "a trace has no memory model to find the largest batch that fits: give a number");
     if (!batch.empty()) change->batch = batchFrom(batch, 0);

@@ -25,7 +25,12 @@ ExplorerSettings AppSettings::explorer(const ExplorerSettings& defaults) const {
     s.gpuId = settings_.value("gpu", QString::fromStdString(s.gpuId)).toString().toStdString();
     s.gpus = std::max(1, settings_.value("gpus", s.gpus).toInt());
     if (auto i = parseInterconnect(settings_.value("interconnect").toString().toStdString())) s.interconnect = *i;
-    s.checkpointing = settings_.value("checkpointing", s.checkpointing).toBool();
+    // A policy's name; an older file's true (checkpointing on) reads as every block.
+    const QString ckpt = settings_.value("checkpointing").toString();
+    if (auto c = parseCheckpointing(ckpt.toStdString()))
+        s.checkpointing = *c;
+    else if (ckpt == "true")
+        s.checkpointing = Checkpointing::Blocks;
     settings_.endGroup();
     return s;
 }
@@ -37,7 +42,7 @@ void AppSettings::setExplorer(const ExplorerSettings& s) {
     settings_.setValue("gpu", QString::fromStdString(s.gpuId));
     settings_.setValue("gpus", s.gpus);
     settings_.setValue("interconnect", interconnectName(s.interconnect));
-    settings_.setValue("checkpointing", s.checkpointing);
+    settings_.setValue("checkpointing", checkpointingName(s.checkpointing));
     settings_.endGroup();
 }
 

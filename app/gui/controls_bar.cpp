@@ -1,6 +1,5 @@
 #include "controls_bar.h"
 
-#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -99,9 +98,23 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
     connect(interconnect_, &QComboBox::currentIndexChanged, this,
             [this](int) { state_.setInterconnect(InterconnectKind(interconnect_->currentData().toInt())); });
 
-    checkpointing_ = new QCheckBox(tr("Checkpointing"), this);
-    checkpointing_->setToolTip(tr("Activation checkpointing in sqrt(L) segments: less memory, a second forward"));
-    connect(checkpointing_, &QCheckBox::toggled, this, [this](bool on) { state_.setCheckpointing(on); });
+    checkpointing_ = new QComboBox(this);
+    checkpointing_->setObjectName("checkpointing");
+    checkpointing_->setToolTip(
+        tr("Activation checkpointing: less memory for recomputing forward work in backward. Every block: Hugging "
+           "Face's gradient_checkpointing, torchtitan's full AC. Every other block and selective (attention and "
+           "every other linear output kept): torchtitan's selective layer and op AC. A model without numbered "
+           "blocks is checkpointed in sqrt(L) segments."));
+    const std::pair<Checkpointing, QString> policies[] = {
+        {Checkpointing::None, tr("No checkpointing")},
+        {Checkpointing::Blocks, tr("Checkpoint every block")},
+        {Checkpointing::EveryOtherBlock, tr("Checkpoint every other block")},
+        {Checkpointing::SelectiveOps, tr("Selective checkpointing")},
+        {Checkpointing::Sqrt, tr("Checkpoint sqrt(L) segments")}};
+    for (const auto& [policy, label] : policies) checkpointing_->addItem(label, int(policy));
+    connect(checkpointing_, &QComboBox::currentIndexChanged, this, [this](int) {
+        state_.setCheckpointing(Checkpointing(checkpointing_->currentData().toInt()));
+    });
 
     // The views keep the last predictions until the new ones are made (explorer_state.h).
     predicting_ = new QLabel(tr("predicting…"), this);
@@ -146,7 +159,7 @@ void ControlsBar::follow() {
         gpu_->setCurrentIndex(gpu_->findData(QString::fromStdString(s.gpuId)));
         gpuCount_->setValue(s.gpus);
         interconnect_->setCurrentIndex(interconnect_->findData(int(s.interconnect)));
-        checkpointing_->setChecked(s.checkpointing);
+        checkpointing_->setCurrentIndex(checkpointing_->findData(int(s.checkpointing)));
         seq_->setValue(int(s.seq > 0 ? s.seq : std::max<int64_t>(modelSeq, 1)));
     }
     // Only a model with a sequence dimension has a length to set.

@@ -6,7 +6,6 @@
 #include <QWidget>
 #include <cstdint>
 
-class QCheckBox;
 class QComboBox;
 class QLabel;
 class QSlider;
@@ -32,7 +31,7 @@ public:
     QSpinBox* batchSpin() const { return batchSpin_; }
     QComboBox* optimizerBox() const { return optimizer_; }
     QSpinBox* sequenceSpin() const { return seq_; }
-    QCheckBox* checkpointingBox() const { return checkpointing_; }
+    QComboBox* checkpointingBox() const { return checkpointing_; }
     QLabel* predictingLabel() const { return predicting_; }
 
 private:
@@ -46,7 +45,7 @@ private:
     QComboBox* gpu_ = nullptr;
     QSpinBox* gpuCount_ = nullptr;
     QComboBox* interconnect_ = nullptr;
-    QCheckBox* checkpointing_ = nullptr;
+    QComboBox* checkpointing_ = nullptr;
     QLabel* predicting_ = nullptr;
 };
 

@@ -219,9 +219,9 @@ void ExplorerState::setInterconnect(InterconnectKind kind) {
     requestPredictions();
 }
 
-void ExplorerState::setCheckpointing(bool on) {
-    if (on == settings_.checkpointing) return;
-    settings_.checkpointing = on;
+void ExplorerState::setCheckpointing(Checkpointing c) {
+    if (c == settings_.checkpointing) return;
+    settings_.checkpointing = c;
     Q_EMIT settingsChanged();
     requestPredictions();
 }

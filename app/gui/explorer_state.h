@@ -102,7 +102,7 @@ public:
     void setTargetGpu(const std::string& id);
     void setGpuCount(int gpus);
     void setInterconnect(predictors::InterconnectKind kind);
-    void setCheckpointing(bool on);
+    void setCheckpointing(predictors::Checkpointing c);
     // Rebuilds the model's analysis at another sequence length off the GUI thread (a model
     // without one ignores it); 0 goes back to the model's own.
     void setSequenceLength(int64_t seq);

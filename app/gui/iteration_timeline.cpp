@@ -145,8 +145,8 @@ std::string shortOpName(const Graph& graph, int op) {
     return slash != std::string::npos ? full.substr(slash + 1) : path;
 }
 
-IterationTimeline layOutIteration(const TrainingPrediction& p, const Graph& graph, const std::vector<int>& segmentStart,
-                                  const ProfileRun* kernelRun) {
+IterationTimeline layOutIteration(const TrainingPrediction& p, const Graph& graph, const std::vector<int>& spanStart,
+                                  const std::vector<char>& recomputed, const ProfileRun* kernelRun) {
     IterationTimeline t;
     Streams s{t};
     const std::vector<LayerTime>& layers = p.layers;
@@ -155,10 +155,11 @@ IterationTimeline layOutIteration(const TrainingPrediction& p, const Graph& grap
     for (const LayerTime& l : layers)
         s.run(l.op, IterationPass::Forward, shortOpName(graph, l.op), l.hostForwardMs, l.forwardMs.value);
 
-    // Backward, segment by segment from the last: under checkpointing, every segment but the last
-    // is first run forward again (the predictor's recomputation), then its backward in reverse.
-    const int lastSegment = segmentStart.empty() ? 0 : segmentStart.back();
-    std::vector<int> starts = p.scenario.checkpointing && !segmentStart.empty() ? segmentStart : std::vector<int>{0};
+    // Backward, span by span from the last: under checkpointing, a span's recomputed operations
+    // first run forward again (the predictor's recomputation), then its backward in reverse.
+    const bool checkpointing = p.scenario.checkpointing != Checkpointing::None;
+    std::vector<int> starts = checkpointing && !spanStart.empty() ? spanStart : std::vector<int>{0};
+    auto rerun = [&](int op) { return checkpointing && size_t(op) < recomputed.size() && recomputed[size_t(op)]; };
     const IterationLayout& layout = p.layout;
     auto hasBackward = [](const LayerTime& l) { return l.backwardMs.value > kTiny || l.hostBackwardMs > kTiny; };
     // A bucket is ready when the backward of its last op (the lowest index at or above its first
@@ -179,8 +180,8 @@ IterationTimeline layOutIteration(const TrainingPrediction& p, const Graph& grap
         const size_t begin = size_t(std::lower_bound(layers.begin(), layers.end(), first,
                                                      [](const LayerTime& l, int op) { return l.op < op; }) -
                                     layers.begin());
-        if (p.scenario.checkpointing && first < lastSegment)
-            for (size_t i = begin; i < end; ++i)
+        for (size_t i = begin; i < end; ++i)
+            if (rerun(layers[i].op))
                 s.run(layers[i].op, IterationPass::Recompute, shortOpName(graph, layers[i].op), layers[i].hostForwardMs,
                       layers[i].forwardMs.value);
         for (size_t i = end; i-- > begin;) {

@@ -46,10 +46,12 @@ struct IterationTimeline {
     bool moduleLane = false, blockLane = false;  // the module lanes have blocks
 };
 
-// `segmentStart`: ModelAnalysis::segmentStart (checkpointing's segments, ascending; the last one is
-// not recomputed). `kernelRun`: the measured run whose kernels go under their layers (null: none).
+// `spanStart`, `recomputed`: the checkpointing plan of the prediction's scenario
+// (ModelAnalysis::plan: the stretches backward takes one at a time, ascending, and the operations
+// it runs forward again). `kernelRun`: the measured run whose kernels go under their layers (null: none).
 IterationTimeline layOutIteration(const predictors::TrainingPrediction& p, const Graph& graph,
-                                  const std::vector<int>& segmentStart, const ProfileRun* kernelRun);
+                                  const std::vector<int>& spanStart, const std::vector<char>& recomputed,
+                                  const ProfileRun* kernelRun);
 
 // "layer1.0.conv1/Conv" -> "conv1": what fits on a block; tooltips give the whole name.
 std::string shortOpName(const Graph& graph, int op);

@@ -40,6 +40,7 @@ ComputePrecision computePrecisionOf(TrainingPrecision p) {
         case TrainingPrecision::AmpFp16:
             return ComputePrecision::Fp16;
         case TrainingPrecision::AmpBf16:
+        case TrainingPrecision::Bf16Params:
             return ComputePrecision::Bf16;
         case TrainingPrecision::Fp8:
             return ComputePrecision::Fp8;

@@ -13,7 +13,6 @@
 #include "trainscope/core/profile.h"
 
 class QAction;
-class QCheckBox;
 class QLabel;
 class QMenu;
 class QComboBox;
@@ -53,7 +52,7 @@ public:
     ControlsBar* controls() const { return controls_; }
     QSlider* batchSlider() const { return controls_->batchSlider(); }
     QSpinBox* batchSpin() const { return controls_->batchSpin(); }
-    QCheckBox* checkpointingBox() const { return controls_->checkpointingBox(); }
+    QComboBox* checkpointingBox() const { return controls_->checkpointingBox(); }
     GpuTableModel* gpuTableModel() const { return gpuModel_; }
     ModuleTreeModel* moduleTreeModel() const { return moduleModel_; }
 

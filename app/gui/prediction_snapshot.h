@@ -29,7 +29,7 @@ struct ExplorerSettings {
     std::string gpuId = "a100-sxm4-80gb";
     int gpus = 1;
     predictors::InterconnectKind interconnect = predictors::InterconnectKind::NvLink;
-    bool checkpointing = false;
+    predictors::Checkpointing checkpointing = predictors::Checkpointing::None;
     // Sequence length of a sequence model; 0: the model's own (its ?seq=, or the profile's). Not
     // remembered between sessions: it belongs to the model.
     int64_t seq = 0;

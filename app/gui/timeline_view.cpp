@@ -241,7 +241,8 @@ void TimelineView::refresh() {
         return;
     }
     const ProfileRun* run = kernelRun(state_);
-    IterationTimeline iteration = layOutIteration(p, *state_.graph(), state_.predictor()->analysis().segmentStart, run);
+    const predictors::CheckpointPlan& plan = state_.predictor()->analysis().plan(p.scenario.checkpointing);
+    IterationTimeline iteration = layOutIteration(p, *state_.graph(), plan.spanStart, plan.recomputed, run);
     QLocale locale;
     const ExplorerSettings& s = state_.snapshot()->settings;  // what the prediction is of
     QString text = tr("One iteration on %1 at batch %2 per GPU, %3: %4 predicted")

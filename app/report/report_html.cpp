@@ -57,7 +57,8 @@ QString scenarioLine(const HardwareChoice& c) {
         line += s.dataParallel.interconnect == InterconnectKind::NvLink
                     ? QString(" over NVLink where the GPU's topology joins that many, else PCIe")
                     : QString(" over %1").arg(interconnectName(s.dataParallel.interconnect));
-    if (s.checkpointing) line += ", activation checkpointing";
+    if (s.checkpointing != predictors::Checkpointing::None)
+        line += ", " + QString::fromStdString(checkpointingPhrase(s.checkpointing));
     line += c.options.batch > 0 ? QString(", batch %1 per GPU (fixed)").arg(c.options.batch)
                                 : QString(", batch size chosen per GPU");
     if (c.options.precisions.empty()) {

@@ -34,6 +34,8 @@ const char* trainingPrecisionName(TrainingPrecision p) {
             return "fp8";
         case TrainingPrecision::Fp32Strict:
             return "fp32-strict";
+        case TrainingPrecision::Bf16Params:
+            return "bf16-params";
     }
     return "?";
 }

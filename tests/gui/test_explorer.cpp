@@ -2,7 +2,7 @@
 // every view shows, each view renders something offscreen, and Help opens the documentation.
 #include <QAbstractItemModelTester>
 #include <QAction>
-#include <QCheckBox>
+#include <QComboBox>
 #include <QDesktopServices>
 #include <QDir>
 #include <QFile>
@@ -21,6 +21,7 @@
 #include "screenshot.h"
 
 using namespace ts::gui;
+using ts::predictors::Checkpointing;
 
 namespace {
 
@@ -174,8 +175,9 @@ private Q_SLOTS:
         window.batchSpin()->setValue(64);
         const double without = state.current().peakMemoryBytes.value;
         const double iterationWithout = state.current().iterationMs.value;
-        window.checkpointingBox()->setChecked(true);
-        QVERIFY(state.settings().checkpointing);
+        QComboBox* box = window.checkpointingBox();
+        box->setCurrentIndex(box->findData(int(Checkpointing::Blocks)));
+        QCOMPARE(state.settings().checkpointing, Checkpointing::Blocks);
         state.waitForPredictions();
         QVERIFY(state.current().peakMemoryBytes.value < without);
         QVERIFY(state.current().iterationMs.value > iterationWithout);  // the second forward

@@ -83,7 +83,7 @@ private Q_SLOTS:
     // and runs 3.5-4.5, 4.5-5.5, 5.5-6.5; the step, dispatched at 3.6, runs 6.5-6.8.
     void layOutFollowsTheHostAndTheGpu() {
         ThreeLayers m;
-        const IterationTimeline t = layOutIteration(m.p, m.graph, {0}, nullptr);
+        const IterationTimeline t = layOutIteration(m.p, m.graph, {0}, {}, nullptr);
         expectBlocks(lane(t, IterationLane::Host), {{P::Forward, "a", 0, 1},
                                                     {P::Forward, "b", 1, 2},
                                                     {P::Forward, "c", 2, 3},
@@ -122,8 +122,8 @@ private Q_SLOTS:
     // 8-9) and the step (9-9.3).
     void checkpointingRecomputesASegmentBeforeItsBackward() {
         ThreeLayers m;
-        m.p.scenario.checkpointing = true;
-        const IterationTimeline t = layOutIteration(m.p, m.graph, {0, 2}, nullptr);
+        m.p.scenario.checkpointing = Checkpointing::Sqrt;
+        const IterationTimeline t = layOutIteration(m.p, m.graph, {0, 2}, {1, 1, 0}, nullptr);
         expectBlocks(lane(t, IterationLane::Gpu), {{P::Forward, "a", 0, 0.5},
                                                    {P::Forward, "b", 1, 3},
                                                    {P::Forward, "c", 3, 3.5},
@@ -143,7 +143,7 @@ private Q_SLOTS:
         m.p.scenario.dataParallel.gpus = 2;
         m.p.layout.buckets = {{2, 0.8}, {0, 0.5}};
         m.p.communicationMs = Interval::exact(0.5);  // the exposed part, as the model predicts it
-        const IterationTimeline t = layOutIteration(m.p, m.graph, {0}, nullptr);
+        const IterationTimeline t = layOutIteration(m.p, m.graph, {0}, {}, nullptr);
         QVERIFY(t.communication);
         expectBlocks(lane(t, IterationLane::Communication),
                      {{P::Communication, "all-reduce 1/2", 4.5, 5.3}, {P::Communication, "all-reduce 2/2", 6.5, 7}});
@@ -170,7 +170,7 @@ private Q_SLOTS:
         k2.launches = 2;
         b.forwardKernels = {k1, k2};
         run.layers = {b};
-        const IterationTimeline t = layOutIteration(m.p, m.graph, {0}, &run);
+        const IterationTimeline t = layOutIteration(m.p, m.graph, {0}, {}, &run);
         QVERIFY(t.kernels);
         expectBlocks(lane(t, IterationLane::Kernels),
                      {{P::Kernel, "sgemm (tensor cores)", 1, 2.5}, {P::Kernel, "bias_add \u00d72", 2.5, 3}});
@@ -246,7 +246,7 @@ private Q_SLOTS:
         QCOMPARE(state.selectedOp(), -1);
 
         // Checkpointing: recomputation on the GPU. Two GPUs: all-reduces on their own lane.
-        state.setCheckpointing(true);
+        state.setCheckpointing(Checkpointing::SelectiveOps);
         state.waitForPredictions();  // predicted on the worker; the view follows the published snapshot
         QApplication::processEvents();
         QVERIFY(passes(IterationLane::Gpu).contains(int(P::Recompute)));

@@ -27,7 +27,7 @@ const GpuSpec& gpu(const std::string& id) {
 
 MemoryBreakdown memoryOf(const Graph& g, TrainingPrecision p, Optimizer o, double n = 8) {
     const ModelAnalysis m(g);
-    return MemoryModel(m, p, o, false, 1).at(n, gpu("h100-sxm"));
+    return MemoryModel(m, p, o, Checkpointing::None, 1).at(n, gpu("h100-sxm"));
 }
 
 const AnalyzedOp& opNamed(const ModelAnalysis& m, const std::string& prefix) {

@@ -25,7 +25,8 @@ const GpuSpec& gpu(const std::string& id) {
     return GpuDatabase::builtin().get(id);
 }
 
-MemoryBreakdown memoryOf(const Graph& g, TrainingPrecision p, Optimizer o, double n, bool ckpt = false, int gpus = 1) {
+MemoryBreakdown memoryOf(const Graph& g, TrainingPrecision p, Optimizer o, double n, Checkpointing ckpt = Checkpointing::None,
+                         int gpus = 1) {
     ModelAnalysis m(g);
     return MemoryModel(m, p, o, ckpt, gpus).at(n, gpu("a100-sxm4-40gb"));
 }
@@ -77,7 +78,7 @@ TEST(PredictMemory, AutocastKeepsFp32MasterWeightsAndSixteenBitCopies) {
 
 TEST(PredictMemory, DataParallelAddsBucketBuffers) {
     const Graph g = mlp();
-    EXPECT_DOUBLE_EQ(memoryOf(g, TrainingPrecision::Fp32, Optimizer::Adam, 8, false, 4).gradients, 8 * kParams);
+    EXPECT_DOUBLE_EQ(memoryOf(g, TrainingPrecision::Fp32, Optimizer::Adam, 8, Checkpointing::None, 4).gradients, 8 * kParams);
 }
 
 TEST(PredictMemory, PeakIsBetweenTheModelStatesAndTheSumOfCategories) {
@@ -85,7 +86,7 @@ TEST(PredictMemory, PeakIsBetweenTheModelStatesAndTheSumOfCategories) {
     ModelAnalysis a(g);
     for (Optimizer o : {Optimizer::Sgd, Optimizer::Adam})
         for (double n : {1.0, 16.0, 256.0}) {
-            const MemoryBreakdown m = MemoryModel(a, TrainingPrecision::AmpFp16, o, false, 1).at(n, gpu("h100-sxm"));
+            const MemoryBreakdown m = MemoryModel(a, TrainingPrecision::AmpFp16, o, Checkpointing::None, 1).at(n, gpu("h100-sxm"));
             const double sum = m.weights + m.castWeightCopies + m.gradients + m.optimizerState + m.activations +
                                m.inputs + m.workspace;
             EXPECT_LE(m.peakAllocated, sum + 1);
@@ -95,22 +96,89 @@ TEST(PredictMemory, PeakIsBetweenTheModelStatesAndTheSumOfCategories) {
         }
 }
 
-TEST(PredictMemory, CheckpointingKeepsBoundariesAndOneSegment) {
-    const Graph g = loadModel("zoo:resnet50?image=64");
-    ModelAnalysis a(g);
-    const PrecisionMemory& pm = a.memoryFor(TrainingPrecision::Fp32);
-    ASSERT_GT(a.segmentStart.size(), 5u);  // ~sqrt(L) segments
-    EXPECT_NEAR(double(a.segmentStart.size()), std::sqrt(double(a.workingOps)), 1.0);
-    const double n = 32;
-    double largest = 0;
-    for (const BatchPoly& s : pm.segmentSaved) largest = std::max(largest, s.at(n));
-    const MemoryBreakdown with =
-        MemoryModel(a, TrainingPrecision::Fp32, Optimizer::Sgd, true, 1).at(n, gpu("v100-sxm2-16gb"));
-    const MemoryBreakdown without =
-        MemoryModel(a, TrainingPrecision::Fp32, Optimizer::Sgd, false, 1).at(n, gpu("v100-sxm2-16gb"));
-    EXPECT_DOUBLE_EQ(with.activations, pm.checkpointBoundaries.at(n) + largest);
-    EXPECT_LT(with.activations, without.activations);
-    EXPECT_LT(with.peakAllocated, without.peakAllocated);
+// Four numbered blocks x -> fc -> ReLU -> fc2 and a head, widths D = 64 in fp32: every tensor
+// below is 256 B per sample. Linear layers save their input, ReLU its output (the next fc saves the
+// same tensor), the batch x is counted as inputs. By hand, with b_k block k's input and a_k its
+// ReLU output: without checkpointing b1..b4 and a0..a3 are saved (8 tensors). Checkpointing every
+// block keeps the head's b4, the inputs b1..b3 of the blocks up to the last and the rerun block's
+// a3 at the last block's backward (5). Every other block (torchtitan wraps the 2nd and 4th): blocks
+// 0 and 2 keep a0, b2 and a2, the head b4, and at block 3's backward b1, b3 and a3 (7). Selective
+// ops keep each block's first linear output f_k (4, needed only to rerun the ReLU) and b4, then
+// b1..b3 and a3 (9: more than none here, as torchtitan's policy does on so small a block).
+TEST(PredictMemory, CheckpointingPoliciesKeepWhatPyTorchWould) {
+    std::string layers;
+    for (int k = 0; k < 4; ++k)
+        layers += std::string(k ? "," : "") + R"({"name": ")" + std::to_string(k) +
+                  R"(", "layers": [{"name": "fc", "type": "Linear", "out_features": 64},
+                     {"name": "act", "type": "ReLU"}, {"name": "fc2", "type": "Linear", "out_features": 64}]})";
+    const std::string text = R"({"trainscope_model": 1, "name": "blocks",
+        "inputs": [{"name": "x", "shape": ["N", 64]}],
+        "layers": [{"name": "blocks", "layers": [)" + layers + R"(]},
+                   {"name": "head", "type": "Linear", "out_features": 64}]})";
+    const ModelAnalysis a(importJsonModelText(text, "blocks.json"));
+    ASSERT_EQ(a.blocks, 4);
+    const double tensor = 64 * 4;
+    const std::pair<Checkpointing, int> expected[] = {{Checkpointing::None, 8},
+                                                      {Checkpointing::Blocks, 5},
+                                                      {Checkpointing::EveryOtherBlock, 7},
+                                                      {Checkpointing::SelectiveOps, 9}};
+    for (const auto& [policy, tensors] : expected)
+        for (double n : {1.0, 3.0}) {
+            SCOPED_TRACE(std::string(checkpointingName(policy)) + " at batch " + std::to_string(int(n)));
+            const MemoryBreakdown m =
+                MemoryModel(a, TrainingPrecision::Fp32, Optimizer::Sgd, policy, 1).at(n, gpu("v100-sxm2-16gb"));
+            EXPECT_DOUBLE_EQ(m.activations, tensors * tensor * n);
+        }
+    // What backward reruns: every block op; the 2nd and 4th blocks; each block but its first linear layer.
+    auto rerun = [&](Checkpointing c) {
+        std::vector<std::string> names;
+        for (size_t i = 0; i < a.ops.size(); ++i)
+            if (a.plan(c).recomputed[i] && a.ops[i].hasWork()) names.push_back(a.ops[i].name);
+        return names;
+    };
+    EXPECT_TRUE(rerun(Checkpointing::None).empty());
+    EXPECT_EQ(rerun(Checkpointing::Blocks).size(), 12u);
+    for (const std::string& op : rerun(Checkpointing::EveryOtherBlock))
+        EXPECT_TRUE(op.rfind("blocks.1.", 0) == 0 || op.rfind("blocks.3.", 0) == 0) << op;
+    EXPECT_EQ(rerun(Checkpointing::EveryOtherBlock).size(), 6u);
+    for (const std::string& op : rerun(Checkpointing::SelectiveOps))
+        EXPECT_EQ(op.find(".fc/"), std::string::npos) << op;
+    EXPECT_EQ(rerun(Checkpointing::SelectiveOps).size(), 8u);
+}
+
+// A model without numbered blocks: the block policies fall back to sqrt(L) segments.
+TEST(PredictMemory, CheckpointingWithoutBlocksUsesSqrtSegments) {
+    const ModelAnalysis a(mlp());
+    ASSERT_LT(a.blocks, 2);
+    for (Checkpointing c : {Checkpointing::Blocks, Checkpointing::EveryOtherBlock, Checkpointing::SelectiveOps}) {
+        EXPECT_TRUE(a.plan(c).fellBack);
+        EXPECT_EQ(a.plan(c).recomputed, a.plan(Checkpointing::Sqrt).recomputed);
+        EXPECT_EQ(a.planMemory(c, TrainingPrecision::Fp32).peak(4), a.planMemory(Checkpointing::Sqrt, TrainingPrecision::Fp32).peak(4));
+    }
+}
+
+TEST(PredictMemory, CheckpointingLowersMemoryAndAddsRecomputation) {
+    TrainingPredictor p(loadModel("zoo:resnet50?image=64"));
+    ASSERT_GT(p.analysis().segmentStart.size(), 5u);  // ~sqrt(L) segments
+    EXPECT_NEAR(double(p.analysis().segmentStart.size()), std::sqrt(double(p.analysis().workingOps)), 1.0);
+    TrainingScenario s;
+    s.batch = 32;
+    const TrainingPrediction without = p.predict(gpu("v100-sxm2-16gb"), s, false);
+    EXPECT_EQ(without.recomputeMs.value, 0);
+    double blocksRecompute = 0;
+    for (Checkpointing c : {Checkpointing::Blocks, Checkpointing::EveryOtherBlock, Checkpointing::Sqrt}) {
+        SCOPED_TRACE(checkpointingName(c));
+        s.checkpointing = c;
+        const TrainingPrediction with = p.predict(gpu("v100-sxm2-16gb"), s, false);
+        EXPECT_LT(with.memory.activations, without.memory.activations);
+        EXPECT_LT(with.memory.peakAllocated, without.memory.peakAllocated);
+        EXPECT_GT(with.recomputeMs.value, 0);
+        EXPECT_LT(with.recomputeMs.value, without.forwardMs.value * 1.0001);
+        if (c == Checkpointing::Blocks) blocksRecompute = with.recomputeMs.value;
+        if (c == Checkpointing::EveryOtherBlock) {
+            EXPECT_LT(with.recomputeMs.value, blocksRecompute);
+        }
+    }
 }
 
 TEST(PredictMemory, LargestBatchIsTheLastOneThatFits) {
@@ -118,8 +186,8 @@ TEST(PredictMemory, LargestBatchIsTheLastOneThatFits) {
     TrainingPredictor p(g);
     for (const char* id : {"t4", "a100-sxm4-40gb", "rtx-4090"})
         for (TrainingPrecision prec : {TrainingPrecision::Fp32, TrainingPrecision::AmpFp16})
-            for (bool ckpt : {false, true}) {
-                SCOPED_TRACE(std::string(id) + " " + trainingPrecisionName(prec) + (ckpt ? " ckpt" : ""));
+            for (Checkpointing ckpt : {Checkpointing::None, Checkpointing::Blocks, Checkpointing::SelectiveOps}) {
+                SCOPED_TRACE(std::string(id) + " " + trainingPrecisionName(prec) + " " + checkpointingName(ckpt));
                 TrainingScenario s;
                 s.precision = prec;
                 s.checkpointing = ckpt;

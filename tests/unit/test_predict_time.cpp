@@ -250,7 +250,7 @@ TEST(PredictTime, SweepEqualsPredict) {
     const std::vector<TrainingPrecision> precisions = {TrainingPrecision::Fp32, TrainingPrecision::AmpBf16};
     TrainingScenario base;
     base.optimizer = Optimizer::SgdMomentum;
-    base.checkpointing = true;
+    base.checkpointing = Checkpointing::Blocks;
     base.dataParallel.gpus = 2;
     base.dataParallel.interconnect = InterconnectKind::Pcie;
     const SweepPlan plan(p, gpus, precisions, base);

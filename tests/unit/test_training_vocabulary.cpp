@@ -25,7 +25,7 @@ TEST(TrainingVocabulary, EveryNameParsesBackToItsValue) {
     EXPECT_EQ(ts::parseOptimizer("adam-8bit"), ts::Optimizer::Adam8bit);
     EXPECT_FALSE(ts::parseTrainingPrecision("fp64"));
     EXPECT_FALSE(ts::parseOptimizer("lamb"));
-    EXPECT_EQ(ts::trainingPrecisionNames(), "fp32, fp32-strict, tf32, amp-fp16, amp-bf16 or fp8");
+    EXPECT_EQ(ts::trainingPrecisionNames(), "fp32, fp32-strict, tf32, amp-fp16, amp-bf16, bf16-params or fp8");
     EXPECT_EQ(ts::optimizerNames(), "sgd, sgd-momentum, adam, adamw or adam8bit");
 }
 
@@ -41,6 +41,21 @@ TEST(TrainingVocabulary, PredictorsAndProfilerShareOneType) {
 TEST(TrainingVocabulary, TheProfilerSaysWhatItCannotRun) {
     EXPECT_FALSE(ts::unprofilableReason(ts::TrainingPrecision::AmpBf16, ts::Optimizer::AdamW));
     EXPECT_FALSE(ts::unprofilableReason(ts::TrainingPrecision::Fp32Strict, ts::Optimizer::Sgd));
+    auto bf16 = ts::unprofilableReason(ts::TrainingPrecision::Bf16Params, ts::Optimizer::AdamW);
+    ASSERT_TRUE(bf16);
+    EXPECT_NE(bf16->find("bf16-params"), std::string::npos);
+    // Every precision has its own element sizes but fp32-strict, which moves fp32's bytes.
+    std::set<int> indices;
+    for (ts::TrainingPrecision p : ts::kAllTrainingPrecisions) {
+        const int i = ts::elementIndexOf(p);
+        ASSERT_GE(i, 0);
+        ASSERT_LT(i, ts::kElementPrecisionCount);
+        indices.insert(i);
+        if (p != ts::TrainingPrecision::Fp32Strict) {
+            EXPECT_EQ(ts::precisionOfElementIndex(i), p);
+        }
+    }
+    EXPECT_EQ(indices.size(), size_t(ts::kElementPrecisionCount));
     auto fp8 = ts::unprofilableReason(ts::TrainingPrecision::Fp8, ts::Optimizer::Adam);
     ASSERT_TRUE(fp8);
     EXPECT_NE(fp8->find("fp8"), std::string::npos);

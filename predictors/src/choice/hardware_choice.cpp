@@ -41,6 +41,10 @@ std::string numericsNote(TrainingPrecision p) {
         case TrainingPrecision::AmpBf16:
             return "amp-bf16 changes numerics: autocast runs GEMMs and convolutions in bf16 (8 mantissa bits) "
                    "with fp32 master weights; check convergence";
+        case TrainingPrecision::Bf16Params:
+            return "bf16-params changes numerics: the model's parameters and activations are bf16 (8 mantissa "
+                   "bits) with fp32 master weights in the optimizer (FSDP's MixedPrecision, Megatron-LM's "
+                   "--bf16); check convergence";
         case TrainingPrecision::Fp8:
             return "fp8 changes numerics the most: the training code must use Transformer Engine's FP8 recipe "
                    "(scaled FP8 GEMM operands); its prediction is analytic only";
@@ -49,7 +53,7 @@ std::string numericsNote(TrainingPrecision p) {
 }
 
 // Lower first: fp32 (PyTorch's default), fp32-strict (slower or the same: asked for explicitly),
-// tf32, amp-bf16, amp-fp16 (loss scaling), fp8 (Transformer Engine).
+// tf32, amp-bf16, amp-fp16 (loss scaling), bf16-params (a sharded training loop), fp8 (Transformer Engine).
 int preference(TrainingPrecision p) {
     switch (p) {
         case TrainingPrecision::Fp32:
@@ -62,10 +66,12 @@ int preference(TrainingPrecision p) {
             return 3;
         case TrainingPrecision::AmpFp16:
             return 4;
-        case TrainingPrecision::Fp8:
+        case TrainingPrecision::Bf16Params:
             return 5;
+        case TrainingPrecision::Fp8:
+            return 6;
     }
-    return 6;
+    return 7;
 }
 
 // One (GPU, precision)'s choice under the documented rule; batch 0 when nothing fits.
@@ -174,7 +180,7 @@ std::vector<std::string> assumptionsOf(const HardwareChoice& c, const std::vecto
         goal = fixed(c.goal.tokens / 1e9, c.goal.tokens < 1e10 ? 2 : 1) + " billion tokens (" +
                fixed(c.goal.tokens, 0) + ") at sequence length " + std::to_string(c.seq);
     a.push_back("Goal: " + goal + " on " + run + " per run, optimizer " + optimizerName(s.optimizer) +
-                (s.checkpointing ? ", activation checkpointing" : "") +
+                (s.checkpointing != Checkpointing::None ? ", " + checkpointingPhrase(s.checkpointing) : "") +
                 (s.dataParallel.zeroStage > 0 ? ", ZeRO stage " + std::to_string(s.dataParallel.zeroStage) : "") +
                 (s.accumulation > 1 ? ", gradient accumulation over " + std::to_string(s.accumulation) +
                                           " micro-batches (the batch size is a micro-batch's)"
@@ -287,10 +293,11 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
     c.goal = goal;
 
     std::vector<TrainingPrecision> precisions = options.precisions;
-    // Every precision but fp32-strict, which only a user who turned TF32 off asks for.
+    // Every precision but fp32-strict, which only a user who turned TF32 off asks for, and
+    // bf16-params, which needs a sharded or Megatron-style training loop rather than autocast.
     if (precisions.empty())
         for (TrainingPrecision p : kAllTrainingPrecisions)
-            if (p != TrainingPrecision::Fp32Strict) precisions.push_back(p);
+            if (p != TrainingPrecision::Fp32Strict && p != TrainingPrecision::Bf16Params) precisions.push_back(p);
     // Plots follow the whole candidate range; a fixed batch is considered alone.
     std::vector<int64_t> batches = candidateBatches();
     if (options.batch > 0 && !std::binary_search(batches.begin(), batches.end(), options.batch))

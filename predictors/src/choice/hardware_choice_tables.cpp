@@ -113,7 +113,7 @@ std::string hardwareChoiceJson(const HardwareChoice& choice) {
                      {"optimizer", optimizerName(s.optimizer)},
                      {"gpus", s.dataParallel.gpus},
                      {"interconnect", interconnectName(s.dataParallel.interconnect)},
-                     {"checkpointing", s.checkpointing},
+                     {"checkpointing", checkpointingName(s.checkpointing)},
                      {"accumulation", s.accumulation},
                      {"zero_stage", s.dataParallel.zeroStage}};
     j["goal"] = choice.goal.inTokens() ? ordered_json{{"tokens", choice.goal.tokens}, {"seq", choice.seq}}

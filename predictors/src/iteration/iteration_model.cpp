@@ -73,7 +73,7 @@ AnalyticLayerTimes::AnalyticLayerTimes(const ModelAnalysis& m, OperationTimes ti
         hostByGroup_[group] += r.hostMs;
     };
     hostByGroup_.assign(size_t(2 + regions_), 0.0);
-    for (const TimeRow& r : times_.forward) add(r, r.op < regions.lastSegmentStart ? 0 : 1);
+    for (const TimeRow& r : times_.forward) add(r, uint32_t(regions.forwardGroup(r.op)));
     for (const TimeRow& r : times_.backward) add(r, 2 + uint32_t(regions.regionOf(r.op)));
     for (size_t bi = 0; bi < blocks_.size(); ++bi) {
         Block& b = blocks_[bi];

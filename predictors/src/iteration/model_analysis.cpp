@@ -95,6 +95,12 @@ bool isData(const Value& v) {
 std::vector<int> elementSizes(const Graph& g, TrainingPrecision p) {
     std::vector<int> es(g.values.size());
     for (size_t v = 0; v < g.values.size(); ++v) es[v] = dtypeSize(g.values[v].dtype);
+    if (p == TrainingPrecision::Bf16Params) {
+        // The model itself in bf16: every fp32 tensor, parameters and the batch included.
+        for (size_t v = 0; v < g.values.size(); ++v)
+            if (isFloat32(g.values[v])) es[v] = 2;
+        return es;
+    }
     if (!isAutocast(p)) return es;
     for (const Operation& op : g.ops) {
         const AutocastRule rule = autocastRuleOf(op.type);
@@ -172,7 +178,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         for (int k = 0; k < 3; ++k) numel[v][k] = double(n.eval(kSampleBatches[k], seq));
     }
     std::array<std::vector<int>, kElementPrecisionCount> es;
-    for (int pi = 0; pi < kElementPrecisionCount; ++pi) es[pi] = elementSizes(g, TrainingPrecision(pi));
+    for (int pi = 0; pi < kElementPrecisionCount; ++pi) es[pi] = elementSizes(g, precisionOfElementIndex(pi));
 
     // Ops needing gradients that read each value: autograd sums a value's gradients from each of them.
     std::vector<int> gradConsumers(g.values.size(), 0);
@@ -187,6 +193,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
     }
 
     ops.resize(g.ops.size());
+    std::vector<int> opUnit(g.ops.size(), 0);  // FSDP unit of each op: 0 outside numbered blocks
     // Saved tensors, de-duplicated per precision by (value, element size).
     std::array<std::map<std::pair<int, int>, size_t>, kElementPrecisionCount> savedIndex;
     std::array<std::vector<std::array<double, 3>>, kElementPrecisionCount> savedSamples;
@@ -284,6 +291,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         auto [unitIt, newUnit] = unitIndex.try_emplace(block, block.empty() ? 0 : units.size());
         if (newUnit && !block.empty()) units.push_back(ParameterUnit{block});
         ParameterUnit& unit = units[unitIt->second];
+        opUnit[i] = int(unitIt->second);
         for (int in : op.inputs) {
             if (in < 0 || owner[in] != int(i)) continue;
             const Value& v = g.values[in];
@@ -309,7 +317,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         parameterBytes += a.parameterBytes;
 
         for (int pi = 0; pi < kElementPrecisionCount; ++pi) {
-            const TrainingPrecision p = TrainingPrecision(pi);
+            const TrainingPrecision p = precisionOfElementIndex(pi);
             const std::vector<int>& e = es[pi];
             double y[9][3] = {};  // read, write, readActivations, castForward, castBackward, saved, castWeights,
                                   // gradientReduction, gradientAccumulation
@@ -382,6 +390,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                         savedSamples[pi].push_back({0, 0, 0});
                         SavedActivation sa;
                         sa.freedAfter = int(i);
+                        sa.value = key >= 0 ? key : -1;
                         memory[pi].saved.push_back(sa);
                     }
                     savedSamples[pi][it->second][k] = bytes;
@@ -428,33 +437,135 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
     for (int s = 0; s < segments && !working.empty(); ++s)
         segmentStart.push_back(s == 0 ? 0 : working[s * working.size() / segments]);
     if (segmentStart.empty()) segmentStart.push_back(0);
-    auto segmentOf = [&](int op) {
-        return int(std::upper_bound(segmentStart.begin(), segmentStart.end(), op) - segmentStart.begin()) - 1;
-    };
-    std::vector<int> lastUse(g.values.size(), -1);
-    for (size_t i = 0; i < g.ops.size(); ++i)
-        for (int in : g.ops[i].inputs)
-            if (in >= 0) lastUse[in] = int(i);
-    for (int pi = 0; pi < kElementPrecisionCount; ++pi) {
-        PrecisionMemory& m = memory[pi];
-        m.segmentSaved.assign(segmentStart.size(), BatchPoly{});
-        for (SavedActivation& sa : m.saved) {
-            sa.segment = segmentOf(sa.freedAfter);
-            m.segmentSaved[sa.segment] += sa.bytes;
+    blocks = int(units.size()) - 1;
+    buildCheckpointPlans(g, opUnit, numel, es);
+}
+
+void ModelAnalysis::buildCheckpointPlans(const Graph& g, const std::vector<int>& opUnit,
+                                         const std::vector<std::array<double, 3>>& numel,
+                                         const std::array<std::vector<int>, kElementPrecisionCount>& es) {
+    const size_t n = g.ops.size();
+    // The linear layers' GEMMs (a parameter operand: what PyTorch runs as aten.mm), numbered from 1
+    // within their block in graph order; torchtitan's selective-op policy keeps the odd ones.
+    std::vector<char> stored(n, 0);
+    std::vector<int> linearCount(units.size(), 0);
+    for (size_t i = 0; i < n; ++i) {
+        const AnalyzedOp& a = ops[i];
+        if (opUnit[i] == 0) continue;
+        if (a.kind == OpKind::Attention) stored[i] = 1;
+        if (a.kind != OpKind::Gemm) continue;
+        const bool linear = std::any_of(g.ops[i].inputs.begin(), g.ops[i].inputs.end(), [&](int in) {
+            return in >= 0 && g.values[in].kind == ValueKind::Parameter;
+        });
+        if (linear) stored[i] = ++linearCount[size_t(opUnit[i])] % 2 == 1;
+    }
+    std::vector<char> storedValue(g.values.size(), 0);
+    for (size_t i = 0; i < n; ++i)
+        if (stored[i])
+            for (int out : g.ops[i].outputs)
+                if (out >= 0) storedValue[size_t(out)] = 1;
+
+    for (Checkpointing c : kAllCheckpointings) {
+        CheckpointPlan& plan = checkpointPlans[size_t(c)];
+        plan.recomputed.assign(n, 0);
+        plan.spanStart = {0};
+        if (c == Checkpointing::None) continue;
+        const bool blockPolicy = c != Checkpointing::Sqrt;
+        plan.fellBack = blockPolicy && blocks < 2;
+        // The checkpointed region of each op (-1: none) and the region count.
+        std::vector<int>& region = plan.region;
+        region.assign(n, -1);
+        int regions = 0;
+        if (!blockPolicy || plan.fellBack) {
+            plan.spanStart = segmentStart;
+            regions = int(segmentStart.size());
+            for (size_t i = 0; i < n; ++i) {
+                region[i] = int(std::upper_bound(segmentStart.begin(), segmentStart.end(), int(i)) -
+                                segmentStart.begin()) - 1;
+                plan.recomputed[i] = int(i) < segmentStart.back();
+            }
+        } else {
+            std::vector<int> first(units.size(), -1);
+            for (size_t i = 0; i < n; ++i)
+                if (opUnit[i] > 0 && first[size_t(opUnit[i])] < 0) first[size_t(opUnit[i])] = int(i);
+            for (size_t u = 1; u < units.size(); ++u)
+                if (first[u] > 0) plan.spanStart.push_back(first[u]);
+            std::sort(plan.spanStart.begin(), plan.spanStart.end());
+            plan.spanStart.erase(std::unique(plan.spanStart.begin(), plan.spanStart.end()), plan.spanStart.end());
+            regions = blocks;
+            for (size_t i = 0; i < n; ++i) {
+                const int block = opUnit[i] - 1;  // 0-based, in order of appearance
+                if (block < 0) continue;
+                // torchtitan's selective layer policy wraps its 2nd, 4th, ... block.
+                if (c == Checkpointing::EveryOtherBlock && block % 2 == 0) continue;
+                region[i] = block;
+                plan.recomputed[i] = c != Checkpointing::SelectiveOps || !stored[i];
+            }
         }
-        for (size_t v = 0; v < g.values.size(); ++v) {
-            const Value& val = g.values[v];
-            if (val.kind != ValueKind::Activation || val.producer < 0 || lastUse[v] < 0) continue;
-            if (segmentOf(val.producer) == segmentOf(lastUse[v])) continue;
-            double y[3];
-            for (int k = 0; k < 3; ++k) y[k] = numel[v][k] * es[pi][v];
-            m.checkpointBoundaries += fit(y);
+        const bool selective = c == Checkpointing::SelectiveOps && !plan.fellBack;
+        // A region's inputs: activations it reads that another region or no region made (a
+        // selective checkpoint stores its kept outputs instead). Each is counted at the first region
+        // reading it, the last whose backward frees it; a region rerun reads its own inputs rather
+        // than saving them again.
+        std::vector<int> inputRegion(g.values.size(), -1);
+        std::set<std::pair<int, int>> inputOf;  // (region, value)
+        for (size_t i = 0; i < n; ++i) {
+            if (region[i] < 0) continue;
+            for (int in : g.ops[i].inputs) {
+                if (in < 0) continue;
+                const Value& val = g.values[size_t(in)];
+                if (val.kind != ValueKind::Activation || val.producer < 0) continue;
+                if (region[size_t(val.producer)] == region[i] || (selective && storedValue[size_t(in)])) continue;
+                inputOf.insert({region[i], in});
+                if (inputRegion[size_t(in)] < 0) inputRegion[size_t(in)] = region[i];
+            }
         }
+        for (int pi = 0; pi < kElementPrecisionCount; ++pi) {
+            CheckpointPlan::Memory& m = plan.memory[size_t(pi)];
+            m.regionSaved.assign(size_t(regions), BatchPoly{});
+            m.regionInputs.assign(size_t(regions), BatchPoly{});
+            auto bytesOf = [&](size_t v) {
+                double y[3];
+                for (int k = 0; k < 3; ++k) y[k] = numel[v][size_t(k)] * es[size_t(pi)][v];
+                return fit(y);
+            };
+            for (const SavedActivation& sa : memory[size_t(pi)].saved) {
+                const int r = region[size_t(sa.freedAfter)];
+                if (selective && sa.value >= 0 && storedValue[size_t(sa.value)]) continue;  // stored below
+                if (r < 0 || (selective && sa.value < 0 && stored[size_t(sa.freedAfter)]))
+                    m.kept.push_back({sa.freedAfter, sa.bytes});
+                else if (sa.value < 0 || !inputOf.count({r, sa.value}))
+                    m.regionSaved[size_t(r)] += sa.bytes;
+            }
+            for (size_t v = 0; v < g.values.size(); ++v) {
+                if (selective && storedValue[v]) m.kept.push_back({g.values[v].producer, bytesOf(v)});
+                if (inputRegion[v] >= 0) m.regionInputs[size_t(inputRegion[v])] += bytesOf(v);
+            }
+            std::stable_sort(m.kept.begin(), m.kept.end(), [](const CheckpointPlan::Kept& a, const CheckpointPlan::Kept& b) {
+                return a.op < b.op;
+            });
+        }
+        plan.regionFirstOp.assign(size_t(regions), -1);
+        for (size_t i = n; i-- > 0;)
+            if (region[i] >= 0) plan.regionFirstOp[size_t(region[i])] = int(i);
+        for (int r = 0; r < regions; ++r)  // a block left whole: empty, at its predecessor's start
+            if (plan.regionFirstOp[size_t(r)] < 0) plan.regionFirstOp[size_t(r)] = r ? plan.regionFirstOp[size_t(r - 1)] : 0;
     }
 }
 
+double CheckpointPlan::Memory::peak(double n) const {
+    double inputs = 0, worst = 0;
+    for (size_t k = 0; k < regionSaved.size(); ++k) {
+        inputs += regionInputs[k].at(n);
+        worst = std::max(worst, inputs + regionSaved[k].at(n));
+    }
+    double total = 0;
+    for (const Kept& k : kept) total += k.bytes.at(n);
+    return total + worst;
+}
+
 double ModelAnalysis::frozenStoredBytes(const ParameterUnit& u, TrainingPrecision p) {
-    return u.nf4Elements * kNf4BytesPerElement + (isAutocast(p) ? 2 * u.frozenElements : u.frozenBytes);
+    return u.nf4Elements * kNf4BytesPerElement + (isMixedPrecision(p) ? 2 * u.frozenElements : u.frozenBytes);
 }
 
 double ModelAnalysis::frozenStoredBytes(TrainingPrecision p) const {

@@ -68,7 +68,7 @@ OptimizerTraffic optimizerTraffic(Optimizer o, TrainingPrecision p) {
     // bitsandbytes' fused 8-bit step: reads parameter, gradient and both 1-byte states, writes the
     // parameter and the states (4 + 4 + 1 + 1 + 4 + 1 + 1; the block constants are negligible).
     if (o == Optimizer::Adam8bit) t = {16, 1};
-    if (isAutocast(p)) t.bytesPerParameter += 8, t.passes += 1;
+    if (isMixedPrecision(p)) t.bytesPerParameter += 8, t.passes += 1;  // the 16-bit copy of the master
     return t;
 }
 
@@ -79,7 +79,7 @@ double rowError(const AnalyzedOp& op, const GpuSpec& gpu, TrainingPrecision p) {
     double e = !op.opClass.empty() ? errors::modelOnlyClassError(op.opClass) : errors::kUncalibratedRoofline;
     if (gemm && mathPrecisionOf(op, gpu, p) != TrainingPrecision::Fp32)
         return errors::combine(e, errors::kTensorCorePrecision);
-    if (!gemm && isAutocast(p)) return errors::combine(e, errors::kNarrowerElements);
+    if (!gemm && isMixedPrecision(p)) return errors::combine(e, errors::kNarrowerElements);
     return e;
 }
 
@@ -106,6 +106,7 @@ double OperationTimes::calibratedShare(double n) const {
 
 TrainingPrecision mathPrecisionOf(const AnalyzedOp& op, const GpuSpec& gpu, TrainingPrecision p) {
     if (p == TrainingPrecision::Fp32Strict) return TrainingPrecision::Fp32;
+    if (p == TrainingPrecision::Bf16Params) return TrainingPrecision::AmpBf16;  // the same bf16 tensor math
     if (p == TrainingPrecision::Fp32 && op.kind == OpKind::Conv && gpu.limits.tensorCores &&
         peak(gpu, ComputePrecision::Tf32) > 0)
         return TrainingPrecision::Tf32;
@@ -130,6 +131,7 @@ std::optional<std::string> unsupportedReason(const GpuSpec& gpu, TrainingPrecisi
         case TrainingPrecision::AmpFp16:
             return missing(gpu, ComputePrecision::Fp16, "FP16 tensor math");
         case TrainingPrecision::AmpBf16:
+        case TrainingPrecision::Bf16Params:
             return missing(gpu, ComputePrecision::Bf16, "BF16 tensor math");
         case TrainingPrecision::Fp8:
             if (auto why = missing(gpu, ComputePrecision::Fp8, "FP8 tensor math")) return why;
@@ -151,6 +153,7 @@ double precisionRateRatio(const GpuSpec& gpu, TrainingPrecision p, bool linearLa
         case TrainingPrecision::AmpFp16:
             return peak(gpu, ComputePrecision::Fp16) / fp32;
         case TrainingPrecision::AmpBf16:
+        case TrainingPrecision::Bf16Params:
             return peak(gpu, ComputePrecision::Bf16) / fp32;
         case TrainingPrecision::Fp8:
             return peak(gpu, linearLayer ? ComputePrecision::Fp8 : ComputePrecision::Bf16) / fp32;

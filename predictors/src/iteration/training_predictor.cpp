@@ -60,7 +60,7 @@ double peakFlops(const GpuSpec& gpu, TrainingPrecision p) {
     ComputePrecision c = ComputePrecision::Fp32;
     if (p == TrainingPrecision::Tf32) c = ComputePrecision::Tf32;
     if (p == TrainingPrecision::AmpFp16) c = ComputePrecision::Fp16;
-    if (p == TrainingPrecision::AmpBf16) c = ComputePrecision::Bf16;
+    if (p == TrainingPrecision::AmpBf16 || p == TrainingPrecision::Bf16Params) c = ComputePrecision::Bf16;
     if (p == TrainingPrecision::Fp8) c = ComputePrecision::Fp8;
     const Figure f = gpu.peakTflops(c);
     return f.known() ? *f * 1e12 : 0;
@@ -75,8 +75,9 @@ void accumulate(IterationTimes& it, int64_t k) {
     it.iterationMs = {it.iterationMs.value * scale, it.iterationMs.low * scale, it.iterationMs.high * scale};
 }
 
-bool autocastPrecision(TrainingPrecision p) {
-    return p == TrainingPrecision::AmpFp16 || p == TrainingPrecision::AmpBf16 || p == TrainingPrecision::Fp8;
+// 16-bit weights and gradients under ZeRO (DeepSpeed's layout), or always (bf16-params).
+bool halfWeightsUnderZero(TrainingPrecision p) {
+    return isMixedPrecision(p);
 }
 
 }  // namespace
@@ -114,7 +115,8 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
         t->linkNotice = link->notice;
     }
     LayerRegions regions;
-    regions.lastSegmentStart = analysis_.segmentStart.back();
+    regions.recomputed = &analysis_.plan(s.checkpointing == Checkpointing::None ? Checkpointing::Sqrt : s.checkpointing)
+                              .recomputed;
     std::vector<GradientBucket> buckets;
     if (gpus > 1) buckets = gradientBuckets(analysis_, s.dataParallel);
     for (const GradientBucket& b : buckets) regions.bucketFirstOp.push_back(b.firstOp);
@@ -129,7 +131,7 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
             analysis_, prepareIterationTimes(analysis_, gpu, p, stream_, table_), regions);
 
     t->setup.gpus = gpus;
-    t->setup.checkpointing = s.checkpointing;
+    t->setup.checkpointing = s.checkpointing != Checkpointing::None;
     if (t->fromProfile) {
         // The profile's measured iteration outside its layers already holds the host's share.
         t->setup.optimizerMs = optimizerStepMs(analysis_, gpu, s.optimizer, p, table_);
@@ -147,9 +149,12 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
     } else if (gpus > 1) {
         // ZeRO (memory_model.h, ModelStates): gradients reduce-scattered bucket by bucket during
         // backward, in 16 bits under autocast; the step updates one shard.
-        const bool mixed = autocastPrecision(p);
+        // bf16-params reduces its gradients in fp32, as FSDP2 under torchtitan (reduce_dtype),
+        // Megatron-LM and DeepSpeed do by default for bf16 training; autocast under ZeRO in 16 bits.
+        const bool mixed = halfWeightsUnderZero(p);
+        const bool fp32Reduce = p == TrainingPrecision::Bf16Params;
         for (const GradientBucket& b : buckets)
-            t->setup.bucketCommMs.push_back(reduceScatterMs(b.bytes * (mixed ? 0.5 : 1), gpus, *link));
+            t->setup.bucketCommMs.push_back(reduceScatterMs(b.bytes * (mixed && !fp32Reduce ? 0.5 : 1), gpus, *link));
         t->setup.optimizerMs /= gpus;
         auto trainableBytes = [&](const ParameterUnit& u) {
             return mixed ? 2 * u.trainableElements : u.trainableBytes;

@@ -45,7 +45,7 @@ double optimizerStateBytes(const ModelAnalysis& m, Optimizer o) {
 }
 
 double frozenOpBytes(const AnalyzedOp& op, TrainingPrecision p) {
-    return op.nf4Elements * kNf4BytesPerElement + (isAutocast(p) ? 2 * op.frozenElements : op.frozenBytes);
+    return op.nf4Elements * kNf4BytesPerElement + (isMixedPrecision(p) ? 2 * op.frozenElements : op.frozenBytes);
 }
 
 }  // namespace
@@ -69,7 +69,7 @@ double gpuCapacityBytes(const GpuSpec& gpu) {
     return gpu.memoryGB.known() ? *gpu.memoryGB * kGiB : 0;
 }
 
-MemoryModel::MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, bool checkpointing,
+MemoryModel::MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, Checkpointing checkpointing,
                          int dataParallelGpus, int zeroStage)
     : m_(m), precision_(p), optimizer_(o), checkpointing_(checkpointing), gpus_(std::max(1, dataParallelGpus)) {
     states_ = modelStates(m, p, o, gpus_, zeroStage);
@@ -90,7 +90,8 @@ ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o
     const double n = std::max(1, gpus);
     // DeepSpeed's mixed precision under ZeRO: 16-bit weights and gradients, the fp32 master copy
     // with the optimizer states (the ZeRO paper's 2 + 2 + K bytes per parameter, K = 12 for Adam).
-    const bool zeroMixed = zeroStage > 0 && isAutocast(p);
+    // bf16-params keeps that layout on any stage (FSDP's sharded fp32 parameters are the master).
+    const bool zeroMixed = (zeroStage > 0 && isAutocast(p)) || p == TrainingPrecision::Bf16Params;
     const double trainable = double(m.trainableParameters);
     auto unitBytes = [&](const ParameterUnit& u) {
         return (zeroMixed ? 2 * u.trainableElements : u.trainableBytes) + ModelAnalysis::frozenStoredBytes(u, p);
@@ -141,7 +142,7 @@ void MemoryModel::allocatorPeaks(double n, const Scale* scales, int count, doubl
     // Unscaled activations and the largest transient; the backward peak per scale (its argmax
     // moves with the scales, so each keeps its own maximum).
     double activations = 0, largestTransient = 0, backwardPeak[3] = {0, 0, 0};
-    if (!checkpointing_) {
+    if (checkpointing_ == Checkpointing::None) {
         for (size_t i = 0; i < m_.ops.size(); ++i) {
             activations += savedByOp_[i].at(n);
             const double t = transient_[i].at(n);
@@ -152,16 +153,31 @@ void MemoryModel::allocatorPeaks(double n, const Scale* scales, int count, doubl
                                                   gradientsFrom_[i] * states_.gradientScale + scales[k].transient * t);
         }
     } else {
-        double segment = 0;
-        for (const BatchPoly& seg : pm.segmentSaved) segment = std::max(segment, seg.at(n));
-        activations = pm.checkpointBoundaries.at(n) + segment;
-        for (const BatchPoly& t : transient_) largestTransient = std::max(largestTransient, t.at(n));
-        for (int k = 0; k < count; ++k)
-            backwardPeak[k] = scales[k].activations * activations + grads + scales[k].transient * largestTransient;
+        // At the backward of op i: what ops <= i keep, the inputs of the regions begun by i, and
+        // the whole of i's region saved again by its rerun.
+        const CheckpointPlan& plan = m_.plan(checkpointing_);
+        const CheckpointPlan::Memory& pm2 = m_.planMemory(checkpointing_, precision_);
+        activations = pm2.peak(n);
+        double kept = 0, inputs = 0;
+        size_t nextKept = 0, nextRegion = 0;
+        for (size_t i = 0; i < m_.ops.size(); ++i) {
+            for (; nextKept < pm2.kept.size() && pm2.kept[nextKept].op <= int(i); ++nextKept)
+                kept += pm2.kept[nextKept].bytes.at(n);
+            for (; nextRegion < plan.regionFirstOp.size() && plan.regionFirstOp[nextRegion] <= int(i); ++nextRegion)
+                inputs += pm2.regionInputs[nextRegion].at(n);
+            const int r = plan.region[i];
+            const double alive = kept + inputs + (r >= 0 ? pm2.regionSaved[size_t(r)].at(n) : 0);
+            const double t = transient_[i].at(n);
+            largestTransient = std::max(largestTransient, t);
+            for (int k = 0; k < count; ++k)
+                backwardPeak[k] = std::max(backwardPeak[k], scales[k].activations * alive +
+                                                                gradientsFrom_[i] * states_.gradientScale +
+                                                                scales[k].transient * t);
+        }
     }
     const double stepTemporaries = states_.stepTemporaries;
     const double savedTotal = pm.savedTotal.at(n);
-    const double savedScale = checkpointing_ && savedTotal > 0 ? activations / savedTotal : 1;
+    const double savedScale = checkpointing_ != Checkpointing::None && savedTotal > 0 ? activations / savedTotal : 1;
     double waste[3] = {parameterWaste_, parameterWaste_, parameterWaste_};
     for (const SavedActivation& a : pm.saved) {
         const double bytes = a.bytes.at(n) * savedScale;

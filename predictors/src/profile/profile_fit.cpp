@@ -224,7 +224,7 @@ ProfileFit::ProfileFit(const ModelAnalysis& m, const Profile& profile, const Gpu
         }
         return row ? row->at(b) : 0.0;
     };
-    const MemoryModel analyticMemory(m, rowsPrecision, optimizer_, false, 1);
+    const MemoryModel analyticMemory(m, rowsPrecision, optimizer_, Checkpointing::None, 1);
     for (const ProfileRun* r : runs) {
         const double b = double(r->batch);
         double layers = 0;

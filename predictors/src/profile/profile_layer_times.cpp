@@ -256,10 +256,10 @@ private:
 
     static int groupOf(size_t index, const LayerRegions& regions) {
         const int op = int(index / 2);
-        return index % 2 ? 2 + regions.regionOf(op) : op < regions.lastSegmentStart ? 0 : 1;
+        return index % 2 ? 2 + regions.regionOf(op) : regions.forwardGroup(op);
     }
     static bool sameRegions(const LayerRegions& a, const LayerRegions& b) {
-        return a.lastSegmentStart == b.lastSegmentStart && a.bucketFirstOp == b.bucketFirstOp;
+        return a.recomputed == b.recomputed && a.bucketFirstOp == b.bucketFirstOp;
     }
     bool inBlock(const Entry& e) const { return e.analytic && (e.xc->softness == 4 || e.xc->softness == 2); }
 

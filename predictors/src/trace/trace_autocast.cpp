@@ -176,6 +176,7 @@ std::optional<TraceChange> parseTracePrecision(const std::string& name) {
             c.autocast = TraceAutocast::Bf16;
             return c;
         case TrainingPrecision::Fp8:
+        case TrainingPrecision::Bf16Params:  // a trace's model cannot be re-run with bf16 parameters
             break;
     }
     return std::nullopt;

@@ -14,22 +14,34 @@ namespace ts {
 // newer). Fp32Strict turns TF32 off everywhere; Tf32 turns it on for matrix multiplies too. Amp* is
 // PyTorch autocast: GEMMs and convolutions in 16 bits (tensor cores), softmax/normalisations/losses
 // in fp32, fp32 master weights. Fp8 is the Transformer Engine recipe: GEMM operands in FP8, the rest
-// as AmpBf16 (predicted only; the profiler cannot run it).
-enum class TrainingPrecision : uint8_t { Fp32, Tf32, AmpFp16, AmpBf16, Fp8, Fp32Strict };
-inline constexpr int kTrainingPrecisionCount = 6;
+// as AmpBf16 (predicted only; the profiler cannot run it). Bf16Params runs the model itself in
+// bf16, without autocast: parameters cast to bf16 for compute, every activation bf16, fp32 master
+// weights and optimizer states (FSDP's MixedPrecision(param_dtype=bfloat16) as torchtitan trains,
+// Megatron-LM's and DeepSpeed's bf16; predicted only).
+enum class TrainingPrecision : uint8_t { Fp32, Tf32, AmpFp16, AmpBf16, Fp8, Fp32Strict, Bf16Params };
+inline constexpr int kTrainingPrecisionCount = 7;
 // In the order lists show them.
 inline constexpr TrainingPrecision kAllTrainingPrecisions[] = {
-    TrainingPrecision::Fp32,    TrainingPrecision::Fp32Strict, TrainingPrecision::Tf32,
-    TrainingPrecision::AmpFp16, TrainingPrecision::AmpBf16,    TrainingPrecision::Fp8};
+    TrainingPrecision::Fp32,    TrainingPrecision::Fp32Strict, TrainingPrecision::Tf32,      TrainingPrecision::AmpFp16,
+    TrainingPrecision::AmpBf16, TrainingPrecision::Bf16Params, TrainingPrecision::Fp8};
 // Precisions that differ in the size of some element (what model analysis computes bytes for):
-// Fp32Strict moves the same bytes as Fp32.
-inline constexpr int kElementPrecisionCount = 5;
+// Fp32Strict moves the same bytes as Fp32, so Bf16Params takes the index after Fp8.
+inline constexpr int kElementPrecisionCount = 6;
 inline constexpr int elementIndexOf(TrainingPrecision p) {
-    return p == TrainingPrecision::Fp32Strict ? int(TrainingPrecision::Fp32) : int(p);
+    return p == TrainingPrecision::Fp32Strict   ? int(TrainingPrecision::Fp32)
+           : p == TrainingPrecision::Bf16Params ? 5
+                                                : int(p);
 }
-// Autocast precisions (16-bit or fp8 GEMMs, fp32 master weights and grad scaling where fp16).
+inline constexpr TrainingPrecision precisionOfElementIndex(int i) {
+    return i == 5 ? TrainingPrecision::Bf16Params : TrainingPrecision(i);
+}
+// Autocast precisions (16-bit or fp8 GEMMs over fp32 tensors, casts, grad scaling where fp16).
 inline constexpr bool isAutocast(TrainingPrecision p) {
     return p == TrainingPrecision::AmpFp16 || p == TrainingPrecision::AmpBf16 || p == TrainingPrecision::Fp8;
+}
+// Mixed precision of either kind: 16-bit (or fp8) compute weights beside an fp32 master copy.
+inline constexpr bool isMixedPrecision(TrainingPrecision p) {
+    return isAutocast(p) || p == TrainingPrecision::Bf16Params;
 }
 
 // Adam8bit is bitsandbytes' Adam with block-wise 8-bit states (one fused kernel per step;

@@ -22,7 +22,10 @@ namespace ts::predictors {
 // when the backward of every op >= bucketFirstOp[j] is done; the last region holds the ops below
 // every bucket).
 struct LayerRegions {
-    int lastSegmentStart = 0;
+    // Per op: forward group 0 (checkpointing recomputes it) or 1; null: all in group 1. Without
+    // checkpointing the sqrt(L) plan still splits the forward (its two groups sum to the same).
+    const std::vector<char>* recomputed = nullptr;
+    int forwardGroup(int op) const { return recomputed && (*recomputed)[size_t(op)] ? 0 : 1; }
     std::vector<int> bucketFirstOp;  // descending; empty on one GPU
     int regions() const { return int(bucketFirstOp.size()) + 1; }
     int regionOf(int op) const;

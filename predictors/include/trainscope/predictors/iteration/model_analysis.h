@@ -106,15 +106,41 @@ struct AnalyzedOp {
 struct SavedActivation {
     BatchPoly bytes;
     int freedAfter = -1;  // index of the earliest op keeping it: freed after that op's backward
-    int segment = 0;      // checkpoint segment of that op
+    int value = -1;       // the graph value it is (-1: a tensor of the op's own, or a cast copy of an input)
 };
 
 struct PrecisionMemory {
     std::vector<SavedActivation> saved;
     BatchPoly savedTotal;
-    BatchPoly checkpointBoundaries;       // tensors kept across segment boundaries
-    std::vector<BatchPoly> segmentSaved;  // per checkpoint segment
     double castWeightBytes = 0;
+};
+
+// What one activation-checkpointing policy (Checkpointing, training_scenario.h) recomputes and keeps.
+// During the backward of checkpointed region k, autograd holds what is kept, the inputs of regions
+// 0..k (later regions' are freed with their backward), and what region k saves again as backward
+// reruns its forward.
+struct CheckpointPlan {
+    std::vector<char> recomputed;  // per op: backward runs its forward again
+    // Ascending first ops of the stretches backward takes one at a time (recomputation, then the
+    // stretch's backward in reverse); the first is 0.
+    std::vector<int> spanStart;
+    bool fellBack = false;  // a block policy on a model without numbered blocks: sqrt(L) segments
+    std::vector<int> region;         // per op: its checkpointed region, -1 for none
+    std::vector<int> regionFirstOp;  // per region: its first op (ascending)
+    struct Kept {
+        int op = 0;  // the first op keeping it (graph order)
+        BatchPoly bytes;
+    };
+    struct Memory {
+        std::vector<Kept> kept;               // saved outside checkpointed regions, and stored outputs
+        std::vector<BatchPoly> regionInputs;  // per region: what its checkpoint holds (each tensor
+                                              // once, at the first region reading it)
+        std::vector<BatchPoly> regionSaved;   // per region: what it saves when rerun
+        // The activations alive at the worst moment of backward (kept + the largest
+        // inputs-so-far + saved).
+        double peak(double n) const;
+    };
+    std::array<Memory, kElementPrecisionCount> memory;
 };
 
 // The parameters of one FSDP unit (a numbered block; unit 0 holds the rest, FSDP's root).
@@ -153,11 +179,23 @@ public:
     static double frozenStoredBytes(const ParameterUnit& u, TrainingPrecision p);
     double frozenStoredBytes(TrainingPrecision p) const;
     BatchPoly inputBytes;
-    std::vector<int> segmentStart;  // first op index of each checkpoint segment (sqrt of working ops)
+    std::vector<int> segmentStart;  // first op index of each sqrt(L) checkpoint segment
     int workingOps = 0;
+    int blocks = 0;  // numbered blocks (the block policies' regions)
+    std::array<CheckpointPlan, kCheckpointingCount> checkpointPlans;  // [None] recomputes nothing
+
+    const CheckpointPlan& plan(Checkpointing c) const { return checkpointPlans[size_t(c)]; }
+    const CheckpointPlan::Memory& planMemory(Checkpointing c, TrainingPrecision p) const {
+        return plan(c).memory[size_t(elementIndexOf(p))];
+    }
 
     const OpBytes& bytes(const AnalyzedOp& op, TrainingPrecision p) const { return op.bytes[elementIndexOf(p)]; }
     const PrecisionMemory& memoryFor(TrainingPrecision p) const { return memory[elementIndexOf(p)]; }
+
+private:
+    void buildCheckpointPlans(const Graph& g, const std::vector<int>& opUnit,
+                              const std::vector<std::array<double, 3>>& numel,
+                              const std::array<std::vector<int>, kElementPrecisionCount>& es);
 };
 
 }  // namespace ts::predictors

@@ -1,6 +1,6 @@
 #pragma once
 // What a training prediction is asked about: precision, optimizer, batch size, data-parallel
-// GPUs and their interconnect, activation checkpointing. Plain values, parsed from the names the
+// GPUs and their interconnect, activation checkpointing policy. Plain values, parsed from the names the
 // command line and the profile file use.
 #include <cstdint>
 #include <optional>
@@ -24,6 +24,29 @@ using ts::parseOptimizer;
 using ts::parseTrainingPrecision;
 using ts::TrainingPrecision;
 using ts::trainingPrecisionName;
+
+// Activation checkpointing: which forward work backward runs again, and what autograd keeps instead.
+// None keeps everything. Blocks checkpoints every numbered block (`model.layers.3`), keeping its
+// input only: Hugging Face's gradient_checkpointing and torchtitan's "full" AC.
+// EveryOtherBlock checkpoints the 2nd, 4th, ... block and keeps the others whole: torchtitan's
+// "selective layer" AC (ac_freq 2). SelectiveOps checkpoints every block but keeps the outputs of
+// its attention operators and of its 1st, 3rd, 5th ... linear layer, recomputing the rest:
+// torchtitan's "selective op" AC (its policy over aten.mm and the attention kernels).
+// Sqrt splits the working operations into sqrt(L) equal segments and recomputes all but the last
+// (Chen et al. 2016), for models without numbered blocks.
+enum class Checkpointing : uint8_t { None, Blocks, EveryOtherBlock, SelectiveOps, Sqrt };
+inline constexpr int kCheckpointingCount = 5;
+inline constexpr Checkpointing kAllCheckpointings[] = {Checkpointing::None, Checkpointing::Blocks,
+                                                      Checkpointing::EveryOtherBlock, Checkpointing::SelectiveOps,
+                                                      Checkpointing::Sqrt};
+// "none", "blocks", "every-other-block", "selective-ops", "sqrt"
+const char* checkpointingName(Checkpointing c);
+// Case-insensitive; also "full" (blocks), "selective-layer" (every-other-block), "selective-op"
+// (selective-ops), "off"; nullopt for anything else.
+std::optional<Checkpointing> parseCheckpointing(const std::string& name);
+std::string checkpointingNames();  // "none, blocks, every-other-block, selective-ops or sqrt"
+// For sentences: "activation checkpointing of every block", ... ("" for None).
+std::string checkpointingPhrase(Checkpointing c);
 
 enum class InterconnectKind : uint8_t { NvLink, Pcie, InfiniBand };
 
@@ -63,7 +86,7 @@ struct TrainingScenario {
     TrainingPrecision precision = TrainingPrecision::Fp32;
     Optimizer optimizer = Optimizer::Sgd;  // the profiler's default
     DataParallel dataParallel;
-    bool checkpointing = false;  // activation checkpointing in sqrt(L) segments
+    Checkpointing checkpointing = Checkpointing::None;
     // Gradient accumulation: `batch` is the micro-batch; the optimizer step and the gradients'
     // reduction happen once per `accumulation` micro-batches (global batch = batch x accumulation x GPUs).
     int64_t accumulation = 1;

@@ -6,7 +6,7 @@
 //                  (frozen parameters have no gradient and no state: see ModelStates for sharding)
 //   cast copies    autocast's 16-bit (fp8: 8-bit) weight copies of the layers it casts
 //   activations    autograd's saved tensors at each layer's element size, each counted once;
-//                  checkpointing: tensors crossing segment boundaries + the largest segment
+//                  checkpointing: what the policy keeps, its regions' inputs + the largest region
 //   inputs         the batch
 //   workspace      PyTorch's cuBLAS workspaces + the largest transient: one layer's backward
 //                  gradient buffers, or the optimizer step's temporaries (foreach Adam: one
@@ -59,7 +59,7 @@ int64_t largestFitting(const std::function<bool(int64_t)>& fits, int64_t limit);
 
 class MemoryModel {
 public:
-    MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, bool checkpointing, int dataParallelGpus,
+    MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, Checkpointing checkpointing, int dataParallelGpus,
                 int zeroStage = 0);
 
     // Every category at per-GPU batch n on `gpu`.
@@ -90,7 +90,7 @@ private:
     const ModelAnalysis& m_;
     TrainingPrecision precision_;
     Optimizer optimizer_;
-    bool checkpointing_;
+    Checkpointing checkpointing_;
     int gpus_;
     ModelStates states_;
     std::vector<BatchPoly> savedByOp_;   // saved tensors freed after each op's backward
