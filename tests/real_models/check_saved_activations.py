@@ -19,7 +19,10 @@ fp32 for every family (transformers' "sdpa" attention, TrainScope's flash or eff
 "eager" against TrainScope's math backend for Llama). bf16 autocast for Llama only, where CPU and
 CUDA autocast agree on every operator the model uses (linear layers in bf16; the RMSNorm and the
 loss upcast by the model's own code); there the 16-bit copies of the weights, which autocast saves
-for the weight gradients, are compared with memory_bytes.cast_weight_copies.
+for the weight gradients, are compared with memory_bytes.cast_weight_copies. And the model itself
+converted to bf16 (model.to(torch.bfloat16), what FSDP's bf16 parameters compute with) for Llama,
+Gemma and Phi-3, against --precision bf16-params: the RMSNorm's fp32 island and the loss's fp32
+logits are the model's own code.
 Exits 77 (ctest: skipped) without torch and transformers.
 """
 import argparse
@@ -45,34 +48,43 @@ T = transformers
 SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=176, vocab_size=1000,
              max_position_embeddings=256)
 
-# (family, config, architecture, transformers' attention, TrainScope's backend, autocast)
+# (family, config, architecture, transformers' attention, TrainScope's backend, mode): mode "fp32",
+# "autocast" (bf16 autocast over the fp32 model) or "bf16" (the model converted to bf16, as FSDP's
+# bf16 parameters run it: TrainScope's bf16-params)
 CASES = [
-    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "sdpa", "flash", False),
-    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "eager", "math", False),
-    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "sdpa", "flash", True),
-    ("mistral", T.MistralConfig(**SMALL, num_key_value_heads=2), "MistralForCausalLM", "sdpa", "flash", False),
-    ("qwen2", T.Qwen2Config(**SMALL, num_key_value_heads=2), "Qwen2ForCausalLM", "sdpa", "flash", False),
+    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "sdpa", "flash", "fp32"),
+    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "eager", "math", "fp32"),
+    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "sdpa", "flash", "autocast"),
+    ("mistral", T.MistralConfig(**SMALL, num_key_value_heads=2), "MistralForCausalLM", "sdpa", "flash", "fp32"),
+    ("qwen2", T.Qwen2Config(**SMALL, num_key_value_heads=2), "Qwen2ForCausalLM", "sdpa", "flash", "fp32"),
     ("gemma", T.GemmaConfig(**SMALL, num_key_value_heads=1, head_dim=16), "GemmaForCausalLM", "sdpa", "flash",
-     False),
-    ("phi3", T.Phi3Config(**SMALL, num_key_value_heads=2, pad_token_id=0), "Phi3ForCausalLM", "sdpa", "flash", False),
-    ("gpt_neox", T.GPTNeoXConfig(**SMALL), "GPTNeoXForCausalLM", "sdpa", "flash", False),
+     "fp32"),
+    ("phi3", T.Phi3Config(**SMALL, num_key_value_heads=2, pad_token_id=0), "Phi3ForCausalLM", "sdpa", "flash", "fp32"),
+    ("gpt_neox", T.GPTNeoXConfig(**SMALL), "GPTNeoXForCausalLM", "sdpa", "flash", "fp32"),
     # GPT-2 without dropout: on the CPU, dropout keeps a float mask of its input's size (x * noise), where
     # CUDA's fused dropout keeps one byte per element, and scaled_dot_product_attention with dropout falls
     # back to the math kernel, where CUDA runs flash; the masks are CUDA's in TrainScope.
     ("gpt2", T.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=1000, n_positions=256, resid_pdrop=0.0,
-                          embd_pdrop=0.0, attn_pdrop=0.0), "GPT2LMHeadModel", "sdpa", "flash", False),
+                          embd_pdrop=0.0, attn_pdrop=0.0), "GPT2LMHeadModel", "sdpa", "flash", "fp32"),
     ("gpt2", T.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=1000, n_positions=256, resid_pdrop=0.0,
-                          embd_pdrop=0.0, attn_pdrop=0.0), "GPT2LMHeadModel", "eager", "math", False),
+                          embd_pdrop=0.0, attn_pdrop=0.0), "GPT2LMHeadModel", "eager", "math", "fp32"),
     ("bert", T.BertConfig(**SMALL, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0), "BertForMaskedLM",
-     "sdpa", "efficient", False),
+     "sdpa", "efficient", "fp32"),
+    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "sdpa", "flash", "bf16"),
+    ("gemma", T.GemmaConfig(**SMALL, num_key_value_heads=1, head_dim=16), "GemmaForCausalLM", "sdpa", "flash",
+     "bf16"),
+    ("phi3", T.Phi3Config(**SMALL, num_key_value_heads=2, pad_token_id=0), "Phi3ForCausalLM", "sdpa", "flash", "bf16"),
 ]
 
 
-def measured_bytes(config, arch, attention, autocast):
+def measured_bytes(config, arch, attention, mode):
     """Saved-for-backward bytes of one training forward with labels: (activations, weight copies)."""
     torch.manual_seed(0)
     model = getattr(T, arch)(config) if attention is None else getattr(T, arch)._from_config(
         config, attn_implementation=attention)
+    if mode == "bf16":
+        model = model.to(torch.bfloat16)
+    autocast = mode == "autocast"
     model.train()
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}
     weight_shapes = {tuple(p.shape) for p in model.parameters()}
@@ -96,9 +108,13 @@ def measured_bytes(config, arch, attention, autocast):
     return sum(n for _, n in saved.values()) - copies, copies
 
 
-def predicted_bytes(cli, path, backend, autocast):
+PRECISION = {"fp32": "fp32-strict", "autocast": "amp-bf16", "bf16": "bf16-params"}
+LABEL = {"fp32": "fp32", "autocast": "bf16 autocast", "bf16": "bf16 model"}
+
+
+def predicted_bytes(cli, path, backend, mode):
     out = subprocess.run([cli, "predict", f"{path}?seq={SEQ}&attention={backend}", "--gpu", "a100-sxm4-80gb",
-                          "--batch", str(BATCH), "--precision", "amp-bf16" if autocast else "fp32-strict",
+                          "--batch", str(BATCH), "--precision", PRECISION[mode],
                           "--optimizer", "adamw", "--json"], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"trainscope-cli predict {path}: {out.stderr.strip()}")
@@ -117,22 +133,22 @@ def main():
     failures = []
     print(f"batch {BATCH}, sequence {SEQ}; KiB saved for backward, measured (PyTorch {torch.__version__}, "
           f"transformers {transformers.__version__}, CPU) and predicted")
-    for family, config, arch, attention, backend, autocast in CASES:
+    for family, config, arch, attention, backend, mode in CASES:
         config.architectures = [arch]
         path = os.path.join(a.out, f"saved-{family}.json")
         config.to_json_file(path)
-        act, copies = measured_bytes(config, arch, attention, autocast)
-        p_act, p_copies = predicted_bytes(a.cli, path, backend, autocast)
+        act, copies = measured_bytes(config, arch, attention, mode)
+        p_act, p_copies = predicted_bytes(a.cli, path, backend, mode)
         err = 100 * (p_act / act - 1)
-        line = (f"{family:9} {attention:5} {'bf16 autocast' if autocast else 'fp32':13} activations "
+        line = (f"{family:9} {attention:5} {LABEL[mode]:13} activations "
                 f"{act / 1024:8.1f} measured {p_act / 1024:8.1f} predicted ({err:+.1f}%)")
-        if autocast:
+        if mode == "autocast":
             line += f"; weight copies {copies / 1024:.1f} measured {p_copies / 1024:.1f} predicted"
             if abs(p_copies - copies) > a.tolerance / 100 * max(copies, 1):
                 failures.append(f"{family} weight copies")
         print(line)
         if abs(err) > a.tolerance:
-            failures.append(f"{family} {attention} {'bf16' if autocast else 'fp32'}")
+            failures.append(f"{family} {attention} {LABEL[mode]}")
     if failures:
         sys.exit(f"off by more than {a.tolerance}%: {', '.join(failures)}")
 

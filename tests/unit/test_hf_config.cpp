@@ -10,6 +10,7 @@
 #include "trainscope/core/costs.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/model_loader.h"
+#include "trainscope/predictors/iteration/model_analysis.h"
 
 namespace {
 
@@ -150,12 +151,36 @@ TEST(HfConfig, RmsNormAndRotaryCosts) {
     const int64_t N = 2, S = 16, H = 64;
     const ts::Graph g = load(kSmallLlama);
     const ts::ModelCosts c = ts::computeCosts(g, N, S);
-    const ts::LayerCost& norm = layerOf(g, c, "RMSNormalization");
     const double elems = double(N * S * H), rows = double(N * S);
-    EXPECT_DOUBLE_EQ(norm.cost.forwardFlops, 4 * elems + 2 * rows);
-    // The first norm's input is the embedding output (needs a gradient) and its weight: 6 + 2 per element.
-    EXPECT_DOUBLE_EQ(norm.cost.backwardFlops, 8 * elems);
-    EXPECT_DOUBLE_EQ(norm.activationBytes, 2 * elems * 4 + rows * 4);  // input, normalized, inverse RMS
+    // transformers' RMSNorm as it runs: cast, pow, mean, add, sqrt, reciprocal, mul, cast, mul, each
+    // a kernel. What autograd keeps of the first one, by hand: its fp32 input (pow and mul), the
+    // normalized tensor cast back (the weight's gradient), and a float per row from sqrt and
+    // reciprocal (PyTorch's one rsqrt keeps one).
+    const std::string norm = "model.layers.0.input_layernorm";
+    std::vector<std::string> types;
+    for (const ts::Operation& op : g.ops)
+        if (op.modulePath == norm) types.push_back(op.type);
+    EXPECT_EQ(types, (std::vector<std::string>{"Cast", "Pow", "ReduceMean", "Add", "Sqrt", "Reciprocal", "Mul", "Cast",
+                                               "Mul"}));
+    const ts::predictors::ModelAnalysis a(g, S);
+    auto savedBy = [&](ts::TrainingPrecision p) {
+        double bytes = 0;
+        for (const ts::predictors::SavedActivation& s : a.memoryFor(p).saved)
+            if (g.ops[size_t(s.freedAfter)].modulePath == norm) bytes += s.bytes.at(double(N));
+        return bytes;
+    };
+    EXPECT_DOUBLE_EQ(savedBy(ts::TrainingPrecision::Fp32), 2 * elems * 4 + 2 * rows * 4);
+    EXPECT_DOUBLE_EQ(savedBy(ts::TrainingPrecision::AmpBf16), 2 * elems * 4 + 2 * rows * 4);  // an fp32 residual
+    // In a bf16 model the input is upcast to fp32 and the normalized tensor cast back to bf16.
+    EXPECT_DOUBLE_EQ(savedBy(ts::TrainingPrecision::Bf16Params), elems * 4 + elems * 2 + 2 * rows * 4);
+    // The casts are kernels only where they change the dtype: in the bf16 model, not in fp32.
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+        if (g.ops[i].modulePath != norm || g.ops[i].type != "Cast") continue;
+        EXPECT_TRUE(a.bytes(a.ops[i], ts::TrainingPrecision::Fp32).read.isZero());
+        EXPECT_DOUBLE_EQ(a.bytes(a.ops[i], ts::TrainingPrecision::Bf16Params).read.at(double(N)) +
+                             a.bytes(a.ops[i], ts::TrainingPrecision::Bf16Params).write.at(double(N)),
+                         elems * 6);  // 2 bytes read and 4 written, or 4 read and 2 written
+    }
     const ts::LayerCost& rotary = layerOf(g, c, "RotaryEmbedding");  // q: 4 heads of 16, all rotated
     EXPECT_DOUBLE_EQ(rotary.cost.forwardFlops, 3.0 * N * 4 * S * 16);
     EXPECT_DOUBLE_EQ(rotary.activationBytes, 0);  // cos and sin are constants of the forward

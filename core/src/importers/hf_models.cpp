@@ -51,11 +51,28 @@ int activation(ModelBuilder& b, const Config& c, int x, const std::string& modul
     return b.tanh(x, module);
 }
 
+// transformers' RMSNorm modules are Python, each step a kernel of its own, computed in fp32 whatever
+// the model's dtype: h = x.to(float32); h = h * rsqrt(h.pow(2).mean(-1, keepdim) + eps), then
+// weight * h.to(x.dtype) (Llama, Mistral, Qwen2, Phi-3) or (h * (1 + weight.float())).type_as(x)
+// (Gemma). The casts' "dtype_role" says which is which, since in this float32 graph both cast to
+// float32: where the model runs in bf16 (bf16-params) the first is an upcast to fp32 and the second
+// a cast back to bf16; in fp32 or under autocast both are no-ops (model_analysis.cpp).
 int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x) {
     int w = b.parameter(module, "weight", {c.hidden});
-    std::map<std::string, Attribute> attrs{{"epsilon", c.eps}, {"axis", int64_t{-1}}};
-    if (c.family == Family::Gemma) attrs["scale_offset"] = 1.0;  // GemmaRMSNorm: x_hat * (1 + weight)
-    return b.op1("RMSNormalization", {x, w}, attrs, module);
+    const int64_t kFloat = 1;  // ONNX TensorProto FLOAT
+    int h = b.op1("Cast", {x}, {{"to", kFloat}, {"dtype_role", std::string("fp32")}}, module);
+    int variance = b.op1("ReduceMean", {b.op1("Pow", {h, b.constantFloat(2.0)}, {}, module)},
+                         {{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t{1}}}, module);
+    int inverse = b.op1("Reciprocal", {b.op1("Sqrt", {b.op1("Add", {variance, b.constantFloat(c.eps)}, {}, module)},
+                                             {}, module)},
+                        {}, module);
+    h = b.op1("Mul", {h, inverse}, {}, module);
+    const std::map<std::string, Attribute> back{{"to", kFloat}, {"dtype_role", std::string("model")}};
+    if (c.family == Family::Gemma) {
+        int scale = b.op1("Add", {w, b.constantFloat(1.0)}, {}, module);
+        return b.op1("Cast", {b.op1("Mul", {h, scale}, {}, module)}, back, module);
+    }
+    return b.op1("Mul", {w, b.op1("Cast", {h}, back, module)}, {}, module);
 }
 
 // [N, T, heads*dim] -> [N, heads, T, dim] and back.
@@ -374,10 +391,13 @@ int mlmDecoder(ModelBuilder& b, const Config& c, int h, int wordEmbeddings) {
 }
 
 // Token-level loss over [N, S, vocab] logits with [N, S] labels (transformers shifts the labels of a
-// causal LM by one: S-1 positions; here all S count).
+// causal LM by one: S-1 positions; here all S count). transformers' loss functions take the logits
+// in fp32 (logits.float()): a kernel and an fp32 copy wherever the model runs in 16 bits.
 Graph finishTokenLoss(ModelBuilder& b, const Config& c, int logits) {
     int labels = b.input("labels", {Dim::batch(), Dim::seq()}, DType::Int64);
-    int loss = crossEntropy(b, b.reshape(logits, {-1, c.vocab}), b.reshape(labels, {-1}));
+    int scores = b.op1("Cast", {b.reshape(logits, {-1, c.vocab})},
+                       {{"to", int64_t{1}}, {"dtype_role", std::string("fp32")}});
+    int loss = crossEntropy(b, scores, b.reshape(labels, {-1}));
     return b.finish({loss, logits});
 }
 

@@ -396,10 +396,11 @@ OpCost costPow(const CostCtx& c) {
     const double elems = c.outNumel(0);
     if (c.inNeedsGrad(0)) cost.backwardFlops += 3 * elems;  // g * e * x^(e-1)
     if (c.inNeedsGrad(1)) cost.backwardFlops += 3 * elems;  // g * y * ln(x)
-    // pow.Tensor_Scalar keeps the base; pow.Tensor_Tensor also the exponent, and the result for its gradient.
+    // pow.Tensor_Scalar (a constant exponent) keeps the base; pow.Tensor_Tensor also the exponent,
+    // and the result for its gradient.
     if (c.anyInputNeedsGrad()) {
         saveInput(c, cost, 0);
-        saveInput(c, cost, 1);
+        if (c.g.values[c.inputValue(1)].kind != ValueKind::Constant) saveInput(c, cost, 1);
     }
     if (c.inNeedsGrad(1)) saveOutput(c, cost, 0);
     return cost;

@@ -96,9 +96,19 @@ std::vector<int> elementSizes(const Graph& g, TrainingPrecision p) {
     std::vector<int> es(g.values.size());
     for (size_t v = 0; v < g.values.size(); ++v) es[v] = dtypeSize(g.values[v].dtype);
     if (p == TrainingPrecision::Bf16Params) {
-        // The model itself in bf16: every fp32 tensor, parameters and the batch included.
+        // The model itself in bf16: parameters, the batch and what is computed from them, but for
+        // a module's own fp32 island: from a cast whose "dtype_role" is "fp32" to one back to the
+        // "model" dtype (transformers' RMSNorm), operations follow their widest input.
         for (size_t v = 0; v < g.values.size(); ++v)
             if (isFloat32(g.values[v])) es[v] = 2;
+        for (const Operation& op : g.ops) {
+            const std::string role = op.type == "Cast" ? op.attrString("dtype_role", "") : "";
+            int follow = 2;
+            for (int in : op.inputs)
+                if (in >= 0 && isData(g.values[in]) && isFloat32(g.values[in])) follow = std::max(follow, es[in]);
+            for (int out : op.outputs)
+                if (out >= 0 && isFloat32(g.values[out])) es[out] = role == "fp32" ? 4 : role == "model" ? 2 : follow;
+        }
         return es;
     }
     if (!isAutocast(p)) return es;
@@ -357,8 +367,13 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                 for (int out : op.outputs)
                     if (out >= 0 && gradConsumers[out] > 1)
                         y[8][k] += 3.0 * (gradConsumers[out] - 1) * numel[out][k] * e[out];
-                const double readScale = in32 > 0 ? ck.bytesRead / in32 : 0;
-                const double writeScale = out32 > 0 ? ck.bytesWritten / out32 : 0;
+                double readScale = in32 > 0 ? ck.bytesRead / in32 : 0;
+                double writeScale = out32 > 0 ? ck.bytesWritten / out32 : 0;
+                // A cast to the dtype a tensor already has is no kernel (Tensor.to returns it).
+                if ((op.type == "Cast" || op.type == "CastLike") && !op.inputs.empty() && !op.outputs.empty() &&
+                    op.inputs[0] >= 0 && op.outputs[0] >= 0 && e[op.inputs[0]] == e[op.outputs[0]] &&
+                    g.values[op.inputs[0]].dtype == g.values[op.outputs[0]].dtype)
+                    readScale = writeScale = 0;
                 y[0][k] = inP * readScale;
                 y[1][k] = outP * writeScale;
                 // An op that reads only part of its inputs (Gather reads the selected rows of a table)
