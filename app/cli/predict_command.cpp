@@ -24,7 +24,7 @@ TrainingScenario scenarioFrom(const PredictOptions& o, const PredictionInput& in
     auto precision = parseTrainingPrecision(name);
     if (!precision)
         throw ModelError("--precision",
-                         "unknown precision " + quoted(name) + " (fp32, fp32-strict, tf32, amp-fp16, amp-bf16 or fp8)");
+                         "unknown precision " + quoted(name) + " (" + trainingPrecisionNames() + ")");
     TrainingScenario s = scenarioFromOptions(o.scenario, input.profileOptimizer, input.defaults.optimizer);
     s.precision = *precision;
     return s;
@@ -81,7 +81,9 @@ CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
                     "(default: the model's, 1 unless ?batch= says otherwise)");
     cmd->add_option("--precision", o.precision,
                     "fp32 (default: PyTorch's, with TF32 convolutions on Ampere and newer), fp32-strict (no TF32), "
-                    "tf32, amp-fp16, amp-bf16 or fp8; for a trace: as-recorded (default), fp32, tf32 or fp32-strict, "
+                    "tf32, amp-fp16, amp-bf16 (autocast), bf16-params (the model in bf16 with fp32 master weights, as "
+                    "FSDP's bf16 mixed precision and Megatron-LM run it) or fp8; for a trace: as-recorded (default), "
+                    "fp32, tf32 or fp32-strict, "
                     "what its FP32 kernels run in on the other GPU");
     addScenarioOptions(*cmd, o.scenario);
     cmd->add_flag("--json", o.json, "print JSON: model, scenario, predictions[] (one per GPU)");

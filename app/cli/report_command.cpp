@@ -81,7 +81,7 @@ HardwareChoiceOptions choiceOptionsFrom(const ReportOptions& o) {
         auto p = parseTrainingPrecision(name);
         if (!p)
             throw ModelError("--precision", "unknown precision " + quoted(name) +
-                                                " (fp32, fp32-strict, tf32, amp-fp16, amp-bf16, fp8 or all)");
+                                                " (" + trainingPrecisionNames() + ", or all)");
         if (std::find(c.precisions.begin(), c.precisions.end(), *p) == c.precisions.end()) c.precisions.push_back(*p);
     }
     return c;
@@ -160,8 +160,9 @@ CLI::App* addReportCommand(CLI::App& app, ReportOptions& o) {
         ->delimiter(',');
     cmd->add_option("--batch,-b", o.batch, "per-GPU batch size, or auto (default): chosen per GPU (docs/report.md)");
     cmd->add_option("--precision", o.precisions,
-                    "precisions to consider: fp32, fp32-strict, tf32, amp-fp16, amp-bf16, fp8, or all (default: "
-                    "every precision but fp32-strict each GPU supports); repeat or separate with commas; for a "
+                    "precisions to consider: fp32, fp32-strict, tf32, amp-fp16, amp-bf16, bf16-params, fp8, or all "
+                    "(default: every precision each GPU supports but fp32-strict and bf16-params, which a training "
+                    "loop must be written for); repeat or separate with commas; for a "
                     "trace one of as-recorded (default), fp32, tf32 or fp32-strict")
         ->delimiter(',');
     addScenarioOptions(*cmd, o.scenario);

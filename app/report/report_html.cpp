@@ -57,6 +57,10 @@ QString scenarioLine(const HardwareChoice& c) {
         line += s.dataParallel.interconnect == InterconnectKind::NvLink
                     ? QString(" over NVLink where the GPU's topology joins that many, else PCIe")
                     : QString(" over %1").arg(interconnectName(s.dataParallel.interconnect));
+    if (s.dataParallel.zeroStage > 0)
+        line += s.dataParallel.zeroStage == 3 ? QString(", ZeRO stage 3 (FSDP full sharding)")
+                                              : QString(", ZeRO stage %1").arg(s.dataParallel.zeroStage);
+    if (s.accumulation > 1) line += QString(", gradient accumulation over %1 micro-batches").arg(s.accumulation);
     if (s.checkpointing != predictors::Checkpointing::None)
         line += ", " + QString::fromStdString(checkpointingPhrase(s.checkpointing));
     line += c.options.batch > 0 ? QString(", batch %1 per GPU (fixed)").arg(c.options.batch)

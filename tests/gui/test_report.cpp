@@ -216,6 +216,25 @@ private Q_SLOTS:
         QVERIFY(html.contains("snapshot of " + QString::fromStdString(db.priceSnapshot().date)));
     }
 
+    // The scenario line says how the run is set up: sharding, accumulation, the checkpointing policy.
+    void scenarioLineSaysShardingAccumulationAndCheckpointing() {
+        const GpuDatabase& db = GpuDatabase::builtin();
+        std::vector<const GpuSpec*> gpus = {&db.get("a100-sxm4-80gb"), &db.get("h100-sxm")};
+        TrainingScenario base;
+        base.dataParallel.gpus = 8;
+        base.dataParallel.zeroStage = 3;
+        base.accumulation = 2;
+        base.checkpointing = Checkpointing::SelectiveOps;
+        HardwareChoiceOptions options;
+        options.modelLabel = kModel;
+        const HardwareChoice c = chooseHardware(predictor_, gpus, base, TrainingGoal{}, options);
+        const QString html = QString::fromUtf8(reportBytes(c, ReportFormat::Html));
+        for (const QString& phrase : {QString("ZeRO stage 3 (FSDP full sharding)"),
+                                      QString("gradient accumulation over 2 micro-batches"),
+                                      QString::fromStdString(checkpointingPhrase(Checkpointing::SelectiveOps))})
+            QVERIFY2(html.contains(phrase.toHtmlEscaped()), qPrintable(phrase));
+    }
+
     void pdfIsCompleteWithPages() {
         QTemporaryDir dir;
         const QString path = dir.filePath("report.pdf");
