@@ -25,6 +25,8 @@ ExplorerSettings AppSettings::explorer(const ExplorerSettings& defaults) const {
     s.gpuId = settings_.value("gpu", QString::fromStdString(s.gpuId)).toString().toStdString();
     s.gpus = std::max(1, settings_.value("gpus", s.gpus).toInt());
     if (auto i = parseInterconnect(settings_.value("interconnect").toString().toStdString())) s.interconnect = *i;
+    s.zeroStage = std::clamp(settings_.value("zero_stage", s.zeroStage).toInt(), 0, 3);
+    s.accumulation = std::clamp<qlonglong>(settings_.value("accumulation", qlonglong(s.accumulation)).toLongLong(), 1, 1024);
     // A policy's name; an older file's true (checkpointing on) reads as every block.
     const QString ckpt = settings_.value("checkpointing").toString();
     if (auto c = parseCheckpointing(ckpt.toStdString()))
@@ -43,6 +45,8 @@ void AppSettings::setExplorer(const ExplorerSettings& s) {
     settings_.setValue("gpus", s.gpus);
     settings_.setValue("interconnect", interconnectName(s.interconnect));
     settings_.setValue("checkpointing", checkpointingName(s.checkpointing));
+    settings_.setValue("zero_stage", s.zeroStage);
+    settings_.setValue("accumulation", qlonglong(s.accumulation));
     settings_.endGroup();
 }
 

@@ -116,6 +116,26 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
         state_.setCheckpointing(Checkpointing(checkpointing_->currentData().toInt()));
     });
 
+    sharding_ = new QComboBox(this);
+    sharding_->setObjectName("sharding");
+    sharding_->setToolTip(
+        tr("How the data-parallel GPUs hold the model: DDP replicates it; ZeRO stage 1 shards the optimizer states, "
+           "2 also the gradients, 3 (PyTorch FSDP's full sharding) also the parameters, gathered block by block"));
+    const std::pair<int, QString> stages[] = {
+        {0, tr("DDP (replicated)")}, {1, tr("ZeRO-1")}, {2, tr("ZeRO-2")}, {3, tr("ZeRO-3 / FSDP")}};
+    for (const auto& [stage, label] : stages) sharding_->addItem(label, stage);
+    connect(sharding_, &QComboBox::currentIndexChanged, this,
+            [this](int) { state_.setZeroStage(sharding_->currentData().toInt()); });
+
+    accumulation_ = new QSpinBox(this);
+    accumulation_->setObjectName("accumulation");
+    accumulation_->setRange(1, 1024);
+    accumulation_->setPrefix(tr("× "));
+    accumulation_->setKeyboardTracking(false);
+    accumulation_->setToolTip(tr("Gradient accumulation: micro-batches of the batch size above per optimizer step "
+                                 "(global batch = batch × accumulation × GPUs)"));
+    connect(accumulation_, &QSpinBox::valueChanged, this, [this](int k) { state_.setAccumulation(k); });
+
     // The views keep the last predictions until the new ones are made (explorer_state.h).
     predicting_ = new QLabel(tr("predicting…"), this);
     predicting_->setObjectName("predictingLabel");
@@ -126,6 +146,8 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
     batchRow->addWidget(new QLabel(tr("Batch size per GPU:"), this));
     batchRow->addWidget(batchSlider_, 1);
     batchRow->addWidget(batchSpin_);
+    batchRow->addWidget(new QLabel(tr("Accumulation:"), this));
+    batchRow->addWidget(accumulation_);
     row->addWidget(new QLabel(tr("Precision:"), this));
     row->addWidget(precision_);
     row->addWidget(new QLabel(tr("Optimizer:"), this));
@@ -137,6 +159,7 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
     row->addWidget(new QLabel(tr("GPUs:"), this));
     row->addWidget(gpuCount_);
     row->addWidget(interconnect_);
+    row->addWidget(sharding_);
     row->addWidget(checkpointing_);
     row->addWidget(predicting_);
     row->addStretch(1);
@@ -151,7 +174,7 @@ void ControlsBar::follow() {
     {
         // The controls show the state without writing it back.
         const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_),
-            b7(interconnect_), b8(checkpointing_), b9(seq_);
+            b7(interconnect_), b8(checkpointing_), b9(seq_), b10(sharding_), b11(accumulation_);
         batchSlider_->setValue(sliderAtBatch(s.batch));
         batchSpin_->setValue(int(s.batch));
         precision_->setCurrentIndex(precision_->findData(int(s.precision)));
@@ -160,6 +183,8 @@ void ControlsBar::follow() {
         gpuCount_->setValue(s.gpus);
         interconnect_->setCurrentIndex(interconnect_->findData(int(s.interconnect)));
         checkpointing_->setCurrentIndex(checkpointing_->findData(int(s.checkpointing)));
+        sharding_->setCurrentIndex(sharding_->findData(s.zeroStage));
+        accumulation_->setValue(int(s.accumulation));
         seq_->setValue(int(s.seq > 0 ? s.seq : std::max<int64_t>(modelSeq, 1)));
     }
     // Only a model with a sequence dimension has a length to set.
@@ -169,7 +194,8 @@ void ControlsBar::follow() {
     // recorded shapes allow (TraceRepredictor predicts it again), and the target GPU applies.
     const TraceDocument* trace = state_.trace();
     const QString recorded = trace ? tr("A trace runs as it was recorded") : QString();
-    for (QWidget* control : std::initializer_list<QWidget*>{optimizer_, gpuCount_, interconnect_, checkpointing_, seq_}) {
+    for (QWidget* control :
+         std::initializer_list<QWidget*>{optimizer_, gpuCount_, interconnect_, checkpointing_, seq_, sharding_, accumulation_}) {
         control->setEnabled(!trace);
         control->setStatusTip(recorded);
     }

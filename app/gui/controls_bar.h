@@ -32,6 +32,8 @@ public:
     QComboBox* optimizerBox() const { return optimizer_; }
     QSpinBox* sequenceSpin() const { return seq_; }
     QComboBox* checkpointingBox() const { return checkpointing_; }
+    QComboBox* shardingBox() const { return sharding_; }
+    QSpinBox* accumulationSpin() const { return accumulation_; }
     QLabel* predictingLabel() const { return predicting_; }
 
 private:
@@ -46,6 +48,8 @@ private:
     QSpinBox* gpuCount_ = nullptr;
     QComboBox* interconnect_ = nullptr;
     QComboBox* checkpointing_ = nullptr;
+    QComboBox* sharding_ = nullptr;
+    QSpinBox* accumulation_ = nullptr;
     QLabel* predicting_ = nullptr;
 };
 

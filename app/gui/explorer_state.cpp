@@ -226,6 +226,22 @@ void ExplorerState::setCheckpointing(Checkpointing c) {
     requestPredictions();
 }
 
+void ExplorerState::setZeroStage(int stage) {
+    stage = std::clamp(stage, 0, 3);
+    if (stage == settings_.zeroStage) return;
+    settings_.zeroStage = stage;
+    Q_EMIT settingsChanged();
+    requestPredictions();
+}
+
+void ExplorerState::setAccumulation(int64_t microBatches) {
+    microBatches = std::clamp<int64_t>(microBatches, 1, 1024);
+    if (microBatches == settings_.accumulation) return;
+    settings_.accumulation = microBatches;
+    Q_EMIT settingsChanged();
+    requestPredictions();
+}
+
 void ExplorerState::setSequenceLength(int64_t seq) {
     seq = std::max<int64_t>(seq, 0);
     if (seq == settings_.seq || (model_ && model_->seq == 0)) return;

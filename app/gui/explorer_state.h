@@ -103,6 +103,8 @@ public:
     void setGpuCount(int gpus);
     void setInterconnect(predictors::InterconnectKind kind);
     void setCheckpointing(predictors::Checkpointing c);
+    void setZeroStage(int stage);             // 0 (DDP) to 3 (FSDP full sharding)
+    void setAccumulation(int64_t microBatches);  // 1 to 1024
     // Rebuilds the model's analysis at another sequence length off the GUI thread (a model
     // without one ignores it); 0 goes back to the model's own.
     void setSequenceLength(int64_t seq);

@@ -53,6 +53,8 @@ public:
     QSlider* batchSlider() const { return controls_->batchSlider(); }
     QSpinBox* batchSpin() const { return controls_->batchSpin(); }
     QComboBox* checkpointingBox() const { return controls_->checkpointingBox(); }
+    QComboBox* shardingBox() const { return controls_->shardingBox(); }
+    QSpinBox* accumulationSpin() const { return controls_->accumulationSpin(); }
     GpuTableModel* gpuTableModel() const { return gpuModel_; }
     ModuleTreeModel* moduleTreeModel() const { return moduleModel_; }
 

@@ -153,6 +153,15 @@ void OverviewView::refresh() {
     const ExplorerSettings& s = snap.settings;
     QLocale locale;
     const QString sequence = snap.countsTokens() ? tr(" · sequence %1").arg(snap.model->seq) : QString();
+    // How the run is set up beyond the GPU count: sharding, accumulation, checkpointing.
+    auto setUp = [](const ExplorerSettings& s) {
+        QString more;
+        if (s.zeroStage > 0) more += s.zeroStage == 3 ? tr(" · ZeRO-3 / FSDP") : tr(" · ZeRO-%1").arg(s.zeroStage);
+        if (s.accumulation > 1) more += tr(" · accumulation × %1").arg(s.accumulation);
+        if (s.checkpointing != Checkpointing::None)
+            more += " · " + QString::fromStdString(checkpointingPhrase(s.checkpointing));
+        return more;
+    };
     title_->setText(tr("<h2>%1</h2><p>%2 parameters, %3 GFLOP forward per sample%9 · %4 · batch %5 per GPU · %6 · "
                        "%7 · %8 GPU(s)</p>")
                         .arg(QString::fromStdString(g.name).toHtmlEscaped())
@@ -161,7 +170,7 @@ void OverviewView::refresh() {
                         .arg(QString::fromStdString(p.gpuName).toHtmlEscaped())
                         .arg(s.batch)
                         .arg(trainingPrecisionName(s.precision), optimizerName(s.optimizer))
-                        .arg(s.gpus)
+                        .arg(QString::number(s.gpus) + setUp(s))
                         .arg(sequence));
     refreshBars();
     if (!p.supported) {

@@ -10,7 +10,8 @@ using namespace ts::predictors;
 
 bool ExplorerSettings::sameButBatch(const ExplorerSettings& o) const {
     return precision == o.precision && optimizer == o.optimizer && gpuId == o.gpuId && gpus == o.gpus &&
-           interconnect == o.interconnect && checkpointing == o.checkpointing && seq == o.seq;
+           interconnect == o.interconnect && checkpointing == o.checkpointing && zeroStage == o.zeroStage &&
+           accumulation == o.accumulation && seq == o.seq;
 }
 
 std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int generation,
@@ -49,6 +50,8 @@ TrainingScenario scenarioOf(const ExplorerSettings& s) {
     t.dataParallel.gpus = s.gpus;
     t.dataParallel.interconnect = s.interconnect;
     t.checkpointing = s.checkpointing;
+    t.dataParallel.zeroStage = s.zeroStage;
+    t.accumulation = s.accumulation;
     return t;
 }
 

@@ -30,6 +30,8 @@ struct ExplorerSettings {
     int gpus = 1;
     predictors::InterconnectKind interconnect = predictors::InterconnectKind::NvLink;
     predictors::Checkpointing checkpointing = predictors::Checkpointing::None;
+    int zeroStage = 0;         // ZeRO stage over the data-parallel GPUs (3: FSDP full sharding)
+    int64_t accumulation = 1;  // micro-batches per optimizer step (the batch is a micro-batch)
     // Sequence length of a sequence model; 0: the model's own (its ?seq=, or the profile's). Not
     // remembered between sessions: it belongs to the model.
     int64_t seq = 0;

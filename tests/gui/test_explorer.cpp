@@ -183,6 +183,30 @@ private Q_SLOTS:
         QVERIFY(state.current().iterationMs.value > iterationWithout);  // the second forward
     }
 
+    // Sharding and gradient accumulation from the controls: ZeRO-3 over 8 GPUs holds less than DDP;
+    // accumulating 4 micro-batches spreads the step and the all-reduce over them; the title says both.
+    void shardingAndAccumulationFollowTheControls() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        window.batchSpin()->setValue(32);
+        state.setGpuCount(8);
+        state.waitForPredictions();
+        const double replicated = state.current().peakMemoryBytes.value;
+        const double iteration = state.current().iterationMs.value;
+        QComboBox* sharding = window.shardingBox();
+        sharding->setCurrentIndex(sharding->findData(3));
+        QCOMPARE(state.settings().zeroStage, 3);
+        state.waitForPredictions();
+        QVERIFY(state.current().peakMemoryBytes.value < replicated);
+        sharding->setCurrentIndex(sharding->findData(0));
+        window.accumulationSpin()->setValue(4);
+        QCOMPARE(state.settings().accumulation, int64_t(4));
+        state.waitForPredictions();
+        QVERIFY(state.current().iterationMs.value < iteration);  // per micro-batch
+        QCOMPARE(state.current().stepMs.value, 4 * state.current().iterationMs.value);
+    }
+
     void batchSliderScaleRoundTrips() {
         for (int64_t batch : {1, 2, 3, 7, 32, 100, 1000, 4096})
             QVERIFY2(std::llabs(batchAtSlider(sliderAtBatch(batch)) - batch) <= std::max<int64_t>(1, batch / 100),

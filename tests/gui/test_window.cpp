@@ -26,6 +26,7 @@
 #include "trainscope/core/profiler.h"
 
 using namespace ts::gui;
+using ts::predictors::Checkpointing;
 using ts::predictors::PredictionSource;
 using ts::predictors::TrainingPrecision;
 
@@ -212,6 +213,10 @@ private Q_SLOTS:
             state.waitForPredictions();
             state.setGpuCount(4);
             state.waitForPredictions();
+            state.setZeroStage(3);
+            state.setAccumulation(4);
+            state.setCheckpointing(Checkpointing::EveryOtherBlock);
+            state.waitForPredictions();
             state.setGoal({3, 5e5});
             for (int i = 0; i < AppSettings::kMaxRecent + 3; ++i) settings.addRecentFile(QString("zoo:m%1").arg(i));
             window.close();  // writes the settings
@@ -226,6 +231,9 @@ private Q_SLOTS:
         QCOMPARE(state.settings().batch, int64_t(48));
         QCOMPARE(state.settings().precision, TrainingPrecision::AmpBf16);
         QCOMPARE(state.settings().gpus, 4);
+        QCOMPARE(state.settings().zeroStage, 3);
+        QCOMPARE(state.settings().accumulation, int64_t(4));
+        QCOMPARE(state.settings().checkpointing, Checkpointing::EveryOtherBlock);
         QCOMPARE(state.goal().epochs, 3.0);
         QCOMPARE(state.goal().datasetSamples, 5e5);
     }
