@@ -136,6 +136,18 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
                                  "(global batch = batch × accumulation × GPUs)"));
     connect(accumulation_, &QSpinBox::valueChanged, this, [this](int k) { state_.setAccumulation(k); });
 
+    // Another rank is another analysis of the model, made off the GUI thread: only when the value is
+    // entered, as for the sequence length.
+    lora_ = new QSpinBox(this);
+    lora_->setObjectName("loraRank");
+    lora_->setRange(0, 4096);
+    lora_->setSpecialValueText(tr("off"));
+    lora_->setKeyboardTracking(false);
+    lora_->setToolTip(tr("LoRA: adapters of this rank beside every linear layer of the numbered blocks (PEFT's "
+                         "all-linear), the base weights frozen: no gradients or optimizer state for them. Off: "
+                         "every parameter trains"));
+    connect(lora_, &QSpinBox::valueChanged, this, [this](int rank) { state_.setLoraRank(rank); });
+
     // The views keep the last predictions until the new ones are made (explorer_state.h).
     predicting_ = new QLabel(tr("predicting…"), this);
     predicting_->setObjectName("predictingLabel");
@@ -148,6 +160,8 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
     batchRow->addWidget(batchSpin_);
     batchRow->addWidget(new QLabel(tr("Accumulation:"), this));
     batchRow->addWidget(accumulation_);
+    batchRow->addWidget(new QLabel(tr("LoRA rank:"), this));
+    batchRow->addWidget(lora_);
     row->addWidget(new QLabel(tr("Precision:"), this));
     row->addWidget(precision_);
     row->addWidget(new QLabel(tr("Optimizer:"), this));
@@ -174,7 +188,7 @@ void ControlsBar::follow() {
     {
         // The controls show the state without writing it back.
         const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_),
-            b7(interconnect_), b8(checkpointing_), b9(seq_), b10(sharding_), b11(accumulation_);
+            b7(interconnect_), b8(checkpointing_), b9(seq_), b10(sharding_), b11(accumulation_), b12(lora_);
         batchSlider_->setValue(sliderAtBatch(s.batch));
         batchSpin_->setValue(int(s.batch));
         precision_->setCurrentIndex(precision_->findData(int(s.precision)));
@@ -185,6 +199,7 @@ void ControlsBar::follow() {
         checkpointing_->setCurrentIndex(checkpointing_->findData(int(s.checkpointing)));
         sharding_->setCurrentIndex(sharding_->findData(s.zeroStage));
         accumulation_->setValue(int(s.accumulation));
+        lora_->setValue(int(s.loraRank));
         seq_->setValue(int(s.seq > 0 ? s.seq : std::max<int64_t>(modelSeq, 1)));
     }
     // Only a model with a sequence dimension has a length to set.
@@ -195,7 +210,7 @@ void ControlsBar::follow() {
     const TraceDocument* trace = state_.trace();
     const QString recorded = trace ? tr("A trace runs as it was recorded") : QString();
     for (QWidget* control :
-         std::initializer_list<QWidget*>{optimizer_, gpuCount_, interconnect_, checkpointing_, seq_, sharding_, accumulation_}) {
+         std::initializer_list<QWidget*>{optimizer_, gpuCount_, interconnect_, checkpointing_, seq_, sharding_, accumulation_, lora_}) {
         control->setEnabled(!trace);
         control->setStatusTip(recorded);
     }

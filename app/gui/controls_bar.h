@@ -34,6 +34,7 @@ public:
     QComboBox* checkpointingBox() const { return checkpointing_; }
     QComboBox* shardingBox() const { return sharding_; }
     QSpinBox* accumulationSpin() const { return accumulation_; }
+    QSpinBox* loraSpin() const { return lora_; }
     QLabel* predictingLabel() const { return predicting_; }
 
 private:
@@ -50,6 +51,7 @@ private:
     QComboBox* checkpointing_ = nullptr;
     QComboBox* sharding_ = nullptr;
     QSpinBox* accumulation_ = nullptr;
+    QSpinBox* lora_ = nullptr;
     QLabel* predicting_ = nullptr;
 };
 

@@ -111,6 +111,7 @@ void ExplorerState::install(LoadedModel loaded) {
     m->predictor = std::shared_ptr<const TrainingPredictor>(std::move(loaded.predictor));
     model_ = m;
     settings_.seq = 0;  // the model's own length
+    settings_.loraRank = 0;  // every parameter trains
     applyKindChoices();
     if (loaded.profilePrecision) settings_.precision = *loaded.profilePrecision;
     if (loaded.profileOptimizer) settings_.optimizer = *loaded.profileOptimizer;
@@ -242,6 +243,14 @@ void ExplorerState::setAccumulation(int64_t microBatches) {
     requestPredictions();
 }
 
+void ExplorerState::setLoraRank(int64_t rank) {
+    rank = std::clamp<int64_t>(rank, 0, 4096);
+    if (rank == settings_.loraRank || !model_) return;
+    settings_.loraRank = rank;
+    Q_EMIT settingsChanged();
+    requestPredictions();
+}
+
 void ExplorerState::setSequenceLength(int64_t seq) {
     seq = std::max<int64_t>(seq, 0);
     if (seq == settings_.seq || (model_ && model_->seq == 0)) return;
@@ -305,7 +314,8 @@ void ExplorerState::requestPredictions() {
     const bool withNewProfile = !model->predictor;
     auto* job = new BackgroundJob(tr("Predicting"), [=](JobContext& context) {
         auto m = model;
-        if (withNewProfile) m = makeExplorerModel(m->spec, m->generation, m->graph, m->profile, m->seq, *db);
+        if (withNewProfile)
+            m = makeExplorerModel(m->spec, m->generation, m->graph, m->profile, m->seq, *db, m->baseGraph, m->loraRank);
         if (!context.cancelled()) *result = predictSnapshot(m, db, settings, goal, context.cancelFlag());
     });
     job->setParent(this);

@@ -105,6 +105,7 @@ public:
     void setCheckpointing(predictors::Checkpointing c);
     void setZeroStage(int stage);             // 0 (DDP) to 3 (FSDP full sharding)
     void setAccumulation(int64_t microBatches);  // 1 to 1024
+    void setLoraRank(int64_t rank);              // 0 (full fine-tuning) to 4096: another analysis
     // Rebuilds the model's analysis at another sequence length off the GUI thread (a model
     // without one ignores it); 0 goes back to the model's own.
     void setSequenceLength(int64_t seq);

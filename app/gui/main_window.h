@@ -55,6 +55,7 @@ public:
     QComboBox* checkpointingBox() const { return controls_->checkpointingBox(); }
     QComboBox* shardingBox() const { return controls_->shardingBox(); }
     QSpinBox* accumulationSpin() const { return controls_->accumulationSpin(); }
+    QSpinBox* loraSpin() const { return controls_->loraSpin(); }
     GpuTableModel* gpuTableModel() const { return gpuModel_; }
     ModuleTreeModel* moduleTreeModel() const { return moduleModel_; }
 

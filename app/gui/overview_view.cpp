@@ -158,6 +158,7 @@ void OverviewView::refresh() {
         QString more;
         if (s.zeroStage > 0) more += s.zeroStage == 3 ? tr(" · ZeRO-3 / FSDP") : tr(" · ZeRO-%1").arg(s.zeroStage);
         if (s.accumulation > 1) more += tr(" · accumulation × %1").arg(s.accumulation);
+        if (s.loraRank > 0) more += tr(" · LoRA rank %1").arg(s.loraRank);
         if (s.checkpointing != Checkpointing::None)
             more += " · " + QString::fromStdString(checkpointingPhrase(s.checkpointing));
         return more;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "trainscope/core/errors.h"
+#include "trainscope/core/fine_tuning.h"
 #include "trainscope/predictors/choice/hardware_choice.h"
 
 namespace ts::gui {
@@ -11,17 +13,20 @@ using namespace ts::predictors;
 bool ExplorerSettings::sameButBatch(const ExplorerSettings& o) const {
     return precision == o.precision && optimizer == o.optimizer && gpuId == o.gpuId && gpus == o.gpus &&
            interconnect == o.interconnect && checkpointing == o.checkpointing && zeroStage == o.zeroStage &&
-           accumulation == o.accumulation && seq == o.seq;
+           accumulation == o.accumulation && loraRank == o.loraRank && seq == o.seq;
 }
 
 std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int generation,
                                                        std::shared_ptr<const Graph> graph,
                                                        std::shared_ptr<const Profile> profile, int64_t seq,
-                                                       const GpuDatabase& db) {
+                                                       const GpuDatabase& db, std::shared_ptr<const Graph> baseGraph,
+                                                       int64_t loraRank) {
     auto m = std::make_shared<ExplorerModel>();
     m->spec = std::move(spec);
     m->generation = generation;
     m->graph = std::move(graph);
+    m->baseGraph = std::move(baseGraph);
+    m->loraRank = loraRank;
     m->profile = std::move(profile);
     m->defaults = scenarioDefaultsFor(*m->graph);
     if (seq <= 0 && m->profile && m->profile->scenario.seq > 0) seq = m->profile->scenario.seq;
@@ -127,9 +132,28 @@ std::shared_ptr<const PredictionSnapshot> predictSnapshot(std::shared_ptr<const 
     s->goal = goal;
     s->settings = settings;  // what was asked, should the model fail at it
     try {
+        // Another LoRA rank is another graph (adapters beside the base's linear layers, the base frozen).
+        if (settings.loraRank != model->loraRank) {
+            std::shared_ptr<const Graph> base = model->baseGraph ? model->baseGraph : model->graph;
+            std::shared_ptr<const Graph> graph = base;
+            if (settings.loraRank > 0) {
+                LoraOptions lora;
+                lora.rank = settings.loraRank;
+                try {
+                    graph = std::make_shared<const Graph>(withLora(*base, lora));
+                } catch (const ModelError& e) {
+                    // The command line's option names mean nothing here: the problem alone.
+                    const std::string problem = e.problem().substr(0, e.problem().find("; name the layers"));
+                    throw ModelError("LoRA rank " + std::to_string(lora.rank), problem);
+                }
+            }
+            model = makeExplorerModel(model->spec, model->generation, graph, model->profile,
+                                      settings.seq > 0 ? settings.seq : model->seq, *db, base, settings.loraRank);
+        }
         // Another sequence length is another analysis of the model (the graph stays).
         if (settings.seq > 0 && model->seq > 0 && settings.seq != model->seq)
-            model = makeExplorerModel(model->spec, model->generation, model->graph, model->profile, settings.seq, *db);
+            model = makeExplorerModel(model->spec, model->generation, model->graph, model->profile, settings.seq, *db,
+                                      model->baseGraph, model->loraRank);
         settings.seq = model->seq;
         s->model = model;
         s->settings = settings;

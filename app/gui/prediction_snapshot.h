@@ -31,6 +31,10 @@ struct ExplorerSettings {
     predictors::InterconnectKind interconnect = predictors::InterconnectKind::NvLink;
     predictors::Checkpointing checkpointing = predictors::Checkpointing::None;
     int zeroStage = 0;         // ZeRO stage over the data-parallel GPUs (3: FSDP full sharding)
+    // LoRA adapters of this rank on the blocks' linear layers, the base frozen (PEFT's all-linear);
+    // 0: every parameter trains. Another rank is another analysis of the model; not remembered
+    // between sessions: it belongs to the model.
+    int64_t loraRank = 0;
     int64_t accumulation = 1;  // micro-batches per optimizer step (the batch is a micro-batch)
     // Sequence length of a sequence model; 0: the model's own (its ?seq=, or the profile's). Not
     // remembered between sessions: it belongs to the model.
@@ -43,7 +47,9 @@ struct ExplorerSettings {
 struct ExplorerModel {
     std::string spec;    // what the user opened: zoo:NAME, a model file or a profile file
     int generation = 0;  // a new number for every model opened (not for another sequence length)
-    std::shared_ptr<const Graph> graph;
+    std::shared_ptr<const Graph> graph;      // as analysed: with LoRA's adapters where loraRank > 0
+    std::shared_ptr<const Graph> baseGraph;  // as opened (null: `graph` is)
+    int64_t loraRank = 0;
     std::shared_ptr<const Profile> profile;  // measured runs of this model, when some were opened or recorded
     // At `seq`, starting from `profile` where it was measured at that length.
     std::shared_ptr<const predictors::TrainingPredictor> predictor;
@@ -59,7 +65,9 @@ struct ExplorerModel {
 std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int generation,
                                                        std::shared_ptr<const Graph> graph,
                                                        std::shared_ptr<const Profile> profile, int64_t seq,
-                                                       const GpuDatabase& db);
+                                                       const GpuDatabase& db,
+                                                       std::shared_ptr<const Graph> baseGraph = nullptr,
+                                                       int64_t loraRank = 0);
 
 struct PredictionSnapshot {
     std::shared_ptr<const ExplorerModel> model;  // null: no model (error says why, or a trace is open)

@@ -207,6 +207,36 @@ private Q_SLOTS:
         QCOMPARE(state.current().stepMs.value, 4 * state.current().iterationMs.value);
     }
 
+    // LoRA from the controls: a transformer's blocks get adapters, the base is frozen, so far fewer
+    // parameters train and the peak falls; a model without linear layers in numbered blocks (ResNet)
+    // says why it cannot, and turning LoRA off brings the full model back.
+    void loraRankFollowsTheControl() {
+        ExplorerState state;
+        QVERIFY2(state.openModel("zoo:bert_base?seq=64"), qPrintable(state.error()));
+        MainWindow window(state);
+        state.waitForPredictions();
+        const double full = state.current().peakMemoryBytes.value;
+        const int64_t parameters = state.graph()->parameterCount();
+        window.loraSpin()->setValue(8);
+        QCOMPARE(state.settings().loraRank, int64_t(8));
+        state.waitForPredictions();
+        QVERIFY(state.graph()->parameterCount() > parameters);  // the adapters
+        QVERIFY(state.current().peakMemoryBytes.value < full);
+        window.loraSpin()->setValue(0);
+        state.waitForPredictions();
+        QCOMPARE(state.graph()->parameterCount(), parameters);
+        QCOMPARE(state.current().peakMemoryBytes.value, full);
+
+        ExplorerState resnet;
+        QVERIFY(resnet.openModel(kModel));
+        resnet.setLoraRank(8);
+        resnet.waitForPredictions();
+        QVERIFY(!resnet.current().supported);
+        const QString reason = QString::fromStdString(resnet.current().reason);
+        QVERIFY2(reason.startsWith("LoRA rank 8: no linear layer of resnet18") && !reason.contains("--lora"),
+                 qPrintable(reason));
+    }
+
     void batchSliderScaleRoundTrips() {
         for (int64_t batch : {1, 2, 3, 7, 32, 100, 1000, 4096})
             QVERIFY2(std::llabs(batchAtSlider(sliderAtBatch(batch)) - batch) <= std::max<int64_t>(1, batch / 100),
