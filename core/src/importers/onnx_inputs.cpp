@@ -197,12 +197,19 @@ void OnnxGraphBuilder::applyFixedBatchHeuristic(Operation& op) {
         auto outer = numel(Shape(data->begin(), data->begin() + long(axis)));
         auto factor = (*data)[axis].divExact(Dim::batch());  // k of a batch axis k x N ([seq x batch, ...])
         if (!outer.isConstant() || !factor || !factor->isConstant() || factor->constant() <= 0) return;
+        // The products are of sizes a file states: one beyond int64 is no batch entry (and no UB).
+        int64_t span = 0, outerBatch = 0;
+        if (__builtin_mul_overflow(outer.constant(), factor->constant(), &span) ||
+            __builtin_mul_overflow(outer.constant(), fixedBatch_, &outerBatch) || span <= 0 || outerBatch <= 0)
+            return;
         int64_t before = 1;
         for (position = 0; position < target.intData->size(); ++position) {
             const Dim& t = (*target.intData)[position];
-            if (!t.isConstant() || t.constant() <= 0 || (outer.constant() * factor->constant()) % before != 0) return;
-            if ((before * t.constant()) % (outer.constant() * fixedBatch_) == 0) break;
-            before *= t.constant();
+            if (!t.isConstant() || t.constant() <= 0 || span % before != 0) return;
+            int64_t upTo = 0;
+            if (__builtin_mul_overflow(before, t.constant(), &upTo)) return;
+            if (upTo % outerBatch == 0) break;
+            before = upTo;
         }
         if (position == target.intData->size() || (*target.intData)[position].constant() % fixedBatch_ != 0) return;
         merged = (*target.intData)[position].constant() / fixedBatch_;
