@@ -7,6 +7,8 @@
 #   TRAINSCOPE_FUZZ_BUILD_DIR  build directory (default: build-fuzz in the repository root)
 #   TRAINSCOPE_FUZZ_JOBS       parallel compile jobs (default: 2)
 #   TRAINSCOPE_FUZZ_TORCH=1    the TorchScript target instead, in a build with LibTorch (build-fuzz-torch)
+#   TRAINSCOPE_FUZZ_NO_BUILD=1 run the fuzzers as last built (for long runs beside work on the sources,
+#                              which would otherwise rebuild them from half-edited files)
 #
 # The corpus each target grows is kept in BUILD/fuzz/corpus/TARGET and reused by the next run;
 # crashing, leaking and slow inputs land in BUILD/fuzz/findings/TARGET. Exit status 1 when any
@@ -42,9 +44,15 @@ jobs=${TRAINSCOPE_FUZZ_JOBS:-2}
 
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (libFuzzer needs clang)" >&2; exit 2; }
 
-cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DTRAINSCOPE_FUZZ=ON "${torch_args[@]}" -DTRAINSCOPE_BUILD_GUI=OFF >/dev/null
-ninja -C "$build" -j "$jobs" $(printf 'fuzz_%s ' "${targets[@]}")
+if [[ ${TRAINSCOPE_FUZZ_NO_BUILD:-0} = 1 ]]; then
+    for t in "${targets[@]}"; do
+        [[ -x $build/bin/fuzz_$t ]] || { echo "fuzz.sh: $build/bin/fuzz_$t is not built (run without TRAINSCOPE_FUZZ_NO_BUILD once)" >&2; exit 2; }
+    done
+else
+    cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          -DTRAINSCOPE_FUZZ=ON "${torch_args[@]}" -DTRAINSCOPE_BUILD_GUI=OFF >/dev/null
+    ninja -C "$build" -j "$jobs" $(printf 'fuzz_%s ' "${targets[@]}")
+fi
 
 # Seeds are referenced where they live (libFuzzer's -seed_inputs=@LIST), not copied; the examples
 # of the JSON formats come from the first ```json block of their documentation.

@@ -49,6 +49,7 @@ std::string scenarioLine(const TrainingScenario& s) {
         line += ", accumulation " + std::to_string(s.accumulation) + " (global batch " +
                 std::to_string(s.batch * s.accumulation * s.dataParallel.gpus) + ")";
     if (s.checkpointing != predictors::Checkpointing::None) line += ", " + checkpointingPhrase(s.checkpointing);
+    if (s.channelsLast) line += ", channels-last";
     return line;
 }
 
@@ -103,6 +104,7 @@ ordered_json predictionJson(const TrainingPrediction& p, bool layers, const std:
     j["recompute_ms"] = intervalJson(p.recomputeMs);
     j["optimizer_ms"] = intervalJson(p.optimizerMs);
     j["communication_ms"] = intervalJson(p.communicationMs);
+    j["slowest_gpu_wait_ms"] = intervalJson(p.slowestGpuWaitMs);
     j["other_ms"] = intervalJson(p.otherMs);
     j["host_bound_ms"] = intervalJson(p.hostBoundMs);
     j["scaling_efficiency"] = intervalJson(p.scalingEfficiency);
@@ -158,6 +160,7 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
                            {"interconnect", interconnectName(s.dataParallel.interconnect)},
                            {"checkpointing", checkpointingName(s.checkpointing)},
                            {"accumulation", s.accumulation},
+                           {"channels_last", s.channelsLast},
                            {"zero_stage", s.dataParallel.zeroStage}};
     }
     ordered_json a = ordered_json::array();
@@ -220,6 +223,7 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
     if (p.recomputeMs.value > 0) os << ", recomputation " << range(p.recomputeMs) << " ms";
     os << ", optimizer " << range(p.optimizerMs) << " ms";
     if (p.communicationMs.value > 0) os << ", exposed all-reduce " << range(p.communicationMs) << " ms";
+    if (p.slowestGpuWaitMs.value > 0) os << ", waiting for the slowest GPU " << range(p.slowestGpuWaitMs) << " ms";
     if (p.otherMs.value != 0) os << ", outside the layers " << range(p.otherMs) << " ms";
     if (p.hostBoundMs.value > 0) os << ", waiting for the host " << range(p.hostBoundMs) << " ms";
     os << "\n";
@@ -242,7 +246,7 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
     std::vector<const LayerTime*> layers;
     for (const LayerTime& l : p.layers) layers.push_back(&l);
     if (!allLayers) {
-        std::sort(layers.begin(), layers.end(), [](const LayerTime* a, const LayerTime* b) {
+        std::stable_sort(layers.begin(), layers.end(), [](const LayerTime* a, const LayerTime* b) {
             return a->forwardMs.value + a->backwardMs.value > b->forwardMs.value + b->backwardMs.value;
         });
         if (layers.size() > 10) layers.resize(10);

@@ -36,6 +36,10 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
                  "segments) or none. A model without numbered blocks gets sqrt(L) segments");
     cmd.add_option("--accumulation", o.accumulation,
                    "gradient accumulation: micro-batches per optimizer step (default 1; --batch is the micro-batch)");
+    cmd.add_flag("--channels-last", o.channelsLast,
+                 "activations in the channels-last memory format (model.to(memory_format=torch.channels_last)): "
+                 "tensor-core convolutions then run without cuDNN's layout transposes (default: PyTorch's "
+                 "channels-first)");
     cmd.add_option("--zero", o.zero,
                    "ZeRO stage over the data-parallel GPUs: 1 shards optimizer states, 2 also gradients, 3 also "
                    "parameters (default 0: DDP)");
@@ -139,6 +143,7 @@ TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Opt
         throw ModelError("--accumulation", "the gradient accumulation steps must be from 1 to 2^20, got " +
                                                std::to_string(o.accumulation));
     s.accumulation = o.accumulation;
+    s.channelsLast = o.channelsLast;
     if (o.zero < 0 || o.zero > 3)
         throw ModelError("--zero", "the ZeRO stage must be 0, 1, 2 or 3, got " + std::to_string(o.zero));
     if (o.fsdp && o.zero != 0 && o.zero != 3)

@@ -29,6 +29,7 @@ struct ScenarioOptions {
     int gpusPerNode = 8;
     std::string checkpointing;  // "": none; a Checkpointing name
     int64_t accumulation = 1;
+    bool channelsLast = false;
     int zero = 0;
     bool fsdp = false;
     // Fine-tuning set-up (core/include/trainscope/core/fine_tuning.h), applied to the model graph.

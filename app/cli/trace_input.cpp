@@ -26,6 +26,7 @@ void refuseModelOptionsForTrace(const ScenarioOptions& s) {
     if (!s.train.empty()) refuse("--train", fineTuning);
     if (!s.checkpointing.empty()) refuse("--checkpointing", noGraph + "checkpointing applies to a model");
     if (s.accumulation != 1) refuse("--accumulation", noGraph + "accumulation applies to a model");
+    if (s.channelsLast) refuse("--channels-last", noGraph + "its kernels ran in the memory format it recorded");
     if (s.seq > 0) refuse("--seq", noGraph + "its sequence length cannot be changed");
 }
 

@@ -27,6 +27,7 @@ ExplorerSettings AppSettings::explorer(const ExplorerSettings& defaults) const {
     if (auto i = parseInterconnect(settings_.value("interconnect").toString().toStdString())) s.interconnect = *i;
     s.zeroStage = std::clamp(settings_.value("zero_stage", s.zeroStage).toInt(), 0, 3);
     s.accumulation = std::clamp<qlonglong>(settings_.value("accumulation", qlonglong(s.accumulation)).toLongLong(), 1, 1024);
+    s.channelsLast = settings_.value("channels_last", s.channelsLast).toBool();
     // A policy's name; an older file's true (checkpointing on) reads as every block.
     const QString ckpt = settings_.value("checkpointing").toString();
     if (auto c = parseCheckpointing(ckpt.toStdString()))
@@ -47,6 +48,7 @@ void AppSettings::setExplorer(const ExplorerSettings& s) {
     settings_.setValue("checkpointing", checkpointingName(s.checkpointing));
     settings_.setValue("zero_stage", s.zeroStage);
     settings_.setValue("accumulation", qlonglong(s.accumulation));
+    settings_.setValue("channels_last", s.channelsLast);
     settings_.endGroup();
 }
 

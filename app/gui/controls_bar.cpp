@@ -1,5 +1,6 @@
 #include "controls_bar.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -148,6 +149,14 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
                          "every parameter trains"));
     connect(lora_, &QSpinBox::valueChanged, this, [this](int rank) { state_.setLoraRank(rank); });
 
+    channelsLast_ = new QCheckBox(tr("Channels-last"), this);
+    channelsLast_->setObjectName("channelsLast");
+    channelsLast_->setToolTip(
+        tr("Activations in the channels-last memory format (model.to(memory_format=torch.channels_last)). "
+           "Tensor-core convolutions (TF32, FP16, BF16) read channels-last tensors; on PyTorch's default "
+           "channels-first ones cuDNN transposes around each of them"));
+    connect(channelsLast_, &QCheckBox::toggled, this, [this](bool on) { state_.setChannelsLast(on); });
+
     // The views keep the last predictions until the new ones are made (explorer_state.h).
     predicting_ = new QLabel(tr("predicting…"), this);
     predicting_->setObjectName("predictingLabel");
@@ -162,6 +171,7 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
     batchRow->addWidget(accumulation_);
     batchRow->addWidget(new QLabel(tr("LoRA rank:"), this));
     batchRow->addWidget(lora_);
+    batchRow->addWidget(channelsLast_);
     row->addWidget(new QLabel(tr("Precision:"), this));
     row->addWidget(precision_);
     row->addWidget(new QLabel(tr("Optimizer:"), this));
@@ -188,7 +198,8 @@ void ControlsBar::follow() {
     {
         // The controls show the state without writing it back.
         const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_),
-            b7(interconnect_), b8(checkpointing_), b9(seq_), b10(sharding_), b11(accumulation_), b12(lora_);
+            b7(interconnect_), b8(checkpointing_), b9(seq_), b10(sharding_), b11(accumulation_), b12(lora_),
+            b13(channelsLast_);
         batchSlider_->setValue(sliderAtBatch(s.batch));
         batchSpin_->setValue(int(s.batch));
         precision_->setCurrentIndex(precision_->findData(int(s.precision)));
@@ -200,9 +211,12 @@ void ControlsBar::follow() {
         sharding_->setCurrentIndex(sharding_->findData(s.zeroStage));
         accumulation_->setValue(int(s.accumulation));
         lora_->setValue(int(s.loraRank));
+        channelsLast_->setChecked(s.channelsLast);
         seq_->setValue(int(s.seq > 0 ? s.seq : std::max<int64_t>(modelSeq, 1)));
     }
-    // Only a model with a sequence dimension has a length to set.
+    // Only a model with a sequence dimension has a length to set, only one with convolutions a
+    // memory format.
+    channelsLast_->setVisible(state_.modelHasConvolutions());
     seq_->setVisible(modelSeq > 0);
     seqLabel_->setVisible(modelSeq > 0);
     // A trace ran at its own optimizer and GPU count; its batch size and precision change where its
@@ -210,7 +224,8 @@ void ControlsBar::follow() {
     const TraceDocument* trace = state_.trace();
     const QString recorded = trace ? tr("A trace runs as it was recorded") : QString();
     for (QWidget* control :
-         std::initializer_list<QWidget*>{optimizer_, gpuCount_, interconnect_, checkpointing_, seq_, sharding_, accumulation_, lora_}) {
+         std::initializer_list<QWidget*>{optimizer_, gpuCount_, interconnect_, checkpointing_, seq_, sharding_, accumulation_, lora_,
+                                         channelsLast_}) {
         control->setEnabled(!trace);
         control->setStatusTip(recorded);
     }

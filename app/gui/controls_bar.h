@@ -6,6 +6,7 @@
 #include <QWidget>
 #include <cstdint>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QSlider;
@@ -35,6 +36,7 @@ public:
     QComboBox* shardingBox() const { return sharding_; }
     QSpinBox* accumulationSpin() const { return accumulation_; }
     QSpinBox* loraSpin() const { return lora_; }
+    QCheckBox* channelsLastBox() const { return channelsLast_; }
     QLabel* predictingLabel() const { return predicting_; }
 
 private:
@@ -52,6 +54,7 @@ private:
     QComboBox* sharding_ = nullptr;
     QSpinBox* accumulation_ = nullptr;
     QSpinBox* lora_ = nullptr;
+    QCheckBox* channelsLast_ = nullptr;
     QLabel* predicting_ = nullptr;
 };
 

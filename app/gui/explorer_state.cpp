@@ -103,6 +103,7 @@ void ExplorerState::install(LoadedModel loaded) {
     auto m = std::make_shared<ExplorerModel>();
     m->spec = loaded.spec;
     m->generation = ++generations_;
+    profileUpdates_ = 0;
     m->graph = std::shared_ptr<const Graph>(std::move(loaded.graph));
     m->profile = std::shared_ptr<const Profile>(std::move(loaded.profile));
     m->defaults = scenarioDefaultsFor(*m->graph);
@@ -136,6 +137,7 @@ void ExplorerState::useProfile(const Profile& profile) {
     m->profile = std::make_shared<const Profile>(profile);
     m->predictor.reset();  // made by the job (makeExplorerModel)
     model_ = m;
+    ++profileUpdates_;
     // The measured GPU becomes the target (as the predictor will find it), so the figures on screen
     // are the measured ones.
     if (profile.environment.gpu)
@@ -241,6 +243,19 @@ void ExplorerState::setAccumulation(int64_t microBatches) {
     settings_.accumulation = microBatches;
     Q_EMIT settingsChanged();
     requestPredictions();
+}
+
+void ExplorerState::setChannelsLast(bool channelsLast) {
+    if (channelsLast == settings_.channelsLast) return;
+    settings_.channelsLast = channelsLast;
+    Q_EMIT settingsChanged();
+    requestPredictions();
+}
+
+bool ExplorerState::modelHasConvolutions() const {
+    if (!model_ || !model_->graph) return false;
+    const auto& ops = model_->graph->ops;
+    return std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op.type == "Conv" || op.type == "ConvTranspose"; });
 }
 
 void ExplorerState::setLoraRank(int64_t rank) {

@@ -67,6 +67,9 @@ public:
     const Profile* profile() const { return published_->model ? published_->model->profile.get() : nullptr; }
     const std::string& modelSpec() const { return spec_; }
     int modelGeneration() const { return published_->model ? published_->model->generation : -1; }
+    // Measured profiles taken since the model opened (useProfile: each batch size as it is measured,
+    // then the whole); their predictions may be superseded before they are published.
+    int profileUpdates() const { return profileUpdates_; }
     const predictors::TrainingPrediction& current() const { return published_->current; }
     const std::vector<predictors::TrainingPrediction>& allGpus() const { return published_->allGpus; }
     const predictors::GpuSweep& batchSweep() const { return published_->sweep; }
@@ -105,6 +108,9 @@ public:
     void setCheckpointing(predictors::Checkpointing c);
     void setZeroStage(int stage);             // 0 (DDP) to 3 (FSDP full sharding)
     void setAccumulation(int64_t microBatches);  // 1 to 1024
+    void setChannelsLast(bool channelsLast);
+    // The open model has convolutions (the memory format matters only to them).
+    bool modelHasConvolutions() const;
     void setLoraRank(int64_t rank);              // 0 (full fine-tuning) to 4096: another analysis
     // Rebuilds the model's analysis at another sequence length off the GUI thread (a model
     // without one ignores it); 0 goes back to the model's own.
@@ -147,6 +153,7 @@ private:
     void applyKindChoices();
 
     std::shared_ptr<const GpuDatabase> db_;
+    int profileUpdates_ = 0;
     ExplorerSettings settings_;
     predictors::TrainingGoal goal_;
     ModelChoices choices_;

@@ -224,6 +224,13 @@ IterationTimeline layOutIteration(const TrainingPrediction& p, const Graph& grap
             {IterationLane::Gpu, IterationPass::Other, s.gpu, p.otherMs.value, -1, "outside the layers (measured)"});
         s.gpu += p.otherMs.value;
     }
+    // Every step waits for the slowest of the data-parallel GPUs: at the end of the iteration.
+    if (p.slowestGpuWaitMs.value > kTiny) {
+        const double start = std::max({s.gpu, s.host, link});
+        t.blocks.push_back({IterationLane::Communication, IterationPass::Communication, start,
+                            p.slowestGpuWaitMs.value, -1, "waiting for the slowest GPU"});
+        link = start + p.slowestGpuWaitMs.value;
+    }
     t.endMs = std::max({s.gpu, s.host, link});
     addGroups(t, graph);
 

@@ -17,6 +17,7 @@ class QLabel;
 class QMenu;
 class QComboBox;
 class QSlider;
+class QCheckBox;
 class QSpinBox;
 class QTabWidget;
 
@@ -56,6 +57,7 @@ public:
     QComboBox* shardingBox() const { return controls_->shardingBox(); }
     QSpinBox* accumulationSpin() const { return controls_->accumulationSpin(); }
     QSpinBox* loraSpin() const { return controls_->loraSpin(); }
+    QCheckBox* channelsLastBox() const { return controls_->channelsLastBox(); }
     GpuTableModel* gpuTableModel() const { return gpuModel_; }
     ModuleTreeModel* moduleTreeModel() const { return moduleModel_; }
 

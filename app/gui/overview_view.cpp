@@ -159,6 +159,7 @@ void OverviewView::refresh() {
         if (s.zeroStage > 0) more += s.zeroStage == 3 ? tr(" · ZeRO-3 / FSDP") : tr(" · ZeRO-%1").arg(s.zeroStage);
         if (s.accumulation > 1) more += tr(" · accumulation × %1").arg(s.accumulation);
         if (s.loraRank > 0) more += tr(" · LoRA rank %1").arg(s.loraRank);
+        if (s.channelsLast) more += tr(" · channels-last");
         if (s.checkpointing != Checkpointing::None)
             more += " · " + QString::fromStdString(checkpointingPhrase(s.checkpointing));
         return more;
@@ -289,6 +290,8 @@ void OverviewView::refreshBars() {
     } extra[] = {
         {tr("recompute"), p.recomputeMs.value, tr("Checkpointing's second forward")},
         {tr("all-reduce"), p.communicationMs.value, tr("Gradient all-reduce not hidden under backward")},
+        {tr("slowest GPU"), p.slowestGpuWaitMs.value,
+         tr("Every step waits for the slowest of the data-parallel GPUs (step times vary from GPU to GPU)")},
         {tr("optimizer step"), p.optimizerMs.value, tr("The optimizer's update of every parameter")},
         {tr("other"), p.otherMs.value, tr("Measured iteration time outside the layers")},
         {tr("waiting for the host"), p.hostBoundMs.value,

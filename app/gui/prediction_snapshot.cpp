@@ -13,7 +13,7 @@ using namespace ts::predictors;
 bool ExplorerSettings::sameButBatch(const ExplorerSettings& o) const {
     return precision == o.precision && optimizer == o.optimizer && gpuId == o.gpuId && gpus == o.gpus &&
            interconnect == o.interconnect && checkpointing == o.checkpointing && zeroStage == o.zeroStage &&
-           accumulation == o.accumulation && loraRank == o.loraRank && seq == o.seq;
+           accumulation == o.accumulation && loraRank == o.loraRank && seq == o.seq && channelsLast == o.channelsLast;
 }
 
 std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int generation,
@@ -57,6 +57,7 @@ TrainingScenario scenarioOf(const ExplorerSettings& s) {
     t.checkpointing = s.checkpointing;
     t.dataParallel.zeroStage = s.zeroStage;
     t.accumulation = s.accumulation;
+    t.channelsLast = s.channelsLast;
     return t;
 }
 

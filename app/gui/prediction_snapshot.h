@@ -36,6 +36,7 @@ struct ExplorerSettings {
     // between sessions: it belongs to the model.
     int64_t loraRank = 0;
     int64_t accumulation = 1;  // micro-batches per optimizer step (the batch is a micro-batch)
+    bool channelsLast = false;  // activations channels-last (TrainingScenario::channelsLast)
     // Sequence length of a sequence model; 0: the model's own (its ?seq=, or the profile's). Not
     // remembered between sessions: it belongs to the model.
     int64_t seq = 0;

@@ -63,6 +63,7 @@ QString scenarioLine(const HardwareChoice& c) {
     if (s.accumulation > 1) line += QString(", gradient accumulation over %1 micro-batches").arg(s.accumulation);
     if (s.checkpointing != predictors::Checkpointing::None)
         line += ", " + QString::fromStdString(checkpointingPhrase(s.checkpointing));
+    if (s.channelsLast) line += ", activations channels-last";
     line += c.options.batch > 0 ? QString(", batch %1 per GPU (fixed)").arg(c.options.batch)
                                 : QString(", batch size chosen per GPU");
     if (c.options.precisions.empty()) {

@@ -2,6 +2,7 @@
 // every view shows, each view renders something offscreen, and Help opens the documentation.
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDesktopServices>
 #include <QDir>
@@ -22,6 +23,7 @@
 
 using namespace ts::gui;
 using ts::predictors::Checkpointing;
+using ts::predictors::TrainingPrecision;
 
 namespace {
 
@@ -235,6 +237,32 @@ private Q_SLOTS:
         const QString reason = QString::fromStdString(resnet.current().reason);
         QVERIFY2(reason.startsWith("LoRA rank 8: no linear layer of resnet18") && !reason.contains("--lora"),
                  qPrintable(reason));
+    }
+
+    // The memory format from its control, shown only for a model with convolutions: channels-last
+    // spares a convolution net's tensor-core convolutions cuDNN's transposes (faster at tf32 on an
+    // A100), the title says so; a transformer has no such control.
+    void channelsLastFollowsTheControl() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        MainWindow window(state);
+        window.show();
+        window.batchSpin()->setValue(32);
+        state.setPrecision(TrainingPrecision::Tf32);
+        state.waitForPredictions();
+        const double channelsFirst = state.current().iterationMs.value;
+        QVERIFY(window.channelsLastBox()->isVisible());
+        window.channelsLastBox()->setChecked(true);
+        QVERIFY(state.settings().channelsLast);
+        state.waitForPredictions();
+        QVERIFY(state.current().iterationMs.value < channelsFirst);
+        QVERIFY(state.current().scenario.channelsLast);
+
+        ExplorerState bert;
+        QVERIFY(bert.openModel("zoo:bert_base?seq=64"));
+        MainWindow other(bert);
+        other.show();
+        QVERIFY(!other.channelsLastBox()->isVisible());
     }
 
     void batchSliderScaleRoundTrips() {

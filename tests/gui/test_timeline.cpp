@@ -155,6 +155,20 @@ private Q_SLOTS:
         QVERIFY(std::abs(t.endMs - 7.3) < kEps);
     }
 
+    // The same with the wait for the slowest GPU (0.4 ms): the iteration's last block, after the step.
+    void theSlowestGpusWaitEndsTheIteration() {
+        ThreeLayers m;
+        m.p.scenario.dataParallel.gpus = 2;
+        m.p.layout.buckets = {{2, 0.8}, {0, 0.5}};
+        m.p.communicationMs = Interval::exact(0.5);
+        m.p.slowestGpuWaitMs = Interval::exact(0.4);
+        const IterationTimeline t = layOutIteration(m.p, m.graph, {0}, {}, nullptr);
+        expectBlocks(lane(t, IterationLane::Communication), {{P::Communication, "all-reduce 1/2", 4.5, 5.3},
+                                                              {P::Communication, "all-reduce 2/2", 6.5, 7},
+                                                              {P::Communication, "waiting for the slowest GPU", 7.3, 7.7}});
+        QVERIFY(std::abs(t.endMs - 7.7) < kEps);
+    }
+
     // b's forward measured as two kernels of 30 and 10 us: they fill its 1-3 ms block 3:1.
     void measuredKernelsSitUnderTheirLayer() {
         ThreeLayers m;

@@ -257,8 +257,6 @@ private Q_SLOTS:
         QCOMPARE(state.current().source, PredictionSource::ShippedCalibration);
         MainWindow window(state);
         QStringList stages;
-        int measuredUpdates = 0;
-        connect(&state, &ExplorerState::changed, [&] { measuredUpdates += state.profile() != nullptr; });
         window.startProfiling("cpu", true);
         QVERIFY(window.currentJob());
         connect(window.currentJob(), &BackgroundJob::progressed,
@@ -268,7 +266,9 @@ private Q_SLOTS:
         QVERIFY(state.profile());
         QCOMPARE(int(state.profile()->runs.size()), 3);  // 1, 2 and 4
         QVERIFY(state.predictor()->hasProfile());
-        QVERIFY(measuredUpdates >= 3);  // after each batch size, then the whole profile
+        // Taken after each batch size, then the whole profile (a prediction still running when the
+        // next arrives is superseded, so the published updates can be fewer on a busy machine).
+        QCOMPARE(state.profileUpdates(), 4);
         QVERIFY(stages.filter("layers").size() > 0);
     }
 

@@ -76,3 +76,28 @@ TEST(DataParallel, OneNodeStaysOnItsOwnLink) {
     EXPECT_EQ(dgx2->used, InterconnectKind::NvLink);
     EXPECT_NEAR(dgx2->busBandwidthGBs, 300 / 2 * 0.8, 1e-9);
 }
+
+// The expected maximum of n standard normals: order-statistics values from the literature
+// (E[max of 2] = 1/sqrt(pi); Tippett's and Harter's tables for 8, 100 and 1000).
+TEST(DataParallel, ExpectedMaximumOfNormalsMatchesTheTables) {
+    EXPECT_DOUBLE_EQ(expectedMaxOfNormals(1), 0);
+    EXPECT_NEAR(expectedMaxOfNormals(2), 1 / std::sqrt(3.14159265358979323846), 1e-4);
+    EXPECT_NEAR(expectedMaxOfNormals(8), 1.4236, 1e-3);
+    EXPECT_NEAR(expectedMaxOfNormals(100), 2.5076, 1e-3);
+    EXPECT_NEAR(expectedMaxOfNormals(1000), 3.2414, 1e-3);
+}
+
+// Each step waits for the slowest GPU: nothing on one GPU or without a spread, more with more
+// GPUs, and k accumulated micro-batches average the spread down by sqrt(k).
+TEST(DataParallel, TheSlowestGpusWaitGrowsWithGpusAndShrinksWithAccumulation) {
+    EXPECT_EQ(slowestGpuWaitShare(1, 1, 0.06), 0);
+    EXPECT_EQ(slowestGpuWaitShare(8, 1, 0), 0);
+    EXPECT_NEAR(slowestGpuWaitShare(8, 1, 0.06), 0.06 * 1.4236, 1e-4);
+    double previous = 0;
+    for (int n : {2, 4, 8, 64, 1024}) {
+        const double share = slowestGpuWaitShare(n, 1, 0.06);
+        EXPECT_GT(share, previous) << n;
+        previous = share;
+    }
+    EXPECT_NEAR(slowestGpuWaitShare(8, 16, 0.06), slowestGpuWaitShare(8, 1, 0.06) / 4, 1e-12);
+}

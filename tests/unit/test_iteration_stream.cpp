@@ -315,3 +315,54 @@ TEST(IterationStream, BatchNormReadsItsInputForTheStatistics) {
     // Forward: 3 activations at the achieved bandwidth of 0.9 x datasheet or less (the class's).
     EXPECT_GT(bn, 3 * activation / (*a100.memoryBandwidthGBs * 1e9) * 1e3);
 }
+
+// cuDNN's layout transposes around a tensor-core convolution on channels-first tensors: forward the
+// input (read + write), backward the output gradient, the input again and the input gradient back;
+// nothing channels-last, in FP32 on CUDA cores, for a depthwise convolution or a linear layer.
+TEST(IterationStream, ChannelsFirstTensorCoreConvolutionsPayForTransposes) {
+    ModelBuilder builder("convnet");
+    const int x = builder.input("x", {Dim::batch(), Dim(64), Dim(56), Dim(56)});
+    const int a = builder.relu(builder.conv2d("conv", x, 128, 3, 1, 1));
+    const int d = builder.conv2d("depthwise", a, 128, 3, 1, 1, 128);
+    const int f = builder.flatten(builder.adaptiveAvgPool2d(d, 1, 1));
+    const Graph graph = builder.finish({builder.linear("fc", f, 1000)});
+    const ModelAnalysis analysis(graph);
+    const double n = 8;
+    int convs = 0;
+    for (const AnalyzedOp& op : analysis.ops) {
+        const OpBytes& b = op.bytes[elementIndexOf(TrainingPrecision::AmpFp16)];
+        const LayoutTransposes first = layoutTransposes(op, b, TrainingPrecision::AmpFp16, false);
+        const LayoutTransposes last = layoutTransposes(op, b, TrainingPrecision::AmpFp16, true);
+        const LayoutTransposes simt = layoutTransposes(op, b, TrainingPrecision::Fp32, false);
+        EXPECT_EQ(last.forwardKernels + last.backwardKernels + simt.forwardKernels + simt.backwardKernels, 0);
+        EXPECT_DOUBLE_EQ(last.forwardBytes.at(n) + simt.backwardBytes.at(n), 0.0);
+        if (op.kind == OpKind::Conv && !op.groupedConv) {
+            ++convs;
+            // The 16-bit input (64 x 56 x 56 a sample) and output (128 x 56 x 56), each read and
+            // written once per transpose; the model's input needs no gradient: no input gradient back.
+            const double in = 2.0 * 64 * 56 * 56 * n, out = 2.0 * 128 * 56 * 56 * n;
+            EXPECT_DOUBLE_EQ(b.readActivations.at(n), in);
+            EXPECT_DOUBLE_EQ(b.write.at(n), out);
+            EXPECT_DOUBLE_EQ(first.forwardBytes.at(n), 2 * in);
+            EXPECT_EQ(first.forwardKernels, 1);
+            EXPECT_DOUBLE_EQ(first.backwardBytes.at(n), 2 * out + 2 * in);
+            EXPECT_EQ(first.backwardKernels, 2);
+        } else {
+            EXPECT_EQ(first.forwardKernels + first.backwardKernels, 0) << op.name;
+        }
+    }
+    EXPECT_EQ(convs, 1);
+    // In the iteration: the same convolution net at amp-fp16 is slower channels-first on an A100;
+    // FP32 on a V100 (no tensor cores for FP32) is the same either way.
+    TrainingPredictor p(graph);
+    TrainingScenario s;
+    s.batch = 32;
+    s.precision = TrainingPrecision::AmpFp16;
+    const double channelsFirst = p.predict(gpu("a100-sxm4-80gb"), s, false).iterationMs.value;
+    s.channelsLast = true;
+    EXPECT_LT(p.predict(gpu("a100-sxm4-80gb"), s, false).iterationMs.value, channelsFirst);
+    s.precision = TrainingPrecision::Fp32;
+    const double v100Last = p.predict(gpu("v100-sxm2-16gb"), s, false).iterationMs.value;
+    s.channelsLast = false;
+    EXPECT_DOUBLE_EQ(p.predict(gpu("v100-sxm2-16gb"), s, false).iterationMs.value, v100Last);
+}

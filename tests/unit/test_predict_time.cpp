@@ -10,6 +10,7 @@
 #include "trainscope/core/builder.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
+#include "trainscope/predictors/iteration/data_parallel.h"
 #include "trainscope/predictors/iteration/operation_times.h"
 #include "trainscope/predictors/iteration/training_predictor.h"
 #include "trainscope/predictors/scaling/kernel_scaling_table.h"
@@ -242,6 +243,36 @@ TEST(PredictTime, DataParallelEfficiencyFallsWithSlowerLinksAndMoreGpus) {
     const double nvlink = p.predict(gpu("h100-sxm"), s, false).scalingEfficiency.value;
     s.dataParallel.interconnect = InterconnectKind::Pcie;
     EXPECT_GE(nvlink, p.predict(gpu("h100-sxm"), s, false).scalingEfficiency.value);
+}
+
+// The wait for the slowest GPU is part of the iteration, reported on its own, and exactly the
+// stream model's spread times E[max of N normals] of the time per micro-batch without it.
+TEST(PredictTime, DataParallelStepsWaitForTheSlowestGpu) {
+    TrainingPredictor p(loadModel("zoo:resnet18?image=64"));
+    TrainingScenario s;
+    s.batch = 32;
+    s.dataParallel.gpus = 8;
+    StreamModel none = StreamModel::shipped();
+    none.stepTimeSpread = 0;
+    StreamModel spread = none;
+    spread.stepTimeSpread = 0.05;
+    for (int64_t k : {1, 4}) {
+        s.accumulation = k;
+        p.setStreamModel(none);
+        const TrainingPrediction without = p.predict(gpu("a100-sxm4-80gb"), s, false);
+        p.setStreamModel(spread);
+        const TrainingPrediction with = p.predict(gpu("a100-sxm4-80gb"), s, false);
+        ASSERT_TRUE(with.supported) << with.reason;
+        EXPECT_EQ(without.slowestGpuWaitMs.value, 0);
+        const double share = 0.05 * expectedMaxOfNormals(8) / std::sqrt(double(k));
+        EXPECT_NEAR(with.slowestGpuWaitMs.value, share * without.iterationMs.value, 1e-9 * with.iterationMs.value);
+        EXPECT_NEAR(with.iterationMs.value, without.iterationMs.value + with.slowestGpuWaitMs.value,
+                    1e-9 * with.iterationMs.value);
+        EXPECT_LT(with.scalingEfficiency.value, without.scalingEfficiency.value);
+    }
+    s.dataParallel.gpus = 1;
+    s.accumulation = 1;
+    EXPECT_EQ(p.predict(gpu("a100-sxm4-80gb"), s, false).slowestGpuWaitMs.value, 0);
 }
 
 TEST(PredictTime, SweepEqualsPredict) {

@@ -63,7 +63,7 @@ TEST(PublishedValidation, RowsBecomeScenariosOrSayWhyNot) {
     EXPECT_EQ(net.modelSpec, "zoo:resnet18?image=64");
     EXPECT_EQ(net.gpuId, "a100-sxm4-80gb");
     EXPECT_EQ(net.scenario.batch, 32);
-    EXPECT_EQ(net.accumulation, 4);
+    EXPECT_EQ(net.scenario.accumulation, 4);
     EXPECT_EQ(net.scenario.precision, TrainingPrecision::Tf32);
     EXPECT_EQ(net.scenario.optimizer, Optimizer::SgdMomentum);
     const PublishedRun& translator = m.runs[1];
@@ -139,11 +139,39 @@ TEST(PublishedValidation, AccumulationAmortisesTheStep) {
     PublishedMapping m = mapPublishedRows(rows, kMapping, GpuDatabase::builtin());
     ASSERT_EQ(m.runs.size(), 1u);
     const PublishedReport four = validatePublished(m, GpuDatabase::builtin());
-    m.runs[0].accumulation = 1;
+    m.runs[0].scenario.accumulation = 1;
     const PublishedReport one = validatePublished(m, GpuDatabase::builtin());
     ASSERT_TRUE(four.predictions[0].failure.empty()) << four.predictions[0].failure;
     EXPECT_GT(four.predictions[0].predicted, one.predictions[0].predicted);
     EXPECT_LT(four.predictions[0].predicted, one.predictions[0].predicted * 1.5);
+}
+
+// The memory format: a list of the table's precisions whose runs were channels-last (ConvNets' AMP
+// rows ran nhwc, their TF32 rows PyTorch's channels-first default), true for all, or refused.
+TEST(PublishedValidation, ChannelsLastFollowsTheMappingsPrecisions) {
+    const std::vector<PublishedRow> rows = readPublishedRows({writeTable(
+        "cl.csv", "Net,224,DGX,A100 80GB SXM4,1,TF32,64,938,img/s,t,r,c\nNet,224,DGX,A100 80GB SXM4,1,AMP,64,2470,img/s,t,r,c\n")
+                                                                  .string()});
+    nlohmann::json mapping = kMapping;
+    mapping["families"][0]["channels_last"] = {"AMP"};
+    PublishedMapping m = mapPublishedRows(rows, mapping, GpuDatabase::builtin());
+    ASSERT_EQ(m.runs.size(), 2u);
+    EXPECT_FALSE(m.runs[0].scenario.channelsLast);
+    EXPECT_TRUE(m.runs[1].scenario.channelsLast);
+    mapping["families"][0]["channels_last"] = true;
+    m = mapPublishedRows(rows, mapping, GpuDatabase::builtin());
+    EXPECT_TRUE(m.runs[0].scenario.channelsLast && m.runs[1].scenario.channelsLast);
+    mapping["families"][0].erase("channels_last");
+    m = mapPublishedRows(rows, mapping, GpuDatabase::builtin());
+    EXPECT_FALSE(m.runs[0].scenario.channelsLast || m.runs[1].scenario.channelsLast);
+    mapping["families"][0]["channels_last"] = "nhwc";
+    try {
+        mapPublishedRows(rows, mapping, GpuDatabase::builtin(), "my-mapping.json");
+        FAIL() << "accepted channels_last = \"nhwc\"";
+    } catch (const ModelError& e) {
+        EXPECT_NE(std::string(e.what()).find("channels_last"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("my-mapping.json"), std::string::npos) << e.what();
+    }
 }
 
 TEST(PublishedValidation, SummariesAreTheirArithmetic) {

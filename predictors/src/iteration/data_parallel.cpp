@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 namespace ts::predictors {
@@ -207,6 +209,33 @@ double reduceScatterMs(double bytes, int gpus, const LinkModel& link) {
 
 double amortisedIterationMs(double iterationMs, double onceMs, int64_t k) {
     return iterationMs - onceMs * (1 - 1 / double(std::max<int64_t>(1, k)));
+}
+
+double expectedMaxOfNormals(int n) {
+    if (n <= 1) return 0;
+    // E[max] = integral of x n phi(x) Phi(x)^(n-1) dx: a smooth integrand, negligible beyond +-12.
+    constexpr double kStep = 1e-3, kPi = 3.14159265358979323846;
+    double sum = 0;
+    for (double x = -12; x <= 12; x += kStep) {
+        const double phi = std::exp(-0.5 * x * x) / std::sqrt(2 * kPi);
+        const double Phi = 0.5 * std::erfc(-x / std::sqrt(2.0));
+        sum += x * n * phi * std::pow(Phi, n - 1) * kStep;
+    }
+    return sum;
+}
+
+double slowestGpuWaitShare(int gpus, int64_t accumulation, double spread) {
+    if (gpus <= 1 || spread <= 0) return 0;
+    static std::mutex mutex;
+    static std::map<int, double> cache;  // a handful of GPU counts per session
+    double maxOfNormals;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        auto it = cache.find(gpus);
+        if (it == cache.end()) it = cache.emplace(gpus, expectedMaxOfNormals(gpus)).first;
+        maxOfNormals = it->second;
+    }
+    return spread * maxOfNormals / std::sqrt(double(std::max<int64_t>(1, accumulation)));
 }
 
 double exposedCommunicationMs(const std::vector<double>& readyMs, const std::vector<double>& commMs,

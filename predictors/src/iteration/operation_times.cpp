@@ -239,20 +239,23 @@ const StreamModel& StreamModel::shipped() {
         s.defaultTensorCoreEfficiencyTf32 = 0.68;
         // Fitted on NVIDIA's published training throughput (validate-published --fit: 263 rows of
         // 13 model families on V100 and A100; coordinate descent, loss mean |ln(predicted / published)|):
-        // convolutions run at 0.95 of a GEMM's rate, bandwidth-bound kernels in an iteration reach 0.9
-        // of the bandwidth large isolated ones do, grouped and depthwise convolutions (cuDNN's kernels
+        // convolutions run at 0.90 of a GEMM's rate, bandwidth-bound kernels in an iteration reach
+        // the bandwidth large isolated ones do, grouped and depthwise convolutions (cuDNN's kernels
         // for them: ResNeXt, EfficientNet) 0.20 of a dense convolution's rate and bandwidth, FP32 GEMMs
-        // on CUDA cores 1.15 of the scaling table's sustained rate (0.86 of the FP32 peak; the table's
-        // rate was fitted on isolated operators, host floors included), and FP32 3x3 stride-1
-        // convolutions 2.7 times their FLOP rate (cuDNN's Winograd kernels: F(4x4, 3x3) needs 4 times
-        // fewer multiplications, less its transforms). Leave-one-model-out mean error 18.8%, leave one GPU
-        // out 20.3% (docs/prediction.md, step 8); the constants chosen with each model family or GPU
-        // architecture left out stay within 0.80-0.95, 0.85-0.95, 0.15-0.5, 1.15-1.25 and 1.8-3.0.
-        s.convEfficiency = 0.95;
-        s.memoryEfficiency = 0.9;
+        // on CUDA cores 1.25 of the scaling table's sustained rate (0.94 of the FP32 peak; the table's
+        // rate was fitted on isolated operators, host floors included), FP32 3x3 stride-1
+        // convolutions 2.5 times their FLOP rate (cuDNN's Winograd kernels: F(4x4, 3x3) needs 4 times
+        // fewer multiplications, less its transforms), and one GPU's step time spreads by 7% (standard
+        // deviation), which synchronous data parallelism pays as the wait for the slowest GPU.
+        // Leave-one-model-out mean error 17.1%, leave one GPU out 17.9% (docs/prediction.md, step 10);
+        // the constants chosen with each model family or GPU architecture left out stay within
+        // 0.80-0.90, 0.95-1.0, 0.20-0.5, 1.2-1.25, 1.8-3.0 and 0.05-0.08.
+        s.convEfficiency = 0.90;
+        s.memoryEfficiency = 1.0;
         s.groupedConvEfficiency = 0.20;
-        s.fp32Efficiency = 1.15;
-        s.winogradSpeedup = 2.7;
+        s.fp32Efficiency = 1.25;
+        s.winogradSpeedup = 2.5;
+        s.stepTimeSpread = 0.07;
         // Measured on the development CPU (torch 2.15 eager, tiny CPU tensors: dispatch and autograd
         // bookkeeping only) 9-24 us per forward operator; a CUDA launch adds a few microseconds.
         // Assumed for a GPU server's CPU: 15 us forward, 15 us per autograd node, 8 us per cast.
@@ -308,8 +311,28 @@ double tileColumns(double columns, double widest) {
 
 }  // namespace
 
+LayoutTransposes layoutTransposes(const AnalyzedOp& op, const OpBytes& b, TrainingPrecision math, bool channelsLast) {
+    LayoutTransposes t;
+    const bool depthwise = op.groupedConv && op.gemmColumns <= 1;
+    if (op.kind != OpKind::Conv || channelsLast || math == TrainingPrecision::Fp32 || depthwise) return t;
+    // Tensor-core convolution kernels read channels-last tensors; on channels-first ones cuDNN
+    // converts around them (A100 training traces of channels-first models: nchwToNhwc and
+    // nhwcToNchw kernels 3 to 1, a quarter of the convolutions' own time; none in FP32 on a V100).
+    // Forward converts the input; the output is written channels-first by the kernel itself.
+    t.forwardBytes = b.readActivations * 2.0;
+    t.forwardKernels = 1;
+    if (op.backward) {
+        // Backward converts the output gradient, the input again for the weight gradient and, where
+        // the input needs a gradient, that gradient back to channels-first.
+        const bool inputGradient = op.backwardKernels > 1;
+        t.backwardBytes = b.write * 2.0 + b.readActivations * (inputGradient ? 4.0 : 2.0);
+        t.backwardKernels = inputGradient ? 3 : 2;
+    }
+    return t;
+}
+
 OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu, TrainingPrecision p,
-                                     const StreamModel& model, const KernelScalingTable& table) {
+                                     const StreamModel& model, const KernelScalingTable& table, bool channelsLast) {
     if (auto why = unsupportedReason(gpu, p)) throw ModelError(gpu.id, *why);
     OperationTimes out;
     out.gpuId = gpu.id;
@@ -337,7 +360,10 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         f.relError = e;
         const double castKernels = b.castForward.isZero() ? 0 : 1;
         const double castBackKernels = b.castBackward.isZero() ? 0 : 1;
-        f.castMs = b.castForward * castMsPerByte + BatchPoly{castKernels * overheadMs, 0, 0};
+        // Conversion kernels beside the op's own: autocast's casts, cuDNN's layout transposes.
+        const LayoutTransposes layout = layoutTransposes(op, b, mathPrecisionOf(op, gpu, p), channelsLast);
+        f.castMs = b.castForward * castMsPerByte + layout.forwardBytes * castMsPerByte +
+                   BatchPoly{(castKernels + layout.forwardKernels) * overheadMs, 0, 0};
         f.hostMs = (model.hostForwardUs + castKernels * model.hostCastUs) * 1e-3;
         const double steps = op.kind == OpKind::Recurrent ? op.steps * kRecurrentStepUs * 1e-3 : 0;
         double msPerFlop = 0, msPerByte = 1e3 / (bw * st.memEff * model.memoryEfficiency), waveMs = 0, padding = 1;
@@ -405,7 +431,8 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         if (sequentialAttention) r.computeMs = r.computeMs + r.memoryMs, r.memoryMs = BatchPoly{};
         r.waveMs = waveMs * kernels;
         r.fixedMs = (kernels + op.accumulationKernels) * overheadMs + 2 * steps;
-        r.castMs = b.castBackward * castMsPerByte + BatchPoly{castBackKernels * overheadMs, 0, 0};
+        r.castMs = b.castBackward * castMsPerByte + layout.backwardBytes * castMsPerByte +
+                   BatchPoly{(castBackKernels + layout.backwardKernels) * overheadMs, 0, 0};
         r.hostMs = (model.hostBackwardUs + castBackKernels * model.hostCastUs) * 1e-3;
         out.backward.push_back(r);
     }

@@ -28,6 +28,7 @@ struct TrainingPredictor::Target {
     std::string linkUsed;
     std::string linkNotice;
     std::vector<int> bucketFirstOp;  // the gradient buckets' first ops, as backward readies them
+    double waitShare = 0;            // slowestGpuWaitShare of the scenario's GPUs and accumulation
     bool fits(double need, double n) const { return need <= capacity && n <= double(batchLimit); }
 };
 
@@ -66,12 +67,19 @@ double peakFlops(const GpuSpec& gpu, TrainingPrecision p) {
     return f.known() ? *f * 1e12 : 0;
 }
 
-// Gradient accumulation: the step and the gradients' reduction once per k micro-batches; the
-// iteration's interval keeps its relative width.
-void accumulate(IterationTimes& it, int64_t k) {
-    if (k <= 1 || it.iterationMs.value <= 0) return;
-    const double once = it.optimizerMs.value + it.communicationMs.value - it.gatherExposedMs;
-    const double scale = amortisedIterationMs(it.iterationMs.value, once, k) / it.iterationMs.value;
+// Gradient accumulation: the step and the gradients' reduction once per k micro-batches; then the
+// step's wait for the slowest GPU (`waitShare` of the time per micro-batch). The iteration's
+// interval keeps its relative width.
+void perMicroBatch(IterationTimes& it, int64_t k, double waitShare) {
+    if (it.iterationMs.value <= 0) return;
+    double scale = 1;
+    if (k > 1) {
+        const double once = it.optimizerMs.value + it.communicationMs.value - it.gatherExposedMs;
+        scale = amortisedIterationMs(it.iterationMs.value, once, k) / it.iterationMs.value;
+    }
+    if (waitShare > 0)
+        it.slowestGpuWaitMs = Interval::relative(it.iterationMs.value * scale * waitShare, errors::kSlowestGpuWait);
+    scale *= 1 + waitShare;
     it.iterationMs = {it.iterationMs.value * scale, it.iterationMs.low * scale, it.iterationMs.high * scale};
 }
 
@@ -113,6 +121,7 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
         t->linkBasis = link->basis;
         t->linkUsed = interconnectName(link->used);
         t->linkNotice = link->notice;
+        t->waitShare = slowestGpuWaitShare(gpus, s.accumulation, stream_.stepTimeSpread);
     }
     LayerRegions regions;
     regions.recomputed = &analysis_.plan(s.checkpointing == Checkpointing::None ? Checkpointing::Sqrt : s.checkpointing)
@@ -128,7 +137,7 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
             profile_->source(gpu, p, regions, sameGpu && sameGpu->gpu == &gpu ? sameGpu->source.get() : nullptr);
     else
         t->source = std::make_unique<AnalyticLayerTimes>(
-            analysis_, prepareIterationTimes(analysis_, gpu, p, stream_, table_), regions);
+            analysis_, prepareIterationTimes(analysis_, gpu, p, stream_, table_, s.channelsLast), regions);
 
     t->setup.gpus = gpus;
     t->setup.checkpointing = s.checkpointing != Checkpointing::None;
@@ -225,7 +234,7 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
     IterationTimes it = evaluateIteration(*t->source, t->setup, n, sums);
     if (!t->fromProfile) it.iterationMs = withMeasuredSpread(it.iterationMs, s.precision);
     const int64_t k = s.accumulation;
-    accumulate(it, k);
+    perMicroBatch(it, k, t->waitShare);
     r.iterationMs = it.iterationMs;
     r.stepMs = {it.iterationMs.value * double(k), it.iterationMs.low * double(k), it.iterationMs.high * double(k)};
     r.forwardMs = it.forwardMs;
@@ -233,6 +242,7 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
     r.recomputeMs = it.recomputeMs;
     r.optimizerMs = it.optimizerMs;
     r.communicationMs = it.communicationMs;
+    r.slowestGpuWaitMs = it.slowestGpuWaitMs;
     r.otherMs = it.otherMs;
     r.hostBoundMs = it.hostBoundMs;
     const double samples = 1000.0 * n * gpus;
@@ -369,7 +379,7 @@ std::vector<GpuSweep> SweepPlan::evaluate(const std::vector<int64_t>& batches) c
                 p.batch = batches[bi];
                 IterationTimes it = evaluateIteration(*t.source, t.setup, n, sums);
                 if (!t.fromProfile) it.iterationMs = withMeasuredSpread(it.iterationMs, t.precision);
-                accumulate(it, base_.accumulation);
+                perMicroBatch(it, base_.accumulation, t.waitShare);
                 p.iterationMs = it.iterationMs;
                 p.samplesPerS = {samples / p.iterationMs.value, samples / p.iterationMs.high,
                                  samples / p.iterationMs.low};

@@ -141,6 +141,7 @@ std::vector<FitParameter> publishedFitParameters() {
                &StreamModel::groupedConvEfficiency),
         scalar("fp32_efficiency", steps(0.8, 1.4, 0.05), &StreamModel::fp32Efficiency),
         scalar("winograd_speedup", steps(1.0, 3.0, 0.1), &StreamModel::winogradSpeedup),
+        scalar("step_time_spread", steps(0.0, 0.15, 0.01), &StreamModel::stepTimeSpread),
         tensorCore(false, "Volta"),
         tensorCore(false, "Ampere"),
         tensorCore(true, "Ampere"),
@@ -148,7 +149,8 @@ std::vector<FitParameter> publishedFitParameters() {
 }
 
 std::vector<std::string> shippedFitParameterNames() {
-    return {"conv_efficiency", "memory_efficiency", "grouped_conv_efficiency", "fp32_efficiency", "winograd_speedup"};
+    return {"conv_efficiency",  "memory_efficiency", "grouped_conv_efficiency",
+            "fp32_efficiency", "winograd_speedup",  "step_time_spread"};
 }
 
 PublishedFitResult fitPublished(const PublishedPredictor& predictor, const GpuDatabase& db, const StreamModel& base,

@@ -219,7 +219,21 @@ PublishedMapping mapPublishedRows(const std::vector<PublishedRow>& rows, const j
                 continue;
             }
             run.scenario.batch = batch;
-            run.accumulation = wholeFrom(entry, "accumulation", 1, 1, int64_t(1) << 20);
+            run.scenario.accumulation = wholeFrom(entry, "accumulation", 1, 1, int64_t(1) << 20);
+            // The activations' memory format: "channels_last": true, or the table's precisions
+            // ("AMP") whose runs were channels-last; PyTorch's default (channels-first) otherwise.
+            if (family->contains("channels_last")) {
+                const json& format = family->at("channels_last");
+                if (format.is_boolean()) {
+                    run.scenario.channelsLast = format.get<bool>();
+                } else if (format.is_array()) {
+                    for (const json& x : format)
+                        run.scenario.channelsLast |= x.is_string() && x.get<std::string>() == r.precision;
+                } else {
+                    throw ModelError(origin, r.model + " channels_last: true, false or a list of the table's "
+                                                       "precisions (\"AMP\")");
+                }
+            }
             run.scenario.dataParallel.gpus = r.gpuCount;
             run.scenario.dataParallel.gpusPerNode = int(
                 system && system->contains("gpus_per_node") ? wholeFrom(*system, "gpus_per_node", 8, 1, 1024)
@@ -357,10 +371,9 @@ std::vector<PublishedPrediction> PublishedPredictor::predict(const StreamModel& 
             if (!t.supported) {
                 p.failure = t.reason;
             } else {
-                // With gradient accumulation the optimizer step and the all-reduce happen once per
-                // `accumulation` micro-batches (DDP's no_sync on the others).
-                const double ms = amortisedIterationMs(t.iterationMs.value,
-                                                       t.optimizerMs.value + t.communicationMs.value, run.accumulation);
+                // Per micro-batch: with gradient accumulation (run.scenario.accumulation) the
+                // optimizer step and the all-reduce happen once per k micro-batches (DDP's no_sync).
+                const double ms = t.iterationMs.value;
                 p.predicted = 1000.0 * double(run.scenario.batch) * run.row->gpuCount / ms * run.unitsPerSample;
                 p.intervalLow = p.predicted * t.iterationMs.value / t.iterationMs.high;
                 p.intervalHigh = p.predicted * t.iterationMs.value / t.iterationMs.low;
@@ -469,7 +482,8 @@ nlohmann::ordered_json publishedReportJson(const PublishedReport& r) {
                                       {"gpus", run.row->gpuCount},
                                       {"precision", run.row->precision},
                                       {"batch", run.scenario.batch},
-                                      {"accumulation", run.accumulation},
+                                      {"accumulation", run.scenario.accumulation},
+                                      {"channels_last", run.scenario.channelsLast},
                                       {"batch_basis", run.batchBasis},
                                       {"unit", run.row->unit},
                                       {"measured", p.measured}};

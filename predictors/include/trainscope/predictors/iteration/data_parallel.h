@@ -64,6 +64,15 @@ double reduceScatterMs(double bytes, int gpus, const LinkModel& link);
 // gradients' reduction (`onceMs` of one iteration's `iterationMs`) run once per k (DDP's no_sync).
 double amortisedIterationMs(double iterationMs, double onceMs, int64_t k);
 
+// Synchronous data parallelism waits, at every optimizer step, for the slowest of the GPUs: with
+// one GPU's step time spread by a relative standard deviation `spread` (input pipeline, host
+// jitter, clocks), the step takes E[max of `gpus` standard normals] x spread longer. Over k
+// accumulated micro-batches the step's spread shrinks by sqrt(k) (independent micro-batches).
+// Returns that share of the time per micro-batch (0 on one GPU).
+double slowestGpuWaitShare(int gpus, int64_t accumulation, double spread);
+// E[max of n independent standard normal variables] (0 for n = 1), by numerical integration.
+double expectedMaxOfNormals(int n);
+
 // Exposed communication: bucket j becomes ready at readyMs[j] (from the start of backward, in
 // bucket order), all-reduces take commMs[j] one after another; backward ends at backwardMs.
 double exposedCommunicationMs(const std::vector<double>& readyMs, const std::vector<double>& commMs, double backwardMs);

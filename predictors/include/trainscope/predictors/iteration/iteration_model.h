@@ -127,6 +127,7 @@ struct IterationTimes {
     Interval hostBoundMs;  // the GPU idle, waiting for the host to dispatch (small batches)
     double calibratedShare = 0;
     double gatherExposedMs = 0;  // the part of communicationMs every micro-batch repeats (stage-3 gathers)
+    Interval slowestGpuWaitMs;   // per micro-batch, after accumulation: the step's wait for the slowest GPU
 };
 
 IterationTimes evaluateIteration(const LayerTimeSource& source, const IterationSetup& setup, double n,

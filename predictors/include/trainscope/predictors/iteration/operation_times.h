@@ -98,6 +98,9 @@ struct StreamModel {
     double simtTileRows = 128;  // output tile of FP32 (CUDA-core) GEMM kernels
     double simtTileColumns = 64;
     double hostOptimizerPassUs = 0;  // host time of one foreach optimizer pass (Python + launches)
+    // Relative spread (standard deviation) of one GPU's step time in a real run: synchronous data
+    // parallelism waits for the slowest GPU at every step (slowestGpuWaitShare).
+    double stepTimeSpread = 0;
     // A fused attention kernel's rate relative to a GEMM's at the same precision, by backend.
     double flashAttentionEfficiency = 1;
     double efficientAttentionEfficiency = 1;
@@ -106,11 +109,22 @@ struct StreamModel {
     static const StreamModel& shipped();
 };
 
-// Iteration rows of every operation on `gpu` at `p` (see TimeRow). Throws ModelError like
-// prepareOperationTimes.
+// Iteration rows of every operation on `gpu` at `p` (see TimeRow), with the activations channels-last
+// or not (TrainingScenario::channelsLast). Throws ModelError like prepareOperationTimes.
 OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu, TrainingPrecision p,
                                      const StreamModel& model = StreamModel::shipped(),
-                                     const KernelScalingTable& table = KernelScalingTable::builtin());
+                                     const KernelScalingTable& table = KernelScalingTable::builtin(),
+                                     bool channelsLast = false);
+
+// The layout conversions cuDNN runs around a tensor-core convolution on channels-first tensors
+// (its nchwToNhwc and nhwcToNchw kernels): DRAM bytes (read + write) and kernels, forward and
+// backward; nothing for other ops, channels-last tensors, FP32 (CUDA-core) convolutions and
+// depthwise ones (PyTorch's own kernels).
+struct LayoutTransposes {
+    BatchPoly forwardBytes, backwardBytes;
+    int forwardKernels = 0, backwardKernels = 0;
+};
+LayoutTransposes layoutTransposes(const AnalyzedOp& op, const OpBytes& b, TrainingPrecision math, bool channelsLast);
 
 // One optimizer step in a training iteration: GPU time of its foreach kernels and the host's time
 // to issue them, in ms.

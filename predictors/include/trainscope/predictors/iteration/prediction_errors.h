@@ -23,6 +23,7 @@ inline constexpr double kTensorCorePrecision = 0.25;              // compute-bou
 inline constexpr double kNarrowerElements = 0.10;                 // bandwidth-bound work at 16-bit elements
 inline constexpr double kOptimizerStep = 0.25;                    // foreach optimizer kernels as DRAM traffic
 inline constexpr double kCommunication = 0.30;                    // NCCL ring all-reduce at an assumed efficiency
+inline constexpr double kSlowestGpuWait = 0.50;                   // one step-time spread for every pipeline
 inline constexpr double kHostDispatch = 0.30;                     // the GPU waiting for eager PyTorch's dispatch
 inline constexpr double kActivationBytes = 0.10;                  // autograd's saved tensors from analytic costs
 inline constexpr double kWorkspace = 0.50;                        // cuBLAS workspaces + one layer's transients

@@ -86,6 +86,7 @@ struct TrainingPrediction {
     Interval recomputeMs;  // checkpointing's second forward (0 without)
     Interval optimizerMs;
     Interval communicationMs;        // all-reduce time not hidden under backward (0 on one GPU)
+    Interval slowestGpuWaitMs;       // per micro-batch: each step waits for the slowest GPU (0 on one GPU)
     Interval otherMs;                // profile only: measured iteration time outside the layers
     Interval hostBoundMs;            // the GPU idle, waiting for the host's dispatch (small batches)
     Interval scalingEfficiency;      // iteration on one GPU / iteration on N (1 on one GPU)

@@ -90,6 +90,10 @@ struct TrainingScenario {
     // Gradient accumulation: `batch` is the micro-batch; the optimizer step and the gradients'
     // reduction happen once per `accumulation` micro-batches (global batch = batch x accumulation x GPUs).
     int64_t accumulation = 1;
+    // Activations in the channels-last memory format (`model.to(memory_format=torch.channels_last)`),
+    // which tensor-core convolutions run on directly; PyTorch's default is channels-first, around
+    // which cuDNN transposes (prepareIterationTimes).
+    bool channelsLast = false;
 };
 
 }  // namespace ts::predictors

@@ -42,9 +42,9 @@ struct PublishedRun {
     std::string modelSpec;  // "zoo:resnet50?image=224"
     int64_t seq = 0;
     std::string gpuId;
-    TrainingScenario scenario;  // batch per GPU, precision, optimizer, GPUs and interconnect
+    // Batch per GPU, precision, optimizer, GPUs and interconnect, gradient accumulation.
+    TrainingScenario scenario;
     double unitsPerSample = 1;  // the row's unit per predicted sample (tokens per sequence, 1e-6 for "million")
-    int64_t accumulation = 1;   // micro-batches per optimizer step (gradient accumulation)
     std::string batchBasis;     // "table" or the mapping's evidence for a batch the table lacks
 };
 
