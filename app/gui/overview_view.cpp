@@ -3,6 +3,7 @@
 #include <QFormLayout>
 #include <QLabel>
 #include <QLocale>
+#include <QScrollArea>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <map>
@@ -65,7 +66,17 @@ QString rateText(const PredictionSnapshot& s, const TrainingPrediction& p) {
 
 OverviewView::OverviewView(ExplorerState& state, QWidget* parent)
     : QWidget(parent), state_(state), snapshot_(state.snapshot()) {
-    auto* layout = new QVBoxLayout(this);
+    // The figures sit in a scroll area: their text changes with every batch, and a word-wrapped
+    // label's new text re-lays out its layout up to the top. Inside a scroll area that stops at the
+    // view; without it the whole window was laid out again on every slider move (the tab widget asks
+    // every page's height for its width), a third of the Overview's time per move.
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* content = new QWidget(scroll);
+    auto* layout = new QVBoxLayout(content);
     title_ = new QLabel(this);
     title_->setObjectName("overviewTitle");
     title_->setTextFormat(Qt::RichText);
@@ -118,6 +129,8 @@ OverviewView::OverviewView(ExplorerState& state, QWidget* parent)
     layout->addWidget(heading(tr("Memory by category (drag to set the batch size)"), this));
     layout->addWidget(memoryBar_);
     layout->addStretch(1);
+    scroll->setWidget(content);
+    outer->addWidget(scroll);
 
     connect(throughputBar_, &BreakdownBar::dragged, this, &OverviewView::batchForThroughput);
     connect(memoryBar_, &BreakdownBar::dragged, this, &OverviewView::batchForMemory);

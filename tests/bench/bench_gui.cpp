@@ -5,7 +5,7 @@
 // else the machine runs: on a shared machine wall time waits for other processes). "(precision)"
 // times a change of precision: every GPU predicted anew on the worker thread, while the GUI
 // thread's CPU time shows what it spent meanwhile.
-// Offscreen (no display needed); no pass/fail: `trainscope_bench_gui [MODEL...]`.
+// Offscreen (no display needed); no pass/fail: `trainscope_bench_gui [--views=overview,batch] [MODEL...]`.
 #include <time.h>
 
 #include <QApplication>
@@ -64,6 +64,13 @@ int main(int argc, char** argv) {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
     QStringList models = app.arguments().mid(1);
+    // --views=a,b times only those views (to profile one of them); every view by default.
+    QStringList views{"overview", "batch", "gpus", "modules", "roofline", "timeline"};
+    for (const QString& arg : QStringList(models))
+        if (arg.startsWith("--views=")) {
+            views = arg.mid(8).split(',', Qt::SkipEmptyParts);
+            models.removeAll(arg);
+        }
     if (models.isEmpty()) models = {"zoo:gpt2_large", "zoo:bert_large", "zoo:resnet50"};
     std::printf(
         "%-18s %-10s %8s %8s %8s   (ms from slider move to repainted window: wall median, p90; GUI "
@@ -114,14 +121,18 @@ int main(int argc, char** argv) {
         window.resize(1280, 800);
         window.show();
         QApplication::processEvents();
-        for (const char* name : {"overview", "batch", "gpus", "modules", "roofline", "timeline"}) {
+        for (const QString& name : views) {
             const std::optional<View> view = parseView(name);
-            if (!view) continue;
+            if (!view) {
+                std::fprintf(stderr, "no view named %s\n", qPrintable(name));
+                return 2;
+            }
             window.showView(*view);
             QApplication::processEvents();
             measure(window, 5);  // warm-up: first paints build caches
             const Latency l = measure(window, 60);
-            std::printf("%-18s %-10s %8.2f %8.2f %8.2f\n", qPrintable(model), name, l.medianMs, l.p90Ms, l.cpuMedianMs);
+            std::printf("%-18s %-10s %8.2f %8.2f %8.2f\n", qPrintable(model), qPrintable(name), l.medianMs, l.p90Ms,
+                        l.cpuMedianMs);
         }
     }
     return 0;
