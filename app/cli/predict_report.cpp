@@ -41,6 +41,9 @@ std::string padLeft(std::string s, size_t w) {
 
 std::string scenarioLine(const TrainingScenario& s) {
     std::string line = std::string(trainingPrecisionName(s.precision)) + ", " + optimizerName(s.optimizer);
+    // The implementation matters where it changes the step: not for bitsandbytes' own kernel.
+    if (s.optimizerImplementation != OptimizerImplementation::Foreach && s.optimizer != Optimizer::Adam8bit)
+        line += std::string(" (") + optimizerImplementationName(s.optimizerImplementation) + ")";
     if (s.dataParallel.gpus > 1)
         line +=
             ", " + std::to_string(s.dataParallel.gpus) + " GPUs over " + interconnectName(s.dataParallel.interconnect);
@@ -50,6 +53,7 @@ std::string scenarioLine(const TrainingScenario& s) {
                 std::to_string(s.batch * s.accumulation * s.dataParallel.gpus) + ")";
     if (s.checkpointing != predictors::Checkpointing::None) line += ", " + checkpointingPhrase(s.checkpointing);
     if (s.channelsLast) line += ", channels-last";
+    if (s.keepGradients) line += ", gradients kept between steps";
     return line;
 }
 
@@ -156,11 +160,13 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
         const TrainingScenario& s = predictions.front().scenario;
         out["scenario"] = {{"precision", trainingPrecisionName(s.precision)},
                            {"optimizer", optimizerName(s.optimizer)},
+                           {"optimizer_implementation", optimizerImplementationName(s.optimizerImplementation)},
                            {"gpus", s.dataParallel.gpus},
                            {"interconnect", interconnectName(s.dataParallel.interconnect)},
                            {"checkpointing", checkpointingName(s.checkpointing)},
                            {"accumulation", s.accumulation},
                            {"channels_last", s.channelsLast},
+                           {"keep_gradients", s.keepGradients},
                            {"zero_stage", s.dataParallel.zeroStage}};
     }
     ordered_json a = ordered_json::array();

@@ -19,6 +19,11 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
     cmd.add_option("--optimizer", o.optimizer,
                    "sgd, sgd-momentum, adam, adamw or adam8bit (default: the profile's, else adamw for a language "
                    "model, sgd-momentum for a vision model, sgd otherwise)");
+    cmd.add_option("--optimizer-impl", o.optimizerImplementation,
+                   "how the optimizer's update runs: foreach (PyTorch's default: a kernel per operation over "
+                   "every tensor, Adam with a parameter-sized temporary), for-loop (foreach=False, Hugging "
+                   "Face's adamw_hf: kernels per tensor, a temporary the size of the largest) or fused "
+                   "(fused=True, apex's FusedAdam: one pass, no temporary)");
     cmd.add_option("--seq", o.seq, "sequence length of a sequence model (default: the profile's, else the model's)")
         ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
     cmd.add_option("--gpus", o.gpus, "data-parallel GPUs (default 1)")->check(CLI::Range(1, 65536));
@@ -40,6 +45,10 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
                  "activations in the channels-last memory format (model.to(memory_format=torch.channels_last)): "
                  "tensor-core convolutions then run without cuDNN's layout transposes (default: PyTorch's "
                  "channels-first)");
+    cmd.add_flag("--keep-gradients", o.keepGradients,
+                 "zero_grad zeroes the gradients instead of freeing them (set_to_none=False, PyTorch's default "
+                 "before 2.0): they stay allocated through the next forward (gradient accumulation keeps them "
+                 "anyway)");
     cmd.add_option("--zero", o.zero,
                    "ZeRO stage over the data-parallel GPUs: 1 shards optimizer states, 2 also gradients, 3 also "
                    "parameters (default 0: DDP)");
@@ -124,6 +133,11 @@ TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Opt
                                                 " (sgd, sgd-momentum, adam, adamw or adam8bit)");
         s.optimizer = *opt;
     }
+    auto implementation = parseOptimizerImplementation(o.optimizerImplementation);
+    if (!implementation)
+        throw ModelError("--optimizer-impl", "unknown optimizer implementation " + quoted(o.optimizerImplementation) +
+                                                 " (" + optimizerImplementationNames() + ")");
+    s.optimizerImplementation = *implementation;
     auto link = parseInterconnect(o.interconnect);
     if (!link)
         throw ModelError("--interconnect",
@@ -144,6 +158,7 @@ TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Opt
                                                std::to_string(o.accumulation));
     s.accumulation = o.accumulation;
     s.channelsLast = o.channelsLast;
+    s.keepGradients = o.keepGradients;
     if (o.zero < 0 || o.zero > 3)
         throw ModelError("--zero", "the ZeRO stage must be 0, 1, 2 or 3, got " + std::to_string(o.zero));
     if (o.fsdp && o.zero != 0 && o.zero != 3)

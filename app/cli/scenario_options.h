@@ -22,6 +22,7 @@ std::string quoted(const std::string& s);
 
 struct ScenarioOptions {
     std::string optimizer;  // "" : the profile's, else the model's kind's (predictors/choice/model_defaults.h)
+    std::string optimizerImplementation = "foreach";
     int64_t seq = 0;        // 0: the profile's, else the model's
     int gpus = 1;
     std::string interconnect = "nvlink";
@@ -30,6 +31,7 @@ struct ScenarioOptions {
     std::string checkpointing;  // "": none; a Checkpointing name
     int64_t accumulation = 1;
     bool channelsLast = false;
+    bool keepGradients = false;
     int zero = 0;
     bool fsdp = false;
     // Fine-tuning set-up (core/include/trainscope/core/fine_tuning.h), applied to the model graph.

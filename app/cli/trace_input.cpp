@@ -27,6 +27,9 @@ void refuseModelOptionsForTrace(const ScenarioOptions& s) {
     if (!s.checkpointing.empty()) refuse("--checkpointing", noGraph + "checkpointing applies to a model");
     if (s.accumulation != 1) refuse("--accumulation", noGraph + "accumulation applies to a model");
     if (s.channelsLast) refuse("--channels-last", noGraph + "its kernels ran in the memory format it recorded");
+    if (s.optimizerImplementation != "foreach")
+        refuse("--optimizer-impl", noGraph + "its optimizer's kernels are the ones it recorded");
+    if (s.keepGradients) refuse("--keep-gradients", noGraph + "the memory figures apply to a model");
     if (s.seq > 0) refuse("--seq", noGraph + "its sequence length cannot be changed");
 }
 

@@ -28,6 +28,8 @@ ExplorerSettings AppSettings::explorer(const ExplorerSettings& defaults) const {
     s.zeroStage = std::clamp(settings_.value("zero_stage", s.zeroStage).toInt(), 0, 3);
     s.accumulation = std::clamp<qlonglong>(settings_.value("accumulation", qlonglong(s.accumulation)).toLongLong(), 1, 1024);
     s.channelsLast = settings_.value("channels_last", s.channelsLast).toBool();
+    if (auto i = parseOptimizerImplementation(settings_.value("optimizer_implementation").toString().toStdString()))
+        s.optimizerImplementation = *i;
     // A policy's name; an older file's true (checkpointing on) reads as every block.
     const QString ckpt = settings_.value("checkpointing").toString();
     if (auto c = parseCheckpointing(ckpt.toStdString()))
@@ -49,6 +51,7 @@ void AppSettings::setExplorer(const ExplorerSettings& s) {
     settings_.setValue("zero_stage", s.zeroStage);
     settings_.setValue("accumulation", qlonglong(s.accumulation));
     settings_.setValue("channels_last", s.channelsLast);
+    settings_.setValue("optimizer_implementation", optimizerImplementationName(s.optimizerImplementation));
     settings_.endGroup();
 }
 

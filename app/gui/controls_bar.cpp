@@ -70,6 +70,17 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
     for (Optimizer o : kAllOptimizers) optimizer_->addItem(optimizerName(o), int(o));
     connect(optimizer_, &QComboBox::currentIndexChanged, this,
             [this](int) { state_.setOptimizer(Optimizer(optimizer_->currentData().toInt())); });
+    optimizerImplementation_ = new QComboBox(this);
+    optimizerImplementation_->setObjectName("optimizerImplementation");
+    optimizerImplementation_->setToolTip(
+        tr("How the optimizer's update runs: foreach (PyTorch's default: a kernel per operation over every tensor; "
+           "Adam keeps a parameter-sized temporary), for-loop (foreach=False, Hugging Face's adamw_hf: kernels per "
+           "tensor, each issued from Python) or fused (fused=True, apex's FusedAdam: one pass, no temporary)"));
+    for (OptimizerImplementation i : kAllOptimizerImplementations)
+        optimizerImplementation_->addItem(optimizerImplementationName(i), int(i));
+    connect(optimizerImplementation_, &QComboBox::currentIndexChanged, this, [this](int) {
+        state_.setOptimizerImplementation(OptimizerImplementation(optimizerImplementation_->currentData().toInt()));
+    });
 
     // Another length is another analysis of the model, made off the GUI thread: only when the
     // value is entered (Enter, the arrows, leaving the box), not at every key.
@@ -176,6 +187,7 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
     row->addWidget(precision_);
     row->addWidget(new QLabel(tr("Optimizer:"), this));
     row->addWidget(optimizer_);
+    row->addWidget(optimizerImplementation_);
     row->addWidget(seqLabel_);
     row->addWidget(seq_);
     row->addWidget(new QLabel(tr("GPU:"), this));
@@ -199,11 +211,12 @@ void ControlsBar::follow() {
         // The controls show the state without writing it back.
         const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_),
             b7(interconnect_), b8(checkpointing_), b9(seq_), b10(sharding_), b11(accumulation_), b12(lora_),
-            b13(channelsLast_);
+            b13(channelsLast_), b14(optimizerImplementation_);
         batchSlider_->setValue(sliderAtBatch(s.batch));
         batchSpin_->setValue(int(s.batch));
         precision_->setCurrentIndex(precision_->findData(int(s.precision)));
         optimizer_->setCurrentIndex(optimizer_->findData(int(s.optimizer)));
+        optimizerImplementation_->setCurrentIndex(optimizerImplementation_->findData(int(s.optimizerImplementation)));
         gpu_->setCurrentIndex(gpu_->findData(QString::fromStdString(s.gpuId)));
         gpuCount_->setValue(s.gpus);
         interconnect_->setCurrentIndex(interconnect_->findData(int(s.interconnect)));
@@ -217,6 +230,8 @@ void ControlsBar::follow() {
     // Only a model with a sequence dimension has a length to set, only one with convolutions a
     // memory format.
     channelsLast_->setVisible(state_.modelHasConvolutions());
+    // bitsandbytes' 8-bit Adam is its own fused kernel whatever the choice.
+    optimizerImplementation_->setVisible(s.optimizer != Optimizer::Adam8bit);
     seq_->setVisible(modelSeq > 0);
     seqLabel_->setVisible(modelSeq > 0);
     // A trace ran at its own optimizer and GPU count; its batch size and precision change where its
@@ -224,8 +239,8 @@ void ControlsBar::follow() {
     const TraceDocument* trace = state_.trace();
     const QString recorded = trace ? tr("A trace runs as it was recorded") : QString();
     for (QWidget* control :
-         std::initializer_list<QWidget*>{optimizer_, gpuCount_, interconnect_, checkpointing_, seq_, sharding_, accumulation_, lora_,
-                                         channelsLast_}) {
+         std::initializer_list<QWidget*>{optimizer_, optimizerImplementation_, gpuCount_, interconnect_, checkpointing_, seq_,
+                                         sharding_, accumulation_, lora_, channelsLast_}) {
         control->setEnabled(!trace);
         control->setStatusTip(recorded);
     }

@@ -31,6 +31,7 @@ public:
     QSlider* batchSlider() const { return batchSlider_; }
     QSpinBox* batchSpin() const { return batchSpin_; }
     QComboBox* optimizerBox() const { return optimizer_; }
+    QComboBox* optimizerImplementationBox() const { return optimizerImplementation_; }
     QSpinBox* sequenceSpin() const { return seq_; }
     QComboBox* checkpointingBox() const { return checkpointing_; }
     QComboBox* shardingBox() const { return sharding_; }
@@ -45,6 +46,7 @@ private:
     QSpinBox* batchSpin_ = nullptr;
     QComboBox* precision_ = nullptr;
     QComboBox* optimizer_ = nullptr;
+    QComboBox* optimizerImplementation_ = nullptr;
     QSpinBox* seq_ = nullptr;
     QLabel* seqLabel_ = nullptr;
     QComboBox* gpu_ = nullptr;

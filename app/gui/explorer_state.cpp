@@ -245,6 +245,13 @@ void ExplorerState::setAccumulation(int64_t microBatches) {
     requestPredictions();
 }
 
+void ExplorerState::setOptimizerImplementation(OptimizerImplementation implementation) {
+    if (implementation == settings_.optimizerImplementation) return;
+    settings_.optimizerImplementation = implementation;
+    Q_EMIT settingsChanged();
+    requestPredictions();
+}
+
 void ExplorerState::setChannelsLast(bool channelsLast) {
     if (channelsLast == settings_.channelsLast) return;
     settings_.channelsLast = channelsLast;

@@ -109,6 +109,7 @@ public:
     void setZeroStage(int stage);             // 0 (DDP) to 3 (FSDP full sharding)
     void setAccumulation(int64_t microBatches);  // 1 to 1024
     void setChannelsLast(bool channelsLast);
+    void setOptimizerImplementation(predictors::OptimizerImplementation implementation);
     // The open model has convolutions (the memory format matters only to them).
     bool modelHasConvolutions() const;
     void setLoraRank(int64_t rank);              // 0 (full fine-tuning) to 4096: another analysis

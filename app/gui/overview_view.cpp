@@ -173,6 +173,8 @@ void OverviewView::refresh() {
         if (s.accumulation > 1) more += tr(" · accumulation × %1").arg(s.accumulation);
         if (s.loraRank > 0) more += tr(" · LoRA rank %1").arg(s.loraRank);
         if (s.channelsLast) more += tr(" · channels-last");
+        if (s.optimizerImplementation != OptimizerImplementation::Foreach && s.optimizer != Optimizer::Adam8bit)
+            more += tr(" · %1 optimizer step").arg(optimizerImplementationName(s.optimizerImplementation));
         if (s.checkpointing != Checkpointing::None)
             more += " · " + QString::fromStdString(checkpointingPhrase(s.checkpointing));
         return more;

@@ -11,7 +11,8 @@ namespace ts::gui {
 using namespace ts::predictors;
 
 bool ExplorerSettings::sameButBatch(const ExplorerSettings& o) const {
-    return precision == o.precision && optimizer == o.optimizer && gpuId == o.gpuId && gpus == o.gpus &&
+    return precision == o.precision && optimizer == o.optimizer &&
+           optimizerImplementation == o.optimizerImplementation && gpuId == o.gpuId && gpus == o.gpus &&
            interconnect == o.interconnect && checkpointing == o.checkpointing && zeroStage == o.zeroStage &&
            accumulation == o.accumulation && loraRank == o.loraRank && seq == o.seq && channelsLast == o.channelsLast;
 }
@@ -52,6 +53,7 @@ TrainingScenario scenarioOf(const ExplorerSettings& s) {
     t.batch = s.batch;
     t.precision = s.precision;
     t.optimizer = s.optimizer;
+    t.optimizerImplementation = s.optimizerImplementation;
     t.dataParallel.gpus = s.gpus;
     t.dataParallel.interconnect = s.interconnect;
     t.checkpointing = s.checkpointing;

@@ -26,6 +26,8 @@ struct ExplorerSettings {
     int64_t batch = 32;
     predictors::TrainingPrecision precision = predictors::TrainingPrecision::Fp32;
     predictors::Optimizer optimizer = predictors::Optimizer::Sgd;
+    // How its update runs (PyTorch's foreach=, fused=); remembered between sessions.
+    predictors::OptimizerImplementation optimizerImplementation = predictors::OptimizerImplementation::Foreach;
     std::string gpuId = "a100-sxm4-80gb";
     int gpus = 1;
     predictors::InterconnectKind interconnect = predictors::InterconnectKind::NvLink;

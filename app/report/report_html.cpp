@@ -52,6 +52,8 @@ QString rowOpen(const HardwareChoiceRow& r) {
 QString scenarioLine(const HardwareChoice& c) {
     const TrainingScenario& s = c.base;
     QString line = QString("optimizer %1").arg(optimizerName(s.optimizer));
+    if (s.optimizerImplementation != OptimizerImplementation::Foreach && s.optimizer != Optimizer::Adam8bit)
+        line += QString(" (%1)").arg(optimizerImplementationName(s.optimizerImplementation));
     line += QString(", %1 GPU%2 per run").arg(s.dataParallel.gpus).arg(s.dataParallel.gpus == 1 ? "" : "s");
     if (s.dataParallel.gpus > 1)
         line += s.dataParallel.interconnect == InterconnectKind::NvLink
@@ -64,6 +66,7 @@ QString scenarioLine(const HardwareChoice& c) {
     if (s.checkpointing != predictors::Checkpointing::None)
         line += ", " + QString::fromStdString(checkpointingPhrase(s.checkpointing));
     if (s.channelsLast) line += ", activations channels-last";
+    if (s.keepGradients) line += ", gradients kept between steps";
     line += c.options.batch > 0 ? QString(", batch %1 per GPU (fixed)").arg(c.options.batch)
                                 : QString(", batch size chosen per GPU");
     if (c.options.precisions.empty()) {

@@ -81,4 +81,28 @@ std::string optimizerNames() {
     return listOf(kAllOptimizers, &optimizerName);
 }
 
+const char* optimizerImplementationName(OptimizerImplementation i) {
+    switch (i) {
+        case OptimizerImplementation::Foreach:
+            return "foreach";
+        case OptimizerImplementation::ForLoop:
+            return "for-loop";
+        case OptimizerImplementation::Fused:
+            return "fused";
+    }
+    return "?";
+}
+
+std::optional<OptimizerImplementation> parseOptimizerImplementation(const std::string& name) {
+    const std::string n = lower(name);
+    if (n == "forloop" || n == "loop") return OptimizerImplementation::ForLoop;
+    for (OptimizerImplementation i : kAllOptimizerImplementations)
+        if (n == optimizerImplementationName(i)) return i;
+    return std::nullopt;
+}
+
+std::string optimizerImplementationNames() {
+    return listOf(kAllOptimizerImplementations, &optimizerImplementationName);
+}
+
 }  // namespace ts

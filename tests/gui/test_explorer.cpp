@@ -24,6 +24,8 @@
 using namespace ts::gui;
 using ts::predictors::Checkpointing;
 using ts::predictors::TrainingPrecision;
+using ts::predictors::Optimizer;
+using ts::predictors::OptimizerImplementation;
 
 namespace {
 
@@ -263,6 +265,29 @@ private Q_SLOTS:
         MainWindow other(bert);
         other.show();
         QVERIFY(!other.channelsLastBox()->isVisible());
+    }
+
+    // How the optimizer runs, from its control: a fused step is faster than foreach's passes and
+    // keeps no temporary; the title says so; hidden for bitsandbytes' 8-bit Adam (its own kernel).
+    void optimizerImplementationFollowsTheControl() {
+        ExplorerState state;
+        QVERIFY(state.openModel("zoo:bert_base?seq=64"));
+        MainWindow window(state);
+        window.show();
+        window.batchSpin()->setValue(8);
+        state.setOptimizer(Optimizer::AdamW);
+        state.waitForPredictions();
+        const double foreachMs = state.current().optimizerMs.value;
+        QComboBox* box = window.optimizerImplementationBox();
+        QVERIFY(box->isVisible());
+        box->setCurrentIndex(box->findData(int(OptimizerImplementation::Fused)));
+        QCOMPARE(state.settings().optimizerImplementation, OptimizerImplementation::Fused);
+        state.waitForPredictions();
+        QVERIFY(state.current().optimizerMs.value < foreachMs / 2);
+        QCOMPARE(state.current().scenario.optimizerImplementation, OptimizerImplementation::Fused);
+        QVERIFY(window.findChild<QLabel*>("overviewTitle")->text().contains("fused optimizer step"));
+        state.setOptimizer(Optimizer::Adam8bit);
+        QVERIFY(!box->isVisible());
     }
 
     void batchSliderScaleRoundTrips() {

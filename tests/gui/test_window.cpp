@@ -29,6 +29,7 @@ using namespace ts::gui;
 using ts::predictors::Checkpointing;
 using ts::predictors::PredictionSource;
 using ts::predictors::TrainingPrecision;
+using ts::predictors::OptimizerImplementation;
 
 namespace {
 
@@ -216,6 +217,7 @@ private Q_SLOTS:
             state.setZeroStage(3);
             state.setAccumulation(4);
             state.setCheckpointing(Checkpointing::EveryOtherBlock);
+            state.setOptimizerImplementation(OptimizerImplementation::ForLoop);
             state.waitForPredictions();
             state.setGoal({3, 5e5});
             for (int i = 0; i < AppSettings::kMaxRecent + 3; ++i) settings.addRecentFile(QString("zoo:m%1").arg(i));
@@ -234,6 +236,7 @@ private Q_SLOTS:
         QCOMPARE(state.settings().zeroStage, 3);
         QCOMPARE(state.settings().accumulation, int64_t(4));
         QCOMPARE(state.settings().checkpointing, Checkpointing::EveryOtherBlock);
+        QCOMPARE(state.settings().optimizerImplementation, OptimizerImplementation::ForLoop);
         QCOMPARE(state.goal().epochs, 3.0);
         QCOMPARE(state.goal().datasetSamples, 5e5);
     }

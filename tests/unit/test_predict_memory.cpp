@@ -215,3 +215,56 @@ TEST(PredictMemory, ModelTooLargeForAGpuHasNoBatchThatFits) {
     EXPECT_EQ(r.maxBatch.value, 0);
     EXPECT_FALSE(r.fits);
 }
+
+TEST(PredictMemory, AdamsTemporaryFollowsHowTheStepRuns) {
+    // The denominator sqrt(v) / c2 + eps: foreach computes it for every tensor at once, a for-loop
+    // for one tensor at a time (the largest: fc1's weight), a fused kernel in registers.
+    const ModelAnalysis m(mlp());
+    const double largest = 4.0 * 256 * 512;
+    EXPECT_DOUBLE_EQ(modelStates(m, TrainingPrecision::Fp32, Optimizer::Adam, 1, 0).stepTemporaries, 4 * kParams);
+    EXPECT_DOUBLE_EQ(
+        modelStates(m, TrainingPrecision::Fp32, Optimizer::AdamW, 1, 0, OptimizerImplementation::ForLoop).stepTemporaries,
+        largest);
+    EXPECT_DOUBLE_EQ(
+        modelStates(m, TrainingPrecision::Fp32, Optimizer::Adam, 1, 0, OptimizerImplementation::Fused).stepTemporaries, 0);
+    for (OptimizerImplementation i : kAllOptimizerImplementations)
+        EXPECT_DOUBLE_EQ(modelStates(m, TrainingPrecision::Fp32, Optimizer::SgdMomentum, 1, 0, i).stepTemporaries, 0);
+    // The predictor passes the scenario's implementation on: a smaller temporary, a lower peak
+    // wherever the step is the peak (no activations at batch 1 of a tiny model).
+    const GpuDatabase& db = GpuDatabase::builtin();
+    TrainingPredictor predictor(mlp());
+    TrainingScenario s;
+    s.batch = 1;
+    s.optimizer = Optimizer::Adam;
+    const double foreach = predictor.predict(db.get("a100-sxm4-40gb"), s).peakMemoryBytes.value;
+    s.optimizerImplementation = OptimizerImplementation::Fused;
+    const double fused = predictor.predict(db.get("a100-sxm4-40gb"), s).peakMemoryBytes.value;
+    EXPECT_LT(fused, foreach);
+}
+
+TEST(PredictMemory, PersistingGradientsAreAllocatedBesideTheActivations) {
+    // Backward frees saved activations as it allocates gradients, so the peak holds part of each.
+    // When the gradients persist (accumulated micro-batches add to them; zero_grad that zeroes them)
+    // the next forward ends with all of them and every saved activation.
+    const ModelAnalysis m(mlp());
+    const GpuSpec& a100 = gpu("a100-sxm4-40gb");
+    const double n = 64;  // activations (ReLU's [n, 512] output) comparable with the gradients
+    const MemoryBreakdown freed = MemoryModel(m, TrainingPrecision::Fp32, Optimizer::Sgd, Checkpointing::None, 1).at(n, a100);
+    const MemoryBreakdown kept = MemoryModel(m, TrainingPrecision::Fp32, Optimizer::Sgd, Checkpointing::None, 1, 0,
+                                             OptimizerImplementation::Foreach, true)
+                                     .at(n, a100);
+    EXPECT_GE(kept.peakAllocated, kept.weights + kept.gradients + kept.activations + kept.inputs);
+    EXPECT_GT(kept.peakAllocated, freed.peakAllocated);
+    EXPECT_LE(kept.peakAllocated - freed.peakAllocated, kept.gradients);
+    // Through the predictor: accumulation keeps them, and so does --keep-gradients.
+    TrainingPredictor predictor(mlp());
+    TrainingScenario s;
+    s.batch = 64;
+    const double once = predictor.predict(a100, s).memory.peakAllocated;
+    s.accumulation = 2;
+    EXPECT_DOUBLE_EQ(predictor.predict(a100, s).memory.peakAllocated, kept.peakAllocated);
+    s.accumulation = 1;
+    s.keepGradients = true;
+    EXPECT_DOUBLE_EQ(predictor.predict(a100, s).memory.peakAllocated, kept.peakAllocated);
+    EXPECT_GT(kept.peakAllocated, once);
+}

@@ -148,6 +148,21 @@ int bahdanauAttention(ModelBuilder& b, int query, int keys) {
     return b.transpose(context, {1, 0, 2});
 }
 
+// The reference's criterion (seq2seq/train/smoothing.py LabelSmoothing, smoothing 0.1): the
+// log-probabilities over the vocabulary in fp32 (log_softmax(..., dtype=float32), the widest tensor
+// of the step), the target's (a gather) and their mean over the vocabulary, mixed and summed.
+// Labels are the target tokens (the reference shifts them by one: the same shape).
+int labelSmoothingLoss(ModelBuilder& b, int logits, int labels, int64_t vocab) {
+    constexpr double kSmoothing = 0.1;
+    auto s = b.scope("criterion");
+    int logprobs = b.op1("LogSoftmax", {b.reshape(logits, {-1, vocab})}, {{"axis", int64_t{-1}}});
+    int nll = b.op1("NegativeLogLikelihoodLoss", {logprobs, b.reshape(labels, {-1})},
+                    {{"reduction", std::string("none")}});
+    int smooth = b.op1("ReduceMean", {logprobs}, {{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t{0}}});
+    int mixed = b.add(b.scale(nll, 1 - kSmoothing), b.scale(smooth, kSmoothing));
+    return b.op1("ReduceSum", {mixed}, {{"keepdims", int64_t{0}}});
+}
+
 }  // namespace
 
 Graph buildGnmt(const ZooArgs& a) {
@@ -191,7 +206,7 @@ Graph buildGnmt(const ZooArgs& a) {
         auto classifier = b.scope("classifier");
         logits = b.linear("classifier", x, vocab);
     }
-    return b.finish({logits});
+    return b.finish({logits, labelSmoothingLoss(b, logits, tgt, vocab)});
 }
 
 }  // namespace ts::zoo

@@ -321,6 +321,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                 trainableParameters += int64_t(elements);
                 if (elements < kSmallTensorElements) smallTrainableParameters += int64_t(elements);
                 ++parameterTensors;
+                largestParameterBytes = std::max(largestParameterBytes, bytes);
             }
         }
         parameters += a.parameters;

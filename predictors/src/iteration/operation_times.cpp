@@ -54,17 +54,21 @@ std::optional<std::string> missing(const GpuSpec& gpu, ComputePrecision p, const
 // DRAM bytes per parameter and passes of torch.optim's default foreach implementations (fp32
 // state): sgd: p -= lr g (12 B); momentum: buf *= m; buf += g; p -= lr buf (32 B, 3 passes);
 // adam: m.lerp_(g); v *= b2; v.addcmul_(g, g); d = v.sqrt(); d /= c2; d += eps; p.addcdiv_(m, d)
-// (72 B, 7 passes); adamw adds p *= 1 - lr wd (80 B, 8). Autocast adds the grad scaler's unscale
-// and inf check (8 B, 1 pass).
+// (72 B, 7 passes); adamw adds p *= 1 - lr wd (80 B, 8). A fused step reads and writes each
+// tensor once: momentum 20 B (p, g, buf in; p, buf out), adam and adamw 28 B (p, g, m, v in; p, m, v
+// out). A for-loop runs foreach's passes one tensor at a time. Autocast adds the grad scaler's
+// unscale and inf check (8 B, 1 pass).
 struct OptimizerTraffic {
     double bytesPerParameter = 12;
     double passes = 1;
 };
-OptimizerTraffic optimizerTraffic(Optimizer o, TrainingPrecision p) {
+OptimizerTraffic optimizerTraffic(Optimizer o, TrainingPrecision p,
+                                  OptimizerImplementation implementation = OptimizerImplementation::Foreach) {
     OptimizerTraffic t;
-    if (o == Optimizer::SgdMomentum) t = {32, 3};
-    if (o == Optimizer::Adam) t = {72, 7};
-    if (o == Optimizer::AdamW) t = {80, 8};
+    const bool fused = implementation == OptimizerImplementation::Fused;
+    if (o == Optimizer::SgdMomentum) t = fused ? OptimizerTraffic{20, 1} : OptimizerTraffic{32, 3};
+    if (o == Optimizer::Adam) t = fused ? OptimizerTraffic{28, 1} : OptimizerTraffic{72, 7};
+    if (o == Optimizer::AdamW) t = fused ? OptimizerTraffic{28, 1} : OptimizerTraffic{80, 8};
     // bitsandbytes' fused 8-bit step: reads parameter, gradient and both 1-byte states, writes the
     // parameter and the states (4 + 4 + 1 + 1 + 4 + 1 + 1; the block constants are negligible).
     if (o == Optimizer::Adam8bit) t = {16, 1};
@@ -244,18 +248,18 @@ const StreamModel& StreamModel::shipped() {
         // for them: ResNeXt, EfficientNet) 0.20 of a dense convolution's rate and bandwidth, FP32 GEMMs
         // on CUDA cores 1.25 of the scaling table's sustained rate (0.94 of the FP32 peak; the table's
         // rate was fitted on isolated operators, host floors included), FP32 3x3 stride-1
-        // convolutions 2.5 times their FLOP rate (cuDNN's Winograd kernels: F(4x4, 3x3) needs 4 times
-        // fewer multiplications, less its transforms), and one GPU's step time spreads by 7% (standard
+        // convolutions 2.4 times their FLOP rate (cuDNN's Winograd kernels: F(4x4, 3x3) needs 4 times
+        // fewer multiplications, less its transforms), and one GPU's step time spreads by 6% (standard
         // deviation), which synchronous data parallelism pays as the wait for the slowest GPU.
-        // Leave-one-model-out mean error 17.1%, leave one GPU out 17.9% (docs/prediction.md, step 10);
+        // Leave-one-model-out mean error 13.5%, leave one GPU out 14.3% (docs/prediction.md, step 11);
         // the constants chosen with each model family or GPU architecture left out stay within
-        // 0.80-0.90, 0.95-1.0, 0.20-0.5, 1.2-1.25, 1.8-3.0 and 0.05-0.08.
+        // 0.80-0.90, 0.95-1.0, 0.20-0.5, 1.25, 1.9-3.0 and 0.05-0.07.
         s.convEfficiency = 0.90;
         s.memoryEfficiency = 1.0;
         s.groupedConvEfficiency = 0.20;
         s.fp32Efficiency = 1.25;
-        s.winogradSpeedup = 2.5;
-        s.stepTimeSpread = 0.07;
+        s.winogradSpeedup = 2.4;
+        s.stepTimeSpread = 0.06;
         // Measured on the development CPU (torch 2.15 eager, tiny CPU tensors: dispatch and autograd
         // bookkeeping only) 9-24 us per forward operator; a CUDA launch adds a few microseconds.
         // Assumed for a GPU server's CPU: 15 us forward, 15 us per autograd node, 8 us per cast.
@@ -443,16 +447,29 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
     return out;
 }
 
+// Kernels of one optimizer step: multi_tensor_apply (foreach, fused) launches a kernel per chunk of
+// tensors per pass (at most 110 per launch, fewer for several operand lists: ~64 on average); a
+// for-loop launches one per tensor per pass.
+double optimizerLaunches(const ModelAnalysis& m, const OptimizerTraffic& t, OptimizerImplementation implementation) {
+    const double tensors = double(std::max<int64_t>(1, m.parameterTensors));
+    return t.passes * (implementation == OptimizerImplementation::ForLoop ? tensors : std::ceil(tensors / 64));
+}
+
 OptimizerStepTimes optimizerStepTimes(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, TrainingPrecision p,
-                                      const StreamModel& model, const KernelScalingTable& table) {
-    const OptimizerTraffic t = optimizerTraffic(o, p);
+                                      OptimizerImplementation implementation, const StreamModel& model,
+                                      const KernelScalingTable& table) {
+    const OptimizerTraffic t = optimizerTraffic(o, p, implementation);
     const GpuOpStats st = table.forClass("add").unseen;  // as prepareIterationTimes
     const double bw = *gpu.memoryBandwidthGBs * 1e9;
-    const double launches = t.passes * std::ceil(double(std::max<int64_t>(1, m.parameterTensors)) / 64);
+    const double launches = optimizerLaunches(m, t, implementation);
     OptimizerStepTimes s;
     s.gpuMs = double(m.trainableParameters) * t.bytesPerParameter / (bw * st.memEff * model.memoryEfficiency) * 1e3 +
               launches * model.kernelOverheadUs * 1e-3;
-    s.hostMs = t.passes * model.hostOptimizerPassUs * 1e-3 + launches * model.hostCastUs * 1e-3;
+    // A for-loop's every kernel is one eager operator from Python (assumed to cost the host what a
+    // cast's dispatch does); foreach and fused pay a list operator per pass plus each launch.
+    s.hostMs = implementation == OptimizerImplementation::ForLoop
+                   ? launches * model.hostCastUs * 1e-3
+                   : t.passes * model.hostOptimizerPassUs * 1e-3 + launches * model.hostCastUs * 1e-3;
     return s;
 }
 
@@ -467,15 +484,13 @@ BatchPoly backwardBytes(const AnalyzedOp& op, const OpBytes& b) {
 }
 
 double optimizerStepMs(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, TrainingPrecision p,
-                       const KernelScalingTable& table) {
-    const OptimizerTraffic t = optimizerTraffic(o, p);
+                       const KernelScalingTable& table, OptimizerImplementation implementation) {
+    const OptimizerTraffic t = optimizerTraffic(o, p, implementation);
     const double bytes = t.bytesPerParameter, passes = t.passes;
     const ClassScaling& add = table.forClass("add");
     const GpuOpStats st = table.statsFor(add, gpu);
     const double bw = *gpu.memoryBandwidthGBs * 1e9;
-    // multi_tensor_apply launches a kernel per chunk of tensors (at most 110 per launch, fewer for
-    // several operand lists): ~64 on average.
-    const double launches = passes * std::ceil(double(std::max<int64_t>(1, m.parameterTensors)) / 64);
+    const double launches = optimizerLaunches(m, t, implementation);
     return double(m.trainableParameters) * bytes / (bw * st.memEff) * 1e3 + passes * st.floorMs +
            launches * add.params.tauUs * 1e-3;
 }

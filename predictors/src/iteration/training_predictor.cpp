@@ -83,6 +83,12 @@ void perMicroBatch(IterationTimes& it, int64_t k, double waitShare) {
     it.iterationMs = {it.iterationMs.value * scale, it.iterationMs.low * scale, it.iterationMs.high * scale};
 }
 
+// Gradients stay allocated through the forward and backward when the micro-batches of an
+// accumulated step add to them, or when zero_grad keeps them (MemoryModel).
+bool gradientsPersist(const TrainingScenario& s) {
+    return s.accumulation > 1 || s.keepGradients;
+}
+
 // 16-bit weights and gradients under ZeRO (DeepSpeed's layout), or always (bf16-params).
 bool halfWeightsUnderZero(TrainingPrecision p) {
     return isMixedPrecision(p);
@@ -143,9 +149,10 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
     t->setup.checkpointing = s.checkpointing != Checkpointing::None;
     if (t->fromProfile) {
         // The profile's measured iteration outside its layers already holds the host's share.
-        t->setup.optimizerMs = optimizerStepMs(analysis_, gpu, s.optimizer, p, table_);
+        t->setup.optimizerMs = optimizerStepMs(analysis_, gpu, s.optimizer, p, table_, s.optimizerImplementation);
     } else {
-        const OptimizerStepTimes step = optimizerStepTimes(analysis_, gpu, s.optimizer, p, stream_, table_);
+        const OptimizerStepTimes step =
+            optimizerStepTimes(analysis_, gpu, s.optimizer, p, s.optimizerImplementation, stream_, table_);
         t->setup.optimizerMs = step.gpuMs;
         t->setup.optimizerHostMs = step.hostMs;
         // torch.amp's GradScaler reads its inf check on the host before stepping.
@@ -279,7 +286,8 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
             r.layout.buckets.push_back({t->bucketFirstOp[j], t->setup.bucketCommMs[j]});
     }
 
-    const MemoryModel mm(analysis_, s.precision, s.optimizer, s.checkpointing, gpus, s.dataParallel.zeroStage);
+    const MemoryModel mm(analysis_, s.precision, s.optimizer, s.checkpointing, gpus, s.dataParallel.zeroStage,
+                         s.optimizerImplementation, gradientsPersist(s));
     r.memory = mm.at(n, gpu);
     double allocator[3];
     mm.allocatorBytesAll(n, allocator);
@@ -318,7 +326,8 @@ SweepPlan::SweepPlan(const TrainingPredictor& predictor, const std::vector<const
     checkScenario(base);
     for (TrainingPrecision p : precisions)
         memory_.push_back(std::make_unique<MemoryModel>(predictor.analysis_, p, base.optimizer, base.checkpointing,
-                                                        base.dataParallel.gpus, base.dataParallel.zeroStage));
+                                                        base.dataParallel.gpus, base.dataParallel.zeroStage,
+                                                        base.optimizerImplementation, gradientsPersist(base)));
     // The largest batches probe the same batch sizes on many GPUs: the allocator's part once each.
     std::vector<std::unordered_map<int64_t, std::array<double, 3>>> probed(precisions.size());
     for (const GpuSpec* g : gpus) {

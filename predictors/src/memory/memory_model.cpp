@@ -70,9 +70,15 @@ double gpuCapacityBytes(const GpuSpec& gpu) {
 }
 
 MemoryModel::MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, Checkpointing checkpointing,
-                         int dataParallelGpus, int zeroStage)
-    : m_(m), precision_(p), optimizer_(o), checkpointing_(checkpointing), gpus_(std::max(1, dataParallelGpus)) {
-    states_ = modelStates(m, p, o, gpus_, zeroStage);
+                         int dataParallelGpus, int zeroStage, OptimizerImplementation implementation,
+                         bool gradientsPersist)
+    : m_(m),
+      precision_(p),
+      optimizer_(o),
+      checkpointing_(checkpointing),
+      gpus_(std::max(1, dataParallelGpus)),
+      gradientsPersist_(gradientsPersist) {
+    states_ = modelStates(m, p, o, gpus_, zeroStage, implementation);
     const size_t n = m.ops.size();
     savedByOp_.assign(n, BatchPoly{});
     transient_.assign(n, BatchPoly{});
@@ -86,7 +92,8 @@ MemoryModel::MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer 
     }
 }
 
-ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, int gpus, int zeroStage) {
+ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, int gpus, int zeroStage,
+                        OptimizerImplementation implementation) {
     const double n = std::max(1, gpus);
     // DeepSpeed's mixed precision under ZeRO: 16-bit weights and gradients, the fp32 master copy
     // with the optimizer states (the ZeRO paper's 2 + 2 + K bytes per parameter, K = 12 for Adam).
@@ -116,10 +123,15 @@ ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o
     s.optimizerState = zeroStage >= 1 ? optimizer / n : optimizer;
     s.ddpBuckets = gpus > 1 && zeroStage == 0 ? m.parameterBytes : 0;
     s.castCopies = isAutocast(p) && !zeroMixed;
-    // foreach Adam's one parameter-sized temporary (the denominator sqrt(v) / c2 + eps), on the
-    // GPU's shard under ZeRO; bitsandbytes' fused 8-bit step has none.
+    // Adam's denominator sqrt(v) / c2 + eps is a temporary: foreach Adam computes it for every
+    // tensor at once (parameter-sized; the GPU's shard under ZeRO), a for-loop one tensor at a time
+    // (the largest tensor's size), a fused kernel in registers (none); bitsandbytes' fused 8-bit
+    // step has none.
     const bool adam = o == Optimizer::Adam || o == Optimizer::AdamW;
-    s.stepTemporaries = adam ? m.parameterBytes / (zeroStage >= 1 ? n : 1) : 0;
+    const double shard = m.parameterBytes / (zeroStage >= 1 ? n : 1);
+    if (adam && implementation == OptimizerImplementation::Foreach) s.stepTemporaries = shard;
+    if (adam && implementation == OptimizerImplementation::ForLoop)
+        s.stepTemporaries = std::min(shard, m.largestParameterBytes);
     return s;
 }
 
@@ -134,6 +146,8 @@ void MemoryModel::allocatorPeaks(double n, const Scale* scales, int count, doubl
                                  MemoryBreakdown* parts) const {
     const PrecisionMemory& pm = m_.memoryFor(precision_);
     const double grads = states_.gradients;
+    // The gradients alive at op i's backward: those of ops >= i, or all of them when they persist.
+    auto gradientsAt = [&](size_t i) { return gradientsPersist_ ? grads : gradientsFrom_[i] * states_.gradientScale; };
     const double bucketBuffers = states_.ddpBuckets;
     const double weights = states_.weights + m_.bufferBytes;
     const double optimizer = states_.optimizerState;
@@ -149,8 +163,8 @@ void MemoryModel::allocatorPeaks(double n, const Scale* scales, int count, doubl
             largestTransient = std::max(largestTransient, t);
             for (int k = 0; k < count; ++k)
                 backwardPeak[k] =
-                    std::max(backwardPeak[k], scales[k].activations * activations +
-                                                  gradientsFrom_[i] * states_.gradientScale + scales[k].transient * t);
+                    std::max(backwardPeak[k], scales[k].activations * activations + gradientsAt(i) +
+                                                  scales[k].transient * t);
         }
     } else {
         // At the backward of op i: what ops <= i keep, the inputs of the regions begun by i, and
@@ -170,9 +184,8 @@ void MemoryModel::allocatorPeaks(double n, const Scale* scales, int count, doubl
             const double t = transient_[i].at(n);
             largestTransient = std::max(largestTransient, t);
             for (int k = 0; k < count; ++k)
-                backwardPeak[k] = std::max(backwardPeak[k], scales[k].activations * alive +
-                                                                gradientsFrom_[i] * states_.gradientScale +
-                                                                scales[k].transient * t);
+                backwardPeak[k] =
+                    std::max(backwardPeak[k], scales[k].activations * alive + gradientsAt(i) + scales[k].transient * t);
         }
     }
     const double stepTemporaries = states_.stepTemporaries;

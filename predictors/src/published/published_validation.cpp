@@ -198,6 +198,12 @@ PublishedMapping mapPublishedRows(const std::vector<PublishedRow>& rows, const j
             const auto optimizer = parseOptimizer(family->at("optimizer").get<std::string>());
             if (!optimizer) throw ModelError(origin, r.model + ": unknown optimizer");
             run.scenario.optimizer = *optimizer;
+            if (family->contains("optimizer_implementation")) {
+                const auto implementation =
+                    parseOptimizerImplementation(family->at("optimizer_implementation").get<std::string>());
+                if (!implementation) throw ModelError(origin, r.model + ": unknown optimizer implementation");
+                run.scenario.optimizerImplementation = *implementation;
+            }
             // Units per predicted sample: a number, or tokens per sequence ("seq", "2seq": source and target).
             const json u = units.at(r.unit);
             if (u.is_string())

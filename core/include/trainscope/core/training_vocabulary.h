@@ -50,6 +50,16 @@ enum class Optimizer : uint8_t { Sgd, SgdMomentum, Adam, AdamW, Adam8bit };
 inline constexpr Optimizer kAllOptimizers[] = {Optimizer::Sgd, Optimizer::SgdMomentum, Optimizer::Adam,
                                                Optimizer::AdamW, Optimizer::Adam8bit};
 
+// How the optimizer's update runs (PyTorch's `foreach=` and `fused=` arguments of torch.optim):
+// foreach (PyTorch's default on CUDA since 2.0) updates every tensor of a list per kernel, one
+// pass per operation of the update, and Adam's holds one parameter-sized temporary; for-loop is one
+// tensor at a time (`foreach=False`, Hugging Face's own `adamw_hf`), kernels per tensor and a
+// temporary the size of the largest tensor; fused (`fused=True`, apex's FusedAdam) is one pass.
+// bitsandbytes' 8-bit Adam is always its own fused kernel.
+enum class OptimizerImplementation : uint8_t { Foreach, ForLoop, Fused };
+inline constexpr OptimizerImplementation kAllOptimizerImplementations[] = {
+    OptimizerImplementation::Foreach, OptimizerImplementation::ForLoop, OptimizerImplementation::Fused};
+
 // "fp32", "fp32-strict", "tf32", "amp-fp16", "amp-bf16", "fp8"
 const char* trainingPrecisionName(TrainingPrecision p);
 const char* optimizerName(Optimizer o);  // "sgd", "sgd-momentum", "adam", "adamw", "adam8bit"
@@ -60,5 +70,8 @@ std::optional<Optimizer> parseOptimizer(const std::string& name);
 // The accepted names, for messages: "fp32, fp32-strict, tf32, amp-fp16, amp-bf16 or fp8".
 std::string trainingPrecisionNames();
 std::string optimizerNames();
+const char* optimizerImplementationName(OptimizerImplementation i);  // "foreach", "for-loop", "fused"
+std::optional<OptimizerImplementation> parseOptimizerImplementation(const std::string& name);
+std::string optimizerImplementationNames();
 
 }  // namespace ts

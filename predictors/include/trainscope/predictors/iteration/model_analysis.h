@@ -171,6 +171,7 @@ public:
     double parameterBytes = 0;             // trainable parameters at their dtype
     double bufferBytes = 0;
     int64_t parameterTensors = 0;      // trainable tensors
+    double largestParameterBytes = 0;  // the largest trainable tensor at its dtype
     std::vector<ParameterUnit> units;  // [0]: the root unit (parameters outside numbered blocks)
 
     // Bytes of the frozen parameters of `u` as stored under p: NF4, or 16 bits under autocast

@@ -126,18 +126,21 @@ struct LayoutTransposes {
 };
 LayoutTransposes layoutTransposes(const AnalyzedOp& op, const OpBytes& b, TrainingPrecision math, bool channelsLast);
 
-// One optimizer step in a training iteration: GPU time of its foreach kernels and the host's time
-// to issue them, in ms.
+// One optimizer step in a training iteration: GPU time of its kernels (foreach: a pass per
+// operation of the update over every tensor; for-loop: the same passes, a kernel per tensor each;
+// fused: one pass) and the host's time to issue them, in ms.
 struct OptimizerStepTimes {
     double gpuMs = 0;
     double hostMs = 0;
 };
 OptimizerStepTimes optimizerStepTimes(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, TrainingPrecision p,
+                                      OptimizerImplementation implementation,
                                       const StreamModel& model = StreamModel::shipped(),
                                       const KernelScalingTable& table = KernelScalingTable::builtin());
 
-// One optimizer step (PyTorch's default foreach kernels), bandwidth-bound, in ms.
+// One optimizer step, bandwidth-bound, in ms.
 double optimizerStepMs(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, TrainingPrecision p,
-                       const KernelScalingTable& table = KernelScalingTable::builtin());
+                       const KernelScalingTable& table = KernelScalingTable::builtin(),
+                       OptimizerImplementation implementation = OptimizerImplementation::Foreach);
 
 }  // namespace ts::predictors

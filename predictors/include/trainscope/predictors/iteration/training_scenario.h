@@ -19,6 +19,7 @@ using ts::kAllTrainingPrecisions;
 using ts::kElementPrecisionCount;
 using ts::kTrainingPrecisionCount;
 using ts::Optimizer;
+using ts::OptimizerImplementation;
 using ts::optimizerName;
 using ts::parseOptimizer;
 using ts::parseTrainingPrecision;
@@ -85,6 +86,7 @@ struct TrainingScenario {
     int64_t batch = 1;  // per GPU
     TrainingPrecision precision = TrainingPrecision::Fp32;
     Optimizer optimizer = Optimizer::Sgd;  // the profiler's default
+    OptimizerImplementation optimizerImplementation = OptimizerImplementation::Foreach;  // PyTorch's default
     DataParallel dataParallel;
     Checkpointing checkpointing = Checkpointing::None;
     // Gradient accumulation: `batch` is the micro-batch; the optimizer step and the gradients'
@@ -94,6 +96,9 @@ struct TrainingScenario {
     // which tensor-core convolutions run on directly; PyTorch's default is channels-first, around
     // which cuDNN transposes (prepareIterationTimes).
     bool channelsLast = false;
+    // zero_grad zeroes the gradients instead of freeing them (set_to_none=False, PyTorch's default
+    // before 2.0): they stay allocated through the next forward, as gradient accumulation keeps them.
+    bool keepGradients = false;
 };
 
 }  // namespace ts::predictors

@@ -48,7 +48,8 @@ struct ModelStates {
     double stepTemporaries = 0;  // the optimizer step's temporaries
     bool castCopies = false;     // autocast's cached 16-bit copies of the trainable weights
 };
-ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, int gpus, int zeroStage);
+ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, int gpus, int zeroStage,
+                        OptimizerImplementation implementation = OptimizerImplementation::Foreach);
 
 // Which end of each estimated category's range to take.
 enum class MemoryBound { Low, Value, High };
@@ -59,8 +60,12 @@ int64_t largestFitting(const std::function<bool(int64_t)>& fits, int64_t limit);
 
 class MemoryModel {
 public:
+    // gradientsPersist: every gradient is allocated through the forward and backward, as with
+    // gradient accumulation (the micro-batches after the first add to them) or with zero_grad that
+    // zeroes rather than frees them (PyTorch before 2.0); otherwise backward allocates them as it goes.
     MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, Checkpointing checkpointing, int dataParallelGpus,
-                int zeroStage = 0);
+                int zeroStage = 0, OptimizerImplementation implementation = OptimizerImplementation::Foreach,
+                bool gradientsPersist = false);
 
     // Every category at per-GPU batch n on `gpu`.
     MemoryBreakdown at(double n, const GpuSpec& gpu, MemoryBound bound = MemoryBound::Value) const;
@@ -92,6 +97,7 @@ private:
     Optimizer optimizer_;
     Checkpointing checkpointing_;
     int gpus_;
+    bool gradientsPersist_ = false;
     ModelStates states_;
     std::vector<BatchPoly> savedByOp_;   // saved tensors freed after each op's backward
     std::vector<BatchPoly> transient_;   // gradient buffers alive during each op's backward
