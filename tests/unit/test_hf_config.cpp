@@ -63,6 +63,10 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
         // The models of torchtitan's published runs (docs/prediction.md, LLM training throughput).
         {"llama-2-13b.json", 13'015'864'320},   {"llama-2-70b.json", 68'976'648'192},
         {"llama-3-8b.json", 8'030'261'248},     {"llama-3-70b.json", 70'553'706'496},
+        // Qwen (v1) in qwen2's form, the models of Qwen's published LoRA runs (scripts/validate_lora_runs.py):
+        // transformers counts them as above (1.84, 7.72 and 14.17 billion).
+        {"qwen-1.8b.json", 1'836'828'672},      {"qwen-7b.json", 7'721'324'544},
+        {"qwen-14b.json", 14'167'290'880},
     };
     for (const auto& [file, params] : expected) {
         ts::Graph g = ts::loadModel(kConfigs + file);
