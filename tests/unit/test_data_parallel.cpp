@@ -101,3 +101,45 @@ TEST(DataParallel, TheSlowestGpusWaitGrowsWithGpusAndShrinksWithAccumulation) {
     }
     EXPECT_NEAR(slowestGpuWaitShare(8, 16, 0.06), slowestGpuWaitShare(8, 1, 0.06) / 4, 1e-12);
 }
+
+// A DGX-1's hybrid cube-mesh joins its V100s by 1 or 2 NVLinks a pair (nvidia-smi topo -m: GPU0-GPU1
+// NV1, GPU0-GPU3 NV2, ...): NCCL's rings run over direct links, so a job on the first N GPUs has only
+// the links among them. Each link carries 25 GB/s a direction (300 GB/s bidirectional over 6 links).
+TEST(DataParallel, AMeshJobHasTheLinksAmongItsGpus) {
+    std::string why;
+    DataParallel dp;
+    dp.interconnect = InterconnectKind::NvLink;
+    const GpuSpec& v100 = gpu("v100-sxm2-16gb");
+    // GPUs 0 and 1: one link.
+    dp.gpus = 2;
+    auto two = linkFor(v100, dp, why);
+    ASSERT_TRUE(two) << why;
+    EXPECT_EQ(two->used, InterconnectKind::NvLink);
+    EXPECT_NEAR(two->busBandwidthGBs, 25 * 1 * 0.8, 1e-9);
+    EXPECT_NE(two->basis.find("1 of them"), std::string::npos) << two->basis;
+    // GPUs 0-3: GPU0 has NV1 + NV1 + NV2 to the others, GPU1 NV1 + NV2 + NV1: 4 links each.
+    dp.gpus = 4;
+    auto four = linkFor(v100, dp, why);
+    ASSERT_TRUE(four) << why;
+    EXPECT_NEAR(four->busBandwidthGBs, 25 * 4 * 0.8, 1e-9);
+    // All eight: every link.
+    dp.gpus = 8;
+    auto eight = linkFor(v100, dp, why);
+    ASSERT_TRUE(eight) << why;
+    EXPECT_NEAR(eight->busBandwidthGBs, 25 * 6 * 0.8, 1e-9);
+    // So the same gradients take 6 times longer to all-reduce on 2 GPUs than a full board's bandwidth says.
+    EXPECT_GT(allReduceMs(1e9, 2, *two), 5 * allReduceMs(1e9, 2, *eight));
+}
+
+// Without a link matrix (the DGX-1's P100 entry), a mesh keeps its whole NVLink bandwidth at any count.
+TEST(DataParallel, AMeshWithoutItsMatrixUsesEveryLink) {
+    std::string why;
+    DataParallel dp;
+    dp.interconnect = InterconnectKind::NvLink;
+    dp.gpus = 2;
+    const GpuSpec& p100 = gpu("p100-sxm2-16gb");
+    ASSERT_TRUE(p100.interconnect.nvlinkTopology.links.empty());
+    auto link = linkFor(p100, dp, why);
+    ASSERT_TRUE(link) << why;
+    EXPECT_NEAR(link->busBandwidthGBs, 160.0 / 2 * 0.8, 1e-9);
+}

@@ -174,6 +174,43 @@ TEST(GpuPrices, BadPurchaseOrTopologyNamesTheFileAndField) {
     EXPECT_NE(m.find("max_gpus"), std::string::npos) << m;
     m = refused(R"({"id": "t4", "interconnect": {"nvlink_topology": {"kind": "switch", "max_gpus": 8, "source": "nv-t4-page"}}})");
     EXPECT_NE(m.find("NVLink bandwidth is 0"), std::string::npos) << m;
+    // A mesh's link matrix: one row per GPU of the board, symmetric, no link to itself, on a mesh only.
+    const std::string mesh = R"({"id": "p100-sxm2-16gb", "interconnect": {"nvlink_topology": {"kind": "mesh", "max_gpus": 2, "source": "nv-pascal-whitepaper", "links": )";
+    m = refused(mesh + "[[0, 1], [2, 0]]}}}");
+    EXPECT_NE(m.find("nvlink_topology.links"), std::string::npos) << m;
+    EXPECT_NE(m.find("not symmetric"), std::string::npos) << m;
+    m = refused(mesh + "[[0, 1]]}}}");
+    EXPECT_NE(m.find("2 rows"), std::string::npos) << m;
+    m = refused(mesh + "[[1, 1], [1, 0]]}}}");
+    EXPECT_NE(m.find("itself"), std::string::npos) << m;
+    m = refused(mesh + "[[0, -1], [-1, 0]]}}}");
+    EXPECT_NE(m.find("whole number from 0 to 18"), std::string::npos) << m;
+    m = refused(R"({"id": "rtx-3090", "interconnect": {"nvlink_topology": {"kind": "bridge", "max_gpus": 2, "source": "nv-ga102-whitepaper", "links": [[0, 1], [1, 0]]}}})");
+    EXPECT_NE(m.find("only a mesh"), std::string::npos) << m;
+}
+
+// A user file can give a mesh board's link matrix; a job whose first GPUs share no direct link goes
+// over PCIe, as NCCL does, and says so.
+TEST(NvLinkTopology, AUserMatrixDecidesTheLinksOfTheFirstGpus) {
+    GpuDatabase db = GpuDatabase::builtin();
+    db.applyOverrides(R"({"format": "trainscope-gpu-database", "version": 1, "gpus": [{"id": "p100-sxm2-16gb",
+        "interconnect": {"nvlink_topology": {"kind": "mesh", "max_gpus": 4, "source": "nv-pascal-whitepaper",
+        "links": [[0, 0, 2, 2], [0, 0, 2, 2], [2, 2, 0, 0], [2, 2, 0, 0]]}}}]})",
+                      "board.json");
+    DataParallel dp;
+    dp.interconnect = InterconnectKind::NvLink;
+    std::string why;
+    dp.gpus = 2;
+    auto two = linkFor(db.get("p100-sxm2-16gb"), dp, why);
+    ASSERT_TRUE(two) << why;
+    EXPECT_EQ(two->used, InterconnectKind::Pcie);
+    EXPECT_NE(two->notice.find("not all joined"), std::string::npos) << two->notice;
+    // Four GPUs: each has its 4 links to the others: the whole 160 GB/s, 80 a direction, x 0.8.
+    dp.gpus = 4;
+    auto four = linkFor(db.get("p100-sxm2-16gb"), dp, why);
+    ASSERT_TRUE(four) << why;
+    EXPECT_EQ(four->used, InterconnectKind::NvLink);
+    EXPECT_NEAR(four->busBandwidthGBs, 160.0 / 2 * 0.8, 1e-9);
 }
 
 TEST(NvLinkTopology, EveryGpuSaysHowItsNvLinkJoinsGpus) {

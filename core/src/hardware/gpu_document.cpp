@@ -203,7 +203,7 @@ std::vector<PurchasePrice> parsePurchases(const json& j, const Where& w) {
 NvLinkTopologyInfo parseTopology(const json& j, const Where& w) {
     const std::string field = "interconnect.nvlink_topology";
     if (!j.is_object()) w.fail(field, "expected {\"kind\": \"switch\", \"max_gpus\": 8, \"source\": ...}");
-    checkKeys(j, {"kind", "max_gpus", "source", "note"}, field, w);
+    checkKeys(j, {"kind", "max_gpus", "links", "source", "note"}, field, w);
     NvLinkTopologyInfo t;
     const std::string kind = str(j, "kind", w, true);
     for (NvLinkTopology k : {NvLinkTopology::None, NvLinkTopology::Bridge, NvLinkTopology::Mesh, NvLinkTopology::Switch})
@@ -219,6 +219,37 @@ NvLinkTopologyInfo parseTopology(const json& j, const Where& w) {
     if (t.kind == NvLinkTopology::Bridge && n != 2) w.fail(field + ".max_gpus", "a bridge joins 2 GPUs");
     if (t.kind == NvLinkTopology::None && n != 1) w.fail(field + ".max_gpus", "is 1 without NVLink");
     t.maxGpus = int(n);
+    if (j.contains("links")) {
+        // The board's link matrix: checked whole, so that a ring bandwidth read from it is never a
+        // guess over a malformed row.
+        const std::string lf = field + ".links";
+        if (t.kind != NvLinkTopology::Mesh) w.fail(lf, "only a mesh board has a link matrix");
+        const json& m = j["links"];
+        if (!m.is_array() || m.size() != size_t(n))
+            w.fail(lf, "expected " + std::to_string(n) + " rows, one per GPU of the board (max_gpus)");
+        for (size_t i = 0; i < m.size(); ++i) {
+            const json& row = m[i];
+            if (!row.is_array() || row.size() != size_t(n))
+                w.fail(lf, "row " + std::to_string(i) + " must have " + std::to_string(n) + " entries");
+            std::vector<int> r;
+            int total = 0;
+            for (size_t k = 0; k < row.size(); ++k) {
+                if (!row[k].is_number_integer() || row[k].get<int64_t>() < 0 || row[k].get<int64_t>() > 18)
+                    w.fail(lf, "row " + std::to_string(i) + ": a link count is a whole number from 0 to 18");
+                r.push_back(int(row[k].get<int64_t>()));
+                total += r.back();
+            }
+            if (r[i] != 0) w.fail(lf, "row " + std::to_string(i) + ": a GPU has no link to itself");
+            if (total == 0) w.fail(lf, "row " + std::to_string(i) + ": a GPU of a mesh has at least one link");
+            t.links.push_back(std::move(r));
+        }
+        for (size_t i = 0; i < t.links.size(); ++i)
+            for (size_t k = 0; k < i; ++k)
+                if (t.links[i][k] != t.links[k][i])
+                    w.fail(lf, "not symmetric: GPU " + std::to_string(i) + " to " + std::to_string(k) + " has " +
+                                   std::to_string(t.links[i][k]) + " links, the way back " +
+                                   std::to_string(t.links[k][i]));
+    }
     return t;
 }
 

@@ -65,6 +65,7 @@ json gpuToJson(const GpuSpec& g) {
     if (topo.kind != NvLinkTopology::Unknown) {
         ic["nvlink_topology"] = {{"kind", nvlinkTopologyName(topo.kind)}, {"max_gpus", topo.maxGpus}, {"source", topo.source}};
         if (!topo.note.empty()) ic["nvlink_topology"]["note"] = topo.note;
+        if (!topo.links.empty()) ic["nvlink_topology"]["links"] = topo.links;
     }
     if (!ic.empty()) j["interconnect"] = ic;
     json prices = json::array();

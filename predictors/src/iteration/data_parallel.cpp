@@ -85,11 +85,44 @@ std::optional<LinkModel> nvlinkOrPcie(const GpuSpec& gpu, int gpus, std::string&
         case NvLinkTopology::Bridge:
             l.basis = "an NVLink bridge between the 2 cards (" + bw + " GB/s bidirectional, half per direction) x 0.8";
             break;
-        case NvLinkTopology::Mesh:
+        case NvLinkTopology::Mesh: {
+            // NCCL's rings on a mesh run over direct links only, so a job on the board's first N GPUs
+            // has the links among those N: each GPU sends and receives over at most its links to the
+            // others, and the bus bandwidth is that share of its NVLink bandwidth (DGX-1 V100: 1 of 6
+            // links for 2 GPUs, 4 for 4, all 6 for 8).
+            const std::vector<std::vector<int>>& m = topo.links;
+            if (!m.empty() && gpus >= 2 && size_t(gpus) <= m.size()) {
+                int least = 0, total = 0;
+                for (int i = 0; i < gpus; ++i) {
+                    int among = 0, all = 0;
+                    for (size_t k = 0; k < m.size(); ++k) {
+                        all += m[size_t(i)][k];
+                        if (int(k) < gpus) among += m[size_t(i)][k];
+                    }
+                    if (i == 0 || among < least) least = among;
+                    total = std::max(total, all);
+                }
+                if (least == 0) {  // a GPU with no direct link to the others: NCCL goes over PCIe
+                    auto pcie = pcieLink(gpu, reason);
+                    if (!pcie) return pcie;
+                    pcie->notice = gpu.name + ": the board's first " + std::to_string(gpus) +
+                                   " GPUs are not all joined by direct NVLinks: the all-reduce runs over PCIe";
+                    return pcie;
+                }
+                if (total > 0 && least < total) {
+                    l.busBandwidthGBs *= double(least) / total;
+                    l.basis = "NVLink " + bw + " GB/s bidirectional per GPU over " + std::to_string(total) +
+                              " links in a hybrid cube-mesh; the board's first " + std::to_string(gpus) +
+                              " GPUs have " + std::to_string(least) + " of them to each other (rings over " +
+                              "direct links, half per direction) x 0.8";
+                    break;
+                }
+            }
             l.basis = "NVLink " + bw +
                       " GB/s bidirectional per GPU in a hybrid cube-mesh (rings over direct links, "
                       "half per direction) x 0.8";
             break;
+        }
         case NvLinkTopology::Switch:
             l.basis = "NVLink " + bw + " GB/s bidirectional per GPU through NVSwitch (half per direction) x 0.8";
             break;

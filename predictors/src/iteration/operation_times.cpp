@@ -252,8 +252,8 @@ const StreamModel& StreamModel::shipped() {
         // fewer multiplications, less its transforms; fitted at step 11 and held since: refitting it
         // at step 13 improved the rows in sample but worsened leave-one-model-out), and one GPU's
         // step time spreads by 4% (standard deviation), which synchronous data parallelism pays as
-        // the wait for the slowest GPU. Leave-one-model-out mean error 10.0%, leave one GPU out 11.4%
-        // (docs/prediction.md, step 13); the constants chosen with each model family or GPU
+        // the wait for the slowest GPU. Leave-one-model-out mean error 9.7%, leave one GPU out 11.2%
+        // (docs/prediction.md, step 14); the constants chosen with each model family or GPU
         // architecture left out stay within 0.85-1.0, 0.85-0.90, 0.20-1.0 (0.25 but with the
         // V100 rows alone, which fit 1.0 or, without them, 0.20), 1.25 and 0.02-0.06.
         s.convEfficiency = 0.90;

@@ -67,6 +67,10 @@ const char* nvlinkTopologyName(NvLinkTopology t);  // "unknown", "none", "bridge
 struct NvLinkTopologyInfo {
     NvLinkTopology kind = NvLinkTopology::Unknown;
     int maxGpus = 0;  // the most GPUs NVLink joins (2 for a bridge); 0 when unknown
+    // A mesh board's NVLinks between its GPU i and GPU j (maxGpus x maxGpus, symmetric, zero diagonal),
+    // as `nvidia-smi topo -m` shows them (NV1, NV2); empty when the database does not give them. A job
+    // on N GPUs of the board uses its first N, whose rings have only the links among them.
+    std::vector<std::vector<int>> links;
     std::string source;
     std::string note;
 };
