@@ -187,6 +187,11 @@ TEST(GpuPrices, BadPurchaseOrTopologyNamesTheFileAndField) {
     EXPECT_NE(m.find("whole number from 0 to 18"), std::string::npos) << m;
     m = refused(R"({"id": "rtx-3090", "interconnect": {"nvlink_topology": {"kind": "bridge", "max_gpus": 2, "source": "nv-ga102-whitepaper", "links": [[0, 1], [1, 0]]}}})");
     EXPECT_NE(m.find("only a mesh"), std::string::npos) << m;
+    // Found by fuzz_gpu_database: a year past int's range was converted unchecked (undefined behaviour).
+    m = refused(R"({"id": "t4", "release_year": 20189223372036854775807})");
+    EXPECT_NE(m.find("release_year"), std::string::npos) << m;
+    m = refused(R"({"id": "t4", "release_year": 2018.5})");
+    EXPECT_NE(m.find("release_year"), std::string::npos) << m;
 }
 
 // A user file can give a mesh board's link matrix; a job whose first GPUs share no direct link goes

@@ -134,7 +134,9 @@ ArchLimits parseArch(const json& a, const Where& w0) {
             if (required) w.fail(key, "is required");
             return;
         }
-        out = int(std::lround(number(a[key], key, w) * 1024));
+        const double kib = number(a[key], key, w);
+        if (kib > 1e6) w.fail(key, "expected at most 1,000,000 KB");
+        out = int(std::lround(kib * 1024));
     };
     kb("shared_memory_per_sm_kb", l.sharedMemoryPerSmBytes);
     kb("shared_memory_per_block_kb", l.sharedMemoryPerBlockBytes);
@@ -301,7 +303,13 @@ GpuSpec parseGpu(const json& g, const std::string& origin, size_t index) {
         w.fail("segment", "expected datacenter, workstation or geforce");
     s.formFactor = str(g, "form_factor", w);
     parseCompute(str(g, "compute_capability", w, true), s.ccMajor, s.ccMinor, w);
-    if (g.contains("release_year")) s.releaseYear = int(number(g["release_year"], "release_year", w));
+    if (g.contains("release_year")) {
+        // Checked before the conversion: a double past int's range is undefined behaviour to convert.
+        const double year = number(g["release_year"], "release_year", w);
+        if (year != std::floor(year) || year < 1990 || year > 2100)
+            w.fail("release_year", "expected a year between 1990 and 2100");
+        s.releaseYear = int(year);
+    }
     if (g.contains("device_names")) {
         if (!g["device_names"].is_array()) w.fail("device_names", "expected a list of strings");
         for (const json& n : g["device_names"]) {
