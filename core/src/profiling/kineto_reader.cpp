@@ -223,7 +223,9 @@ private:
         if (capture_) {
             if (v.kind == Value::Number) {
                 capturedNumbers_.push_back(v.number);
-                if (v.integral) {
+                // An integer past int64_t's range (an unsigned one near 2^64) is written as a double:
+                // converting it would be undefined behaviour (found by fuzz_kineto).
+                if (v.integral && std::abs(v.number) < 9.2e18) {
                     char digits[24];
                     const auto end = std::to_chars(digits, digits + sizeof digits, int64_t(v.number)).ptr;
                     captureText(std::string_view(digits, size_t(end - digits)));
