@@ -277,6 +277,18 @@ TEST(KinetoTrace, MissingIdsLeaveKernelsUnjoinedButCounted) {
     EXPECT_TRUE(noted);
 }
 
+// Process and thread ids are read as text: one past int64_t's range (an unsigned 64-bit id) keeps
+// its double's text rather than a conversion that was undefined behaviour (found by fuzz_kineto),
+// and the kernel on it still counts (scripts/sanitize.sh checks float-to-integer conversions, which
+// GCC's -fsanitize=undefined leaves out, so that its build fails here without the fix).
+TEST(KinetoTrace, IdsBeyondInt64AreKeptAsText) {
+    const KinetoTrace t = readKinetoTraceText(
+        withEvent(R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 18446744073709551615,
+                      "tid": 9999999999999945152, "ts": 5, "dur": 2})"),
+        "ids.json");
+    EXPECT_EQ(t.kernels.size(), 1u);
+}
+
 TEST(KinetoTrace, TraceFilesAreRecognisedByTheirOpening) {
     const fs::path dir = fs::path(TRAINSCOPE_TEST_DATA_DIR) / "traces";
     EXPECT_TRUE(isKinetoTraceFile((dir / "cpu_cnn_shapes.json.gz").string()));

@@ -49,6 +49,12 @@ struct PendingEvent {
 
 using Json = nlohmann::json;
 
+// Whether a JSON integer held as a double converts to int64_t without undefined behaviour (2^63 is
+// 9.22e18; the bound keeps the rounding of values near it out).
+bool fitsInt64(double x) {
+    return std::abs(x) < 9.2e18;
+}
+
 class TraceSax : public nlohmann::json_sax<Json> {
 public:
     TraceSax(RawTrace& raw, std::string source) : raw_(raw), source_(std::move(source)) {}
@@ -225,7 +231,7 @@ private:
                 capturedNumbers_.push_back(v.number);
                 // An integer past int64_t's range (an unsigned one near 2^64) is written as a double:
                 // converting it would be undefined behaviour (found by fuzz_kineto).
-                if (v.integral && std::abs(v.number) < 9.2e18) {
+                if (v.integral && fitsInt64(v.number)) {
                     char digits[24];
                     const auto end = std::to_chars(digits, digits + sizeof digits, int64_t(v.number)).ptr;
                     captureText(std::string_view(digits, size_t(end - digits)));
@@ -278,7 +284,9 @@ private:
     }
     static std::string idText(const Value& v) {
         if (v.kind == Value::String) return *v.text;
-        if (v.kind == Value::Number && v.integral) return std::to_string(int64_t(v.number));
+        // An id past int64_t's range (an unsigned one near 2^64) keeps its double's text (found by
+        // fuzz_kineto: the conversion was undefined behaviour).
+        if (v.kind == Value::Number && v.integral && fitsInt64(v.number)) return std::to_string(int64_t(v.number));
         if (v.kind == Value::Number) return std::to_string(v.number);
         return "";
     }
