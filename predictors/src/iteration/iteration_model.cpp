@@ -24,7 +24,7 @@ void LayerSums::reset(int regions) {
 
 AnalyticLayerTimes::AnalyticLayerTimes(const ModelAnalysis& m, OperationTimes times, const LayerRegions& regions)
     : m_(m), times_(std::move(times)), regions_(regions.regions()) {
-    using Key = std::array<double, 14>;
+    using Key = std::array<double, 15>;
     struct Use {
         uint32_t group, row;
         double weight, error, calibrated;
@@ -50,6 +50,7 @@ AnalyticLayerTimes::AnalyticLayerTimes(const ModelAnalysis& m, OperationTimes ti
                          r.memoryMs.c2,
                          r.fixedMs,
                          r.waveMs,
+                         r.splitWaveMs,
                          r.castMs.c0,
                          r.castMs.c1,
                          r.castMs.c2,
@@ -64,6 +65,7 @@ AnalyticLayerTimes::AnalyticLayerTimes(const ModelAnalysis& m, OperationTimes ti
             b.m2.push_back(float(r.memoryMs.c2));
             b.fixed.push_back(float(r.fixedMs));
             b.wave.push_back(float(r.waveMs));
+            b.split.push_back(float(r.splitWaveMs));
             b.k0.push_back(float(r.castMs.c0)), b.k1.push_back(float(r.castMs.c1)), b.k2.push_back(float(r.castMs.c2));
         }
         auto [ui, newUse] = uses[bi->second].try_emplace({group, ri->second}, Use{group, ri->second, 0, 0, 0});
@@ -120,8 +122,8 @@ size_t AnalyticLayerTimes::distinctRows() const {
 
 namespace {
 
-// t = soft_p(floor, max(max(compute + wave / 2, wave), memory) + fixed) + cast for every row of a
-// block, written to `t`.
+// t = soft_p(floor, max(tiled, memory) + fixed) + cast for every row of a block, written to `t`
+// (tiled: TimeRow::tiledMs).
 // Branch-free per softness so that the compiler vectorises it (this file is built with
 // -fno-math-errno for that).
 template <int P>
@@ -129,15 +131,19 @@ template <int P>
                                             const float* __restrict c1, const float* __restrict c2,
                                             const float* __restrict m0, const float* __restrict m1,
                                             const float* __restrict m2, const float* __restrict fixed,
-                                            const float* __restrict wave, const float* __restrict k0,
+                                            const float* __restrict wave, const float* __restrict split,
+                                            const float* __restrict k0,
                                             const float* __restrict k1, const float* __restrict k2, size_t count,
                                             float n, float softness, float* __restrict t) {
     const float n2 = n * n;
     for (size_t i = 0; i < count; ++i) {
         const float compute = c0[i] + n * c1[i] + n2 * c2[i];
         const float memory = m0[i] + n * m1[i] + n2 * m2[i];
-        // At least one wave, and half a wave of tail beyond the work at the full rate.
-        const float quantised = compute + 0.5f * wave[i] > wave[i] ? compute + 0.5f * wave[i] : wave[i];
+        // At least one wave, and half a wave of tail beyond the work at the full rate; a split
+        // reduction's wave where the tiles do not fill the GPU.
+        const float q = compute >= wave[i] ? wave[i] : (compute > split[i] ? compute : split[i]);
+        const float tail = compute + 0.5f * q;
+        const float quantised = tail > split[i] ? tail : split[i];
         // Capped so that k^4 stays finite in single precision (1e9 ms is 11 days).
         const float kernel = (quantised > memory ? quantised : memory) + fixed[i];
         const float k = kernel < 1e9f ? kernel : 1e9f;
@@ -162,16 +168,17 @@ template <int P>
 #endif
 #define TRAINSCOPE_ROW_ARGS                                                                                            \
     const float *fp, const float *c0, const float *c1, const float *c2, const float *m0, const float *m1,              \
-        const float *m2, const float *fixed, const float *wave, const float *k0, const float *k1, const float *k2, \
+        const float *m2, const float *fixed, const float *wave, const float *split, const float *k0, const float *k1, \
+        const float *k2, \
         size_t count, float n, float softness, float *t
 TRAINSCOPE_ROW_CLONES void rowTimes4(TRAINSCOPE_ROW_ARGS) {
-    rowTimes<4>(fp, c0, c1, c2, m0, m1, m2, fixed, wave, k0, k1, k2, count, n, softness, t);
+    rowTimes<4>(fp, c0, c1, c2, m0, m1, m2, fixed, wave, split, k0, k1, k2, count, n, softness, t);
 }
 TRAINSCOPE_ROW_CLONES void rowTimes2(TRAINSCOPE_ROW_ARGS) {
-    rowTimes<2>(fp, c0, c1, c2, m0, m1, m2, fixed, wave, k0, k1, k2, count, n, softness, t);
+    rowTimes<2>(fp, c0, c1, c2, m0, m1, m2, fixed, wave, split, k0, k1, k2, count, n, softness, t);
 }
 void rowTimesAny(TRAINSCOPE_ROW_ARGS) {
-    rowTimes<0>(fp, c0, c1, c2, m0, m1, m2, fixed, wave, k0, k1, k2, count, n, softness, t);
+    rowTimes<0>(fp, c0, c1, c2, m0, m1, m2, fixed, wave, split, k0, k1, k2, count, n, softness, t);
 }
 
 // The weighted sums of each run of uses: time, time x error, calibrated time (3 per run in `out`).
@@ -215,7 +222,7 @@ void AnalyticLayerTimes::sums(double n, LayerSums& out) const {
         float* t = out.rowTimes.data();
         const auto rows = b.softness == 4 ? rowTimes4 : b.softness == 2 ? rowTimes2 : rowTimesAny;
         rows(b.floorPow.data(), b.c0.data(), b.c1.data(), b.c2.data(), b.m0.data(), b.m1.data(), b.m2.data(),
-             b.fixed.data(), b.wave.data(), b.k0.data(), b.k1.data(), b.k2.data(), count, float(n), float(b.softness),
+             b.fixed.data(), b.wave.data(), b.split.data(), b.k0.data(), b.k1.data(), b.k2.data(), count, float(n), float(b.softness),
              t);
         double forwardCk = 0, forwardLast = 0, forwardErr = 0, backwardErr = 0, calibrated = 0;
         std::vector<double>& runSums = out.scratch;

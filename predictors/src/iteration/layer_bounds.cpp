@@ -19,12 +19,16 @@ const char* passBoundName(PassBound b) {
 }
 
 PassBound boundOf(const TimeRow& row, double n) {
-    const double compute = row.computeMs.at(n) + row.waveMs / 2;
+    const double tiled = row.tiledMs(n);
     const double memory = row.memoryMs.at(n);
-    const double work = std::max({compute, row.waveMs, memory});
+    const double work = std::max(tiled, memory);
     if (row.fixedMs > work) return PassBound::Latency;
-    if (memory >= std::max(compute, row.waveMs)) return PassBound::Memory;
-    return row.waveMs > compute ? PassBound::Wave : PassBound::Compute;
+    if (memory >= tiled) return PassBound::Memory;
+    // Wave-bound: a wave (of the whole or the split reduction) is longer than the FLOPs at the
+    // full rate with their tail (TimeRow::tiledMs).
+    const double compute = row.computeMs.at(n);
+    const double tail = compute >= row.waveMs ? row.waveMs : std::max(compute, row.splitWaveMs);
+    return row.splitWaveMs > compute + tail / 2 ? PassBound::Wave : PassBound::Compute;
 }
 
 LayerBounds::LayerBounds(const TrainingPredictor& predictor, const GpuSpec& gpu, TrainingPrecision p)

@@ -89,8 +89,14 @@ double rowError(const AnalyzedOp& op, const GpuSpec& gpu, TrainingPrecision p) {
 
 }  // namespace
 
+double TimeRow::tiledMs(double n) const {
+    const double compute = computeMs.at(n);
+    if (compute >= waveMs) return compute + waveMs / 2;
+    return std::max(compute + std::max(compute, splitWaveMs) / 2, splitWaveMs);
+}
+
 double TimeRow::kernelMs(double n) const {
-    return std::max(std::max(computeMs.at(n) + waveMs / 2, waveMs), memoryMs.at(n)) + fixedMs;
+    return std::max(tiledMs(n), memoryMs.at(n)) + fixedMs;
 }
 
 double TimeRow::at(double n) const {
@@ -262,15 +268,24 @@ const StreamModel& StreamModel::shipped() {
         s.fp32Efficiency = 1.25;
         s.winogradSpeedup = 2.4;
         s.stepTimeSpread = 0.04;
-        // Measured on the development CPU (torch 2.15 eager, tiny CPU tensors: dispatch and autograd
-        // bookkeeping only) 9-24 us per forward operator; a CUDA launch adds a few microseconds.
-        // Assumed for a GPU server's CPU: 15 us forward, 15 us per autograd node, 8 us per cast.
-        s.hostForwardUs = 15;
-        s.hostBackwardUs = 15;
+        // Measured on real training hosts (scripts/measure_host_dispatch.py on the stored PyTorch
+        // profiler traces, the profiler's own cost per event removed): a forward operator that is not
+        // a view takes the host 30 us (V100 ResNet DDP job, its one host-bound forward) to 67-71 us
+        // (A100 recommendation job); backward operators 64-190 us with DDP's per-parameter hooks and
+        // compiled regions in them. Qwen's host-bound 1.8B LoRA steps (validate_lora_runs.py) need
+        // about 26 us at this graph's granularity. Taken at the low end: 27 us forward, 30 us
+        // backward; casts 8 us (assumed: dispatched inside their operator, no Python).
+        s.hostForwardUs = 27;
+        s.hostBackwardUs = 30;
         s.hostCastUs = 8;
         // Fitted with the tensor-core rates above (the same tables): back-to-back kernels on one
         // stream are a few microseconds apart, and a kernel's first blocks start on an idle GPU.
         s.kernelOverheadUs = 5;
+        // Fitted on the same tables (H100 and B200, bf16 and TF32; mean |ln| over the four 0.136
+        // unsplit, 0.141, 0.134, 0.132, 0.127 splitting beyond 1024, 1536, 2048, 3072; 4096 is their
+        // longest reduction): a GEMM of few output tiles and a long reduction is not one tile's whole
+        // reduction long (LoRA's rank-64 products, a small batch's layers).
+        s.splitReduction = 3072;
         // Assumed: foreach optimizers issue one Python call per pass and a launch per ~64 tensors.
         s.hostOptimizerPassUs = 40;
         // Published, not fitted here: FlashAttention-2 (Dao 2023, arXiv:2307.08691, its A100 forward +
@@ -376,7 +391,8 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
                    BatchPoly{(castKernels + layout.forwardKernels) * overheadMs, 0, 0};
         f.hostMs = (model.hostForwardUs + castKernels * model.hostCastUs) * 1e-3;
         const double steps = op.kind == OpKind::Recurrent ? op.steps * kRecurrentStepUs * 1e-3 : 0;
-        double msPerFlop = 0, msPerByte = 1e3 / (bw * st.memEff * model.memoryEfficiency), waveMs = 0, padding = 1;
+        double msPerFlop = 0, msPerByte = 1e3 / (bw * st.memEff * model.memoryEfficiency), waveMs = 0, splitWaveMs = 0,
+               padding = 1;
         if (gemm) {
             const TrainingPrecision math = mathPrecisionOf(op, gpu, p);
             const bool tensorCores = math != TrainingPrecision::Fp32;
@@ -390,15 +406,23 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
             msPerByte = 1e3 / (bw * linear.params.memoryEff);
             // One wave: every SM computes one output tile over the whole reduction. A kernel takes
             // at least one wave and, on average, half a wave more than its FLOPs at the full rate
-            // (the last wave is partly empty).
+            // (the last wave is partly empty). Where its tiles do not fill the GPU, the library
+            // splits a reduction longer than splitReduction over several (split-K, stream-K): one
+            // wave then covers splitReduction of it (TimeRow::tiledMs).
             if (op.gemmReduction > 0 && op.gemmColumns > 0) {
                 const double rows = tensorCores ? model.tensorTileRows : model.simtTileRows;
                 const double cols =
                     tileColumns(op.gemmColumns, tensorCores ? model.tensorTileColumns : model.simtTileColumns);
                 padding = cols * std::ceil(op.gemmColumns / cols) / op.gemmColumns;
                 waveMs = 2 * rows * cols * op.gemmReduction * sms * msPerFlop;
+                splitWaveMs = op.kind != OpKind::Recurrent && model.splitReduction > 0
+                                  ? waveMs * std::min(1.0, model.splitReduction / op.gemmReduction)
+                                  : waveMs;
                 // A recurrent layer's time steps run one after another, each at least one wave.
-                if (op.kind == OpKind::Recurrent) waveMs *= std::max(1.0, op.steps * directionsOf(op));
+                if (op.kind == OpKind::Recurrent) {
+                    waveMs *= std::max(1.0, op.steps * directionsOf(op));
+                    splitWaveMs = waveMs;
+                }
             }
         }
         AttentionKernels attentionKernels;
@@ -425,6 +449,7 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         const bool statisticsPass = op.type == "BatchNormalization";
         if (statisticsPass) f.memoryMs = (b.read + b.write + b.readActivations) * msPerByte;
         f.waveMs = waveMs;
+        f.splitWaveMs = splitWaveMs;
         f.fixedMs = (op.kind == OpKind::Attention ? attentionKernels.forward : 1) * overheadMs + steps;
         out.forward.push_back(f);
         if (!op.backward) continue;
@@ -440,6 +465,7 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         if (statisticsPass) r.memoryMs = (streamBackwardBytes(op, b) + b.readActivations + b.write) * msPerByte;
         if (sequentialAttention) r.computeMs = r.computeMs + r.memoryMs, r.memoryMs = BatchPoly{};
         r.waveMs = waveMs * kernels;
+        r.splitWaveMs = splitWaveMs * kernels;
         r.fixedMs = (kernels + op.accumulationKernels) * overheadMs + 2 * steps;
         r.castMs = b.castBackward * castMsPerByte + layout.backwardBytes * castMsPerByte +
                    BatchPoly{(castBackKernels + layout.backwardKernels) * overheadMs, 0, 0};

@@ -90,7 +90,7 @@ private:
         double softness = 4;
         // Single precision: four rows per SSE vector (eight with AVX2), and the model is good to
         // 10%, not to 1e-7.
-        std::vector<float> floorPow, c0, c1, c2, m0, m1, m2, fixed, wave, k0, k1, k2;
+        std::vector<float> floorPow, c0, c1, c2, m0, m1, m2, fixed, wave, split, k0, k1, k2;
         // Where each distinct row is used, sorted by group: row, and weights for its time, its
         // error (count x relative error) and its calibrated time (count, or 0).
         std::vector<uint32_t> useRow;

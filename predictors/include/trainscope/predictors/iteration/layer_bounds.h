@@ -1,7 +1,7 @@
 #pragma once
 // What bounds each operation's forward and backward pass in a training iteration, and whether its
 // arithmetic runs on tensor cores: read off the terms of the iteration rows the predictor times
-// the pass with (operation_times.h: kernel(n) = max(max(compute + wave / 2, wave), memory) + fixed),
+// the pass with (operation_times.h: kernel(n) = max(tiled(n), memory(n)) + fixed),
 // so that the explorer, the CLI and the report say what the time model computes. The rows are
 // prepared once per (model, GPU, precision); at() is one pass over them per batch size.
 //

@@ -18,8 +18,12 @@
 namespace ts::predictors {
 
 // One pass (forward or backward) of one operation, in milliseconds:
-//   kernel(n) = max(max(compute(n) + wave / 2, wave), memory(n)) + fixed
+//   kernel(n) = max(tiled(n), memory(n)) + fixed
+//   tiled(n)  = compute(n) + wave / 2              where compute(n) >= wave (the tiles fill the GPU)
+//             = max(compute(n) + q / 2, splitWave) otherwise, q = max(compute(n), splitWave)
 //   t(n)      = soft_p(floor, kernel(n)) + cast(n)
+// With splitWave = wave (no split) tiled(n) = max(compute(n) + wave / 2, wave): at least one wave and
+// half a wave of tail. A GEMM of few tiles and a long reduction is split (splitWave < wave).
 // Two families of rows share this form. Isolated-operator rows (prepareOperationTimes: the
 // kernel-scaling table's model-only prediction, what a profile's isolated layer measurements are
 // compared with) have a host floor and no wave term. Iteration rows (prepareIterationTimes: GPU
@@ -34,6 +38,7 @@ struct TimeRow {
     BatchPoly memoryMs;             // bytes / achieved bandwidth (x architecture factor)
     double fixedMs = 0;             // per-kernel time that no GPU figure scales (x architecture factor)
     double waveMs = 0;              // one wave of output tiles per kernel, summed over the pass's kernels
+    double splitWaveMs = 0;         // the same where the library splits a long reduction (<= waveMs)
     double hostMs = 0;              // iteration rows: the host's time to dispatch this pass
     BatchPoly castMs;               // autocast's cast kernels: bandwidth-bound, issued without a host floor
     double relError = 0;            // expected relative error of this row (prediction_errors.h)
@@ -41,6 +46,7 @@ struct TimeRow {
     double alpha = 1;               // the class's share of an origin's efficiency that transfers (cross path)
     double maxRatio = 10;           // the origin's efficiency ratio is clipped to [1 / maxRatio, maxRatio]
 
+    double tiledMs(double n) const;   // the compute term with its waves
     double kernelMs(double n) const;  // without the host floor and casts
     double at(double n) const;
 };
@@ -97,6 +103,9 @@ struct StreamModel {
     double tensorTileColumns = 64;
     double simtTileRows = 128;  // output tile of FP32 (CUDA-core) GEMM kernels
     double simtTileColumns = 64;
+    // GEMM libraries split reductions longer than this over several tiles (split-K, stream-K): one
+    // wave covers at most this much of a GEMM's reduction.
+    double splitReduction = 0;  // 0: no split
     double hostOptimizerPassUs = 0;  // host time of one foreach optimizer pass (Python + launches)
     // Relative spread (standard deviation) of one GPU's step time in a real run: synchronous data
     // parallelism waits for the slowest GPU at every step (slowestGpuWaitShare).
