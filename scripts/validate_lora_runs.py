@@ -19,8 +19,13 @@ Set-up read from QwenLM/Qwen's finetune.py (commit 00dceeb) and finetune/finetun
            Predicted as --qlora (bitsandbytes' NF4, the 4-bit format TrainScope models) at 16 bits:
            shown, but not held to the check: the kernels that dequantise differ, and Qwen v1's loss
            runs on fp16 logits where autocast's runs in fp32.
-The "LoRA (emb)", full-parameter and multi-node rows are left out (trained embeddings as PEFT's
-modules_to_save copies, DeepSpeed set-ups the table does not give).
+  LoRA (emb) the same with the embedding and the output layer trained too (PEFT's modules_to_save,
+           "wte" and "lm_head" in Qwen's finetune.py for a base model): predicted with --train
+           embed_tokens,lm_head, shown but not checked: TrainScope gives the trained copies the
+           mixed-precision layout (fp32 master copy and fp32 Adam states, 16 bytes a parameter) where
+           Qwen's Trainer updates bf16 copies with bf16 states (and PEFT keeps the frozen original
+           beside each copy): about 11 bytes a parameter in the published rows.
+The full-parameter and multi-node rows are left out (DeepSpeed set-ups the table does not give).
 
 The unit: "G" is read as 10^9 bytes. Read so, what a row holds beyond the bf16 weights and the LoRA
 adapters' fp32 training state at 256 tokens is about the same for the three sizes (2.2, 2.3 and
@@ -48,6 +53,9 @@ PUBLISHED = {
     ("1.8b", "LoRA"): [(6.7, 1.0), (7.4, 1.0), (8.4, 1.1), (11.0, 1.7), (16.2, 3.3), (21.8, 6.8)],
     ("7b", "LoRA"): [(20.1, 1.2), (20.4, 1.5), (21.5, 2.8), (23.8, 5.2), (29.7, 10.1), (36.6, 21.3)],
     ("14b", "LoRA"): [(34.6, 1.6), (35.1, 2.4), (35.3, 4.4), (37.4, 8.4), (42.5, 17.0), (55.2, 36.0)],
+    ("1.8b", "LoRA (emb)"): [(13.7, 1.0), (14.0, 1.0), (14.0, 1.1), (15.1, 1.8), (19.7, 3.4), (27.7, 7.0)],
+    ("7b", "LoRA (emb)"): [(33.7, 1.4), (34.1, 1.6), (35.2, 2.9), (35.1, 5.3), (39.2, 10.3), (48.5, 21.7)],
+    ("14b", "LoRA (emb)"): [(51.2, 1.7), (51.1, 2.6), (51.5, 4.6), (54.1, 8.6), (56.8, 17.2), (67.7, 36.3)],
     ("1.8b", "Q-LoRA"): [(5.8, 1.4), (6.0, 1.4), (6.6, 1.4), (7.8, 2.0), (10.2, 3.4), (15.8, 6.5)],
     ("7b", "Q-LoRA"): [(11.5, 3.0), (11.5, 3.0), (12.3, 3.5), (13.9, 7.0), (16.9, 11.6), (23.5, 22.3)],
     ("14b", "Q-LoRA"): [(18.7, 5.3), (18.4, 6.3), (18.9, 8.2), (19.9, 11.8), (23.0, 20.1), (27.9, 38.3)],
@@ -64,6 +72,8 @@ def predict(cli, model, seq, method):
             "--precision", "bf16-params", "--lora", "64", "--lora-alpha", "16", "--checkpointing", "--json"]
     if method == "Q-LoRA":
         args.append("--qlora")
+    if method == "LoRA (emb)":
+        args += ["--train", "embed_tokens,lm_head"]
     out = subprocess.run(args, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"{' '.join(args)}: {out.stderr.strip()}")
@@ -81,11 +91,12 @@ def main():
     a = ap.parse_args()
     print(SOURCE)
     print("predicted at bf16-params, LoRA r=64 alpha 16 on every linear layer of the blocks, checkpointing "
-          "every block; Q-LoRA rows with --qlora (NF4; Qwen ran GPTQ int4), not checked")
-    print(f"{'model':5} {'method':6} {'seq':>5}  {'memory G':>8} {'predicted':>9} {'(GB)':>7} {'(GiB)':>7}  "
+          "every block; Q-LoRA rows with --qlora (NF4; Qwen ran GPTQ int4), LoRA (emb) rows with --train "
+          "embed_tokens,lm_head (mixed-precision layout; Qwen's Trainer kept them in bf16): neither checked")
+    print(f"{'model':5} {'method':10} {'seq':>5}  {'memory G':>8} {'predicted':>9} {'(GB)':>7} {'(GiB)':>7}  "
           f"{'s/step':>6} {'predicted':>9} {'error':>7}")
     rows, failed = [], []
-    summary = {"LoRA": {"memory": [], "time": []}, "Q-LoRA": {"memory": [], "time": []}}
+    summary = {m: {"memory": [], "time": []} for m in ("LoRA", "LoRA (emb)", "Q-LoRA")}
     for (model, method), values in PUBLISHED.items():
         for seq, (mem_g, step_s) in zip(SEQS, values):
             p = predict(a.cli, model, seq, method)
@@ -100,7 +111,7 @@ def main():
                     failed.append(f"{model} {method} {seq} memory {mem_gb_err:+.1f}%")
                 if seq >= CHECKED_TIME_FROM and abs(time_err) > a.check:
                     failed.append(f"{model} {method} {seq} time {time_err:+.1f}%")
-            print(f"{model:5} {method:6} {seq:5}  {mem_g:8.1f} {p['memory_bytes'] / 1e9:9.1f} {mem_gb_err:+6.1f}% "
+            print(f"{model:5} {method:10} {seq:5}  {mem_g:8.1f} {p['memory_bytes'] / 1e9:9.1f} {mem_gb_err:+6.1f}% "
                   f"{mem_gib_err:+6.1f}%  {step_s:6.1f} {p['step_s']:9.2f} {time_err:+6.1f}%")
             rows.append({"model": model, "method": method, "seq": seq, "published_memory_g": mem_g,
                          "published_step_s": step_s, "prediction": p, "memory_error_percent_gb": mem_gb_err,
