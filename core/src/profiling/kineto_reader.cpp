@@ -49,8 +49,7 @@ struct PendingEvent {
 
 using Json = nlohmann::json;
 
-// Whether a JSON integer held as a double converts to int64_t without undefined behaviour (2^63 is
-// 9.22e18; the bound keeps the rounding of values near it out).
+// Whether a JSON integer held as a double converts to int64_t defined (2^63 is 9.22e18).
 bool fitsInt64(double x) {
     return std::abs(x) < 9.2e18;
 }
@@ -567,25 +566,6 @@ void TraceSax::finishEvent() {
 }
 
 }  // namespace
-
-int32_t RawTrace::intern(std::string_view s) {
-    auto it = stringIndex.find(s);
-    if (it != stringIndex.end()) return it->second;
-    const auto id = int32_t(trace.strings.size());
-    trace.strings.emplace_back(s);
-    stringIndex.emplace(std::string(s), id);
-    return id;
-}
-
-int32_t RawTrace::threadOf(const std::string& pid, const std::string& tid) {
-    std::string key = pid + '\x1f' + tid;
-    auto it = threadIndex.find(key);
-    if (it != threadIndex.end()) return it->second;
-    const auto id = int32_t(trace.threads.size());
-    trace.threads.push_back({pid, tid});
-    threadIndex.emplace(std::move(key), id);
-    return id;
-}
 
 RawTrace parseTraceStream(std::istream& in, const std::string& source) {
     RawTrace raw;
