@@ -9,6 +9,9 @@
 #   TRAINSCOPE_FUZZ_TORCH=1    the TorchScript target instead, in a build with LibTorch (build-fuzz-torch)
 #   TRAINSCOPE_FUZZ_NO_BUILD=1 run the fuzzers as last built (for long runs beside work on the sources,
 #                              which would otherwise rebuild them from half-edited files)
+#   TRAINSCOPE_FUZZ_TIMEOUT    seconds one input may take before it counts as a hang (default 10); raise it
+#                              for a niced run beside builds, where a starved fuzzer reports slow inputs that
+#                              take a second alone
 #
 # The corpus each target grows is kept in BUILD/fuzz/corpus/TARGET and reused by the next run;
 # crashing, leaking and slow inputs land in BUILD/fuzz/findings/TARGET. Exit status 1 when any
@@ -150,7 +153,7 @@ for t in "${targets[@]}"; do
     # A crash stops the run; libFuzzer's status says so, the findings directory what it was.
     set +e
     (cd "$findings" && ASAN_OPTIONS="$asan" LSAN_OPTIONS="$lsan" "$build/bin/fuzz_$t" "$corpus" -seed_inputs=@"$build/fuzz/$t.seeds" "${dict[@]}" \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=$rss -malloc_limit_mb=$malloc -artifact_prefix="$findings/" \
+        -max_total_time="$seconds" -timeout="${TRAINSCOPE_FUZZ_TIMEOUT:-10}" -rss_limit_mb=$rss -malloc_limit_mb=$malloc -artifact_prefix="$findings/" \
         -print_final_stats=1) > "$log" 2>&1
     status=$?
     set -e

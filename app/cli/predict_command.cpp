@@ -25,6 +25,7 @@ TrainingScenario scenarioFrom(const PredictOptions& o, const PredictionInput& in
     if (!precision)
         throw ModelError("--precision",
                          "unknown precision " + quoted(name) + " (" + trainingPrecisionNames() + ")");
+    checkMasterWeights(o.scenario, *precision == TrainingPrecision::Bf16Params);
     TrainingScenario s = scenarioFromOptions(o.scenario, input.profileOptimizer, input.defaults.optimizer);
     s.precision = *precision;
     return s;

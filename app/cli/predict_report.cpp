@@ -54,6 +54,7 @@ std::string scenarioLine(const TrainingScenario& s) {
     if (s.checkpointing != predictors::Checkpointing::None) line += ", " + checkpointingPhrase(s.checkpointing);
     if (s.channelsLast) line += ", channels-last";
     if (s.keepGradients) line += ", gradients kept between steps";
+    if (!s.masterWeights && s.precision == TrainingPrecision::Bf16Params) line += ", no fp32 master weights";
     return line;
 }
 
@@ -167,6 +168,7 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
                            {"accumulation", s.accumulation},
                            {"channels_last", s.channelsLast},
                            {"keep_gradients", s.keepGradients},
+                           {"master_weights", s.masterWeights},
                            {"zero_stage", s.dataParallel.zeroStage}};
     }
     ordered_json a = ordered_json::array();

@@ -224,6 +224,8 @@ int runReport(const ReportOptions& o) {
     const std::string format = formatOf(o);
     if (isKinetoTraceFile(o.model)) return runTraceReport(o, format);
     HardwareChoiceOptions options = choiceOptionsFrom(o);
+    checkMasterWeights(o.scenario, std::find(options.precisions.begin(), options.precisions.end(),
+                                             TrainingPrecision::Bf16Params) != options.precisions.end());
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
     options.priceSnapshot = db.priceSnapshot();
     options.amortisation = db.amortisation();

@@ -49,6 +49,10 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
                  "zero_grad zeroes the gradients instead of freeing them (set_to_none=False, PyTorch's default "
                  "before 2.0): they stay allocated through the next forward (gradient accumulation keeps them "
                  "anyway)");
+    cmd.add_flag("--no-master-weights", o.noMasterWeights,
+                 "with --precision bf16-params: the optimizer updates the bf16 parameters themselves, with bf16 "
+                 "states, and keeps no fp32 master copy (a model loaded in bf16 and trained as it is, as Hugging "
+                 "Face's Trainer does with torch_dtype=bfloat16); LoRA adapters stay fp32, as PEFT creates them");
     cmd.add_option("--zero", o.zero,
                    "ZeRO stage over the data-parallel GPUs: 1 shards optimizer states, 2 also gradients, 3 also "
                    "parameters (default 0: DDP)");
@@ -95,7 +99,7 @@ void applyFineTuning(Graph& g, const ScenarioOptions& o) {
         if (!o.loraTargets.empty() && lora.targets.empty())
             throw ModelError("--lora-targets", "no module name in " + quoted(o.loraTargets));
         g = withLora(g, lora);
-        if (!o.train.empty()) trainAlso(g, splitList(o.train), "--train");
+        if (!o.train.empty()) trainAlso(g, splitList(o.train), "--train", /*asCopies=*/true);
     } else if (!o.train.empty()) {
         trainOnly(g, splitList(o.train), "--train");
     }
@@ -120,6 +124,13 @@ void checkSequenceOption(const ScenarioOptions& o, const Graph& g) {
     if (o.seq > 0 && g.defaults.seq <= 0)
         throw ModelError("--seq", g.name + " has no sequence dimension, so a length of " + std::to_string(o.seq) +
                                       " does not apply");
+}
+
+void checkMasterWeights(const ScenarioOptions& o, bool bf16Params) {
+    if (o.noMasterWeights && !bf16Params)
+        throw ModelError("--no-master-weights",
+                         "applies to --precision bf16-params (the model itself in bf16); under autocast and in fp32 "
+                         "the fp32 weights are what the optimizer updates");
 }
 
 TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Optimizer> profileOptimizer,
@@ -159,6 +170,7 @@ TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Opt
     s.accumulation = o.accumulation;
     s.channelsLast = o.channelsLast;
     s.keepGradients = o.keepGradients;
+    s.masterWeights = !o.noMasterWeights;
     if (o.zero < 0 || o.zero > 3)
         throw ModelError("--zero", "the ZeRO stage must be 0, 1, 2 or 3, got " + std::to_string(o.zero));
     if (o.fsdp && o.zero != 0 && o.zero != 3)

@@ -32,6 +32,7 @@ struct ScenarioOptions {
     int64_t accumulation = 1;
     bool channelsLast = false;
     bool keepGradients = false;
+    bool noMasterWeights = false;  // bf16-params without the fp32 master copy
     int zero = 0;
     bool fsdp = false;
     // Fine-tuning set-up (core/include/trainscope/core/fine_tuning.h), applied to the model graph.
@@ -55,6 +56,10 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o);
 // The fine-tuning options applied to `g` (frozen parameters, LoRA, QLoRA); nothing without them.
 // Throws ModelError naming the option (--lora 0, --qlora without --lora, a pattern matching nothing).
 void applyFineTuning(Graph& g, const ScenarioOptions& o);
+
+// Throws ModelError naming --no-master-weights when it is given without bf16-params among the
+// precisions.
+void checkMasterWeights(const ScenarioOptions& o, bool bf16Params);
 
 // Throws ModelError naming the option for an unknown optimizer or interconnect. Without --optimizer
 // the profile's optimizer, else `modelDefault` (the model's kind's).

@@ -30,6 +30,7 @@ void refuseModelOptionsForTrace(const ScenarioOptions& s) {
     if (s.optimizerImplementation != "foreach")
         refuse("--optimizer-impl", noGraph + "its optimizer's kernels are the ones it recorded");
     if (s.keepGradients) refuse("--keep-gradients", noGraph + "the memory figures apply to a model");
+    if (s.noMasterWeights) refuse("--no-master-weights", noGraph + "the memory figures apply to a model");
     if (s.seq > 0) refuse("--seq", noGraph + "its sequence length cannot be changed");
 }
 

@@ -28,6 +28,7 @@ ExplorerSettings AppSettings::explorer(const ExplorerSettings& defaults) const {
     s.zeroStage = std::clamp(settings_.value("zero_stage", s.zeroStage).toInt(), 0, 3);
     s.accumulation = std::clamp<qlonglong>(settings_.value("accumulation", qlonglong(s.accumulation)).toLongLong(), 1, 1024);
     s.channelsLast = settings_.value("channels_last", s.channelsLast).toBool();
+    s.masterWeights = settings_.value("master_weights", s.masterWeights).toBool();
     if (auto i = parseOptimizerImplementation(settings_.value("optimizer_implementation").toString().toStdString()))
         s.optimizerImplementation = *i;
     // A policy's name; an older file's true (checkpointing on) reads as every block.
@@ -51,6 +52,7 @@ void AppSettings::setExplorer(const ExplorerSettings& s) {
     settings_.setValue("zero_stage", s.zeroStage);
     settings_.setValue("accumulation", qlonglong(s.accumulation));
     settings_.setValue("channels_last", s.channelsLast);
+    settings_.setValue("master_weights", s.masterWeights);
     settings_.setValue("optimizer_implementation", optimizerImplementationName(s.optimizerImplementation));
     settings_.endGroup();
 }
@@ -66,6 +68,9 @@ ModelChoices AppSettings::modelChoices() const {
         settings_.beginGroup(QString("kinds/") + modelKindName(kind));
         const size_t k = size_t(kind);
         if (auto o = parseOptimizer(settings_.value("optimizer").toString().toStdString())) c.optimizer[k] = *o;
+        if (auto p = parseTrainingPrecision(settings_.value("precision").toString().toStdString()))
+            c.precision[k] = *p;
+        if (const qlonglong batch = settings_.value("batch", 0).toLongLong(); batch >= 1) c.batch[k] = int64_t(batch);
         TrainingGoal g;
         const double epochs = settings_.value("goalEpochs", 0.0).toDouble();
         const double samples = settings_.value("goalSamples", 0.0).toDouble();
@@ -89,6 +94,8 @@ void AppSettings::setModelChoices(const ModelChoices& c) {
         settings_.remove("");  // this kind's keys: a choice undone is not kept
         const size_t k = size_t(kind);
         if (c.optimizer[k]) settings_.setValue("optimizer", optimizerName(*c.optimizer[k]));
+        if (c.precision[k]) settings_.setValue("precision", trainingPrecisionName(*c.precision[k]));
+        if (c.batch[k]) settings_.setValue("batch", qlonglong(*c.batch[k]));
         if (const auto& g = c.goal[k]) {
             if (g->inTokens()) {
                 settings_.setValue("goalTokens", g->tokens);

@@ -168,6 +168,15 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
            "channels-first ones cuDNN transposes around each of them"));
     connect(channelsLast_, &QCheckBox::toggled, this, [this](bool on) { state_.setChannelsLast(on); });
 
+    masterWeights_ = new QCheckBox(tr("FP32 master weights"), this);
+    masterWeights_->setObjectName("masterWeights");
+    masterWeights_->setToolTip(
+        tr("With the model in bf16: an fp32 copy of the weights takes the optimizer's updates, with fp32 states "
+           "(FSDP's mixed precision, Megatron-LM, DeepSpeed). Off: the optimizer updates the bf16 parameters "
+           "themselves, with bf16 states (a model loaded in bf16 and trained as it is, as Hugging Face's "
+           "Trainer does); LoRA adapters stay fp32, as PEFT creates them"));
+    connect(masterWeights_, &QCheckBox::toggled, this, [this](bool on) { state_.setMasterWeights(on); });
+
     // The views keep the last predictions until the new ones are made (explorer_state.h).
     predicting_ = new QLabel(tr("predicting…"), this);
     predicting_->setObjectName("predictingLabel");
@@ -185,6 +194,7 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
     batchRow->addWidget(channelsLast_);
     row->addWidget(new QLabel(tr("Precision:"), this));
     row->addWidget(precision_);
+    row->addWidget(masterWeights_);
     row->addWidget(new QLabel(tr("Optimizer:"), this));
     row->addWidget(optimizer_);
     row->addWidget(optimizerImplementation_);
@@ -211,7 +221,7 @@ void ControlsBar::follow() {
         // The controls show the state without writing it back.
         const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_),
             b7(interconnect_), b8(checkpointing_), b9(seq_), b10(sharding_), b11(accumulation_), b12(lora_),
-            b13(channelsLast_), b14(optimizerImplementation_);
+            b13(channelsLast_), b14(optimizerImplementation_), b15(masterWeights_);
         batchSlider_->setValue(sliderAtBatch(s.batch));
         batchSpin_->setValue(int(s.batch));
         precision_->setCurrentIndex(precision_->findData(int(s.precision)));
@@ -225,11 +235,14 @@ void ControlsBar::follow() {
         accumulation_->setValue(int(s.accumulation));
         lora_->setValue(int(s.loraRank));
         channelsLast_->setChecked(s.channelsLast);
+        masterWeights_->setChecked(s.masterWeights);
         seq_->setValue(int(s.seq > 0 ? s.seq : std::max<int64_t>(modelSeq, 1)));
     }
     // Only a model with a sequence dimension has a length to set, only one with convolutions a
     // memory format.
     channelsLast_->setVisible(state_.modelHasConvolutions());
+    // Only a model in bf16 has a choice of where its optimizer's updates go.
+    masterWeights_->setVisible(s.precision == TrainingPrecision::Bf16Params);
     // bitsandbytes' 8-bit Adam is its own fused kernel whatever the choice.
     optimizerImplementation_->setVisible(s.optimizer != Optimizer::Adam8bit);
     seq_->setVisible(modelSeq > 0);
@@ -240,7 +253,7 @@ void ControlsBar::follow() {
     const QString recorded = trace ? tr("A trace runs as it was recorded") : QString();
     for (QWidget* control :
          std::initializer_list<QWidget*>{optimizer_, optimizerImplementation_, gpuCount_, interconnect_, checkpointing_, seq_,
-                                         sharding_, accumulation_, lora_, channelsLast_}) {
+                                         sharding_, accumulation_, lora_, channelsLast_, masterWeights_}) {
         control->setEnabled(!trace);
         control->setStatusTip(recorded);
     }

@@ -38,6 +38,7 @@ public:
     QSpinBox* accumulationSpin() const { return accumulation_; }
     QSpinBox* loraSpin() const { return lora_; }
     QCheckBox* channelsLastBox() const { return channelsLast_; }
+    QCheckBox* masterWeightsBox() const { return masterWeights_; }
     QLabel* predictingLabel() const { return predicting_; }
 
 private:
@@ -57,6 +58,7 @@ private:
     QSpinBox* accumulation_ = nullptr;
     QSpinBox* lora_ = nullptr;
     QCheckBox* channelsLast_ = nullptr;
+    QCheckBox* masterWeights_ = nullptr;
     QLabel* predicting_ = nullptr;
 };
 

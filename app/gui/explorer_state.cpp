@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "background_job.h"
+#include "trainscope/predictors/iteration/operation_times.h"
 
 namespace ts::gui {
 
@@ -123,11 +124,30 @@ void ExplorerState::install(LoadedModel loaded) {
     requestPredictions();
 }
 
+TrainingPrecision kindDefaultPrecision(ModelKind kind, const GpuSpec* gpu) {
+    if (kind != ModelKind::Language) return TrainingPrecision::Fp32;
+    return gpu && unsupportedReason(*gpu, TrainingPrecision::AmpBf16) ? TrainingPrecision::AmpFp16
+                                                                       : TrainingPrecision::AmpBf16;
+}
+
+int64_t kindDefaultBatch(ModelKind kind, const std::string& spec, int64_t specBatch) {
+    const size_t query = spec.find('?');
+    if (query != std::string::npos && (spec.find("?batch=", query) != std::string::npos ||
+                                       spec.find("&batch=", query) != std::string::npos))
+        return specBatch;
+    return kind == ModelKind::Language ? 8 : 32;
+}
+
 void ExplorerState::applyKindChoices() {
     if (!model_) return;
-    const size_t kind = size_t(model_->defaults.kind);
+    const ModelKind kindOf = model_->defaults.kind;
+    const size_t kind = size_t(kindOf);
     settings_.optimizer = choices_.optimizer[kind].value_or(model_->defaults.optimizer);
     goal_ = choices_.goal[kind].value_or(model_->defaults.goal);
+    settings_.precision = choices_.precision[kind].value_or(kindDefaultPrecision(kindOf, db_->find(settings_.gpuId)));
+    settings_.batch = std::clamp<int64_t>(
+        choices_.batch[kind].value_or(kindDefaultBatch(kindOf, model_->spec, model_->graph->defaults.batch)), 1,
+        kMaxBatch);
 }
 
 void ExplorerState::useProfile(const Profile& profile) {
@@ -177,6 +197,7 @@ void ExplorerState::setBatch(int64_t batch) {
     batch = std::clamp<int64_t>(batch, 1, kMaxBatch);
     if (batch == settings_.batch) return;
     settings_.batch = batch;
+    if (model_) choices_.batch[size_t(model_->defaults.kind)] = batch;
     Q_EMIT settingsChanged();
     // At once from the published snapshot's plans; a job still running takes the batch when it ends.
     if (auto moved = published_->hasModel() ? atBatch(*published_, batch) : nullptr)
@@ -188,6 +209,7 @@ void ExplorerState::setBatch(int64_t batch) {
 void ExplorerState::setPrecision(TrainingPrecision p) {
     if (p == settings_.precision) return;
     settings_.precision = p;
+    if (model_) choices_.precision[size_t(model_->defaults.kind)] = p;
     Q_EMIT settingsChanged();
     requestPredictions();
 }
@@ -259,6 +281,13 @@ void ExplorerState::setChannelsLast(bool channelsLast) {
     requestPredictions();
 }
 
+void ExplorerState::setMasterWeights(bool masterWeights) {
+    if (masterWeights == settings_.masterWeights) return;
+    settings_.masterWeights = masterWeights;
+    Q_EMIT settingsChanged();
+    requestPredictions();
+}
+
 bool ExplorerState::modelHasConvolutions() const {
     if (!model_ || !model_->graph) return false;
     const auto& ops = model_->graph->ops;
@@ -297,12 +326,14 @@ ModelKind ExplorerState::modelKind() const {
 void ExplorerState::setModelChoices(const ModelChoices& choices) {
     choices_ = choices;
     if (!model_) return;
-    const Optimizer optimizer = settings_.optimizer;
+    const ExplorerSettings before = settings_;
     const TrainingGoal goal = goal_;
     applyKindChoices();
     if (!sameGoal(goal, goal_)) publish(withGoal(*published_, goal_));
     Q_EMIT settingsChanged();
-    if (optimizer != settings_.optimizer) requestPredictions();
+    if (before.optimizer != settings_.optimizer || before.precision != settings_.precision ||
+        before.batch != settings_.batch)
+        requestPredictions();
 }
 
 void ExplorerState::setSelectedOp(int op) {

@@ -23,12 +23,23 @@ namespace ts::gui {
 
 class BackgroundJob;
 
-// The optimizer and training goal the user chose for each kind of model (model_defaults.h),
-// remembered between models and sessions; a kind without a choice opens with its defaults.
+// The optimizer, training goal, precision and batch size the user chose for each kind of model
+// (model_defaults.h), remembered between models and sessions, so that a language model does not
+// open at the batch and precision last used on an image classifier; a kind without a choice opens
+// with its defaults (kindDefaultPrecision, kindDefaultBatch).
 struct ModelChoices {
     std::array<std::optional<predictors::Optimizer>, 3> optimizer;  // by ModelKind
     std::array<std::optional<predictors::TrainingGoal>, 3> goal;
+    std::array<std::optional<predictors::TrainingPrecision>, 3> precision;
+    std::array<std::optional<int64_t>, 3> batch;
 };
+
+// Assumed, as people train such models: a language model in 16-bit autocast (bf16 where `gpu` has
+// it, else fp16), others at PyTorch's default fp32.
+predictors::TrainingPrecision kindDefaultPrecision(predictors::ModelKind kind, const GpuSpec* gpu);
+// A language model at batch 8 (fine-tuning's micro-batches), others at 32; a batch in the model's
+// spec (?batch=N) wins.
+int64_t kindDefaultBatch(predictors::ModelKind kind, const std::string& spec, int64_t specBatch);
 
 class ExplorerState : public QObject {
     Q_OBJECT
@@ -109,6 +120,7 @@ public:
     void setZeroStage(int stage);             // 0 (DDP) to 3 (FSDP full sharding)
     void setAccumulation(int64_t microBatches);  // 1 to 1024
     void setChannelsLast(bool channelsLast);
+    void setMasterWeights(bool masterWeights);
     void setOptimizerImplementation(predictors::OptimizerImplementation implementation);
     // The open model has convolutions (the memory format matters only to them).
     bool modelHasConvolutions() const;

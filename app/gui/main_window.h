@@ -58,6 +58,7 @@ public:
     QSpinBox* accumulationSpin() const { return controls_->accumulationSpin(); }
     QSpinBox* loraSpin() const { return controls_->loraSpin(); }
     QCheckBox* channelsLastBox() const { return controls_->channelsLastBox(); }
+    QCheckBox* masterWeightsBox() const { return controls_->masterWeightsBox(); }
     QComboBox* optimizerImplementationBox() const { return controls_->optimizerImplementationBox(); }
     GpuTableModel* gpuTableModel() const { return gpuModel_; }
     ModuleTreeModel* moduleTreeModel() const { return moduleModel_; }

@@ -173,6 +173,7 @@ void OverviewView::refresh() {
         if (s.accumulation > 1) more += tr(" · accumulation × %1").arg(s.accumulation);
         if (s.loraRank > 0) more += tr(" · LoRA rank %1").arg(s.loraRank);
         if (s.channelsLast) more += tr(" · channels-last");
+        if (!s.masterWeights && s.precision == TrainingPrecision::Bf16Params) more += tr(" · no fp32 master weights");
         if (s.optimizerImplementation != OptimizerImplementation::Foreach && s.optimizer != Optimizer::Adam8bit)
             more += tr(" · %1 optimizer step").arg(optimizerImplementationName(s.optimizerImplementation));
         if (s.checkpointing != Checkpointing::None)

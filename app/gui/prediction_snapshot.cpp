@@ -14,7 +14,8 @@ bool ExplorerSettings::sameButBatch(const ExplorerSettings& o) const {
     return precision == o.precision && optimizer == o.optimizer &&
            optimizerImplementation == o.optimizerImplementation && gpuId == o.gpuId && gpus == o.gpus &&
            interconnect == o.interconnect && checkpointing == o.checkpointing && zeroStage == o.zeroStage &&
-           accumulation == o.accumulation && loraRank == o.loraRank && seq == o.seq && channelsLast == o.channelsLast;
+           accumulation == o.accumulation && loraRank == o.loraRank && seq == o.seq && channelsLast == o.channelsLast &&
+           masterWeights == o.masterWeights;
 }
 
 std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int generation,
@@ -60,6 +61,7 @@ TrainingScenario scenarioOf(const ExplorerSettings& s) {
     t.dataParallel.zeroStage = s.zeroStage;
     t.accumulation = s.accumulation;
     t.channelsLast = s.channelsLast;
+    t.masterWeights = s.masterWeights;
     return t;
 }
 

@@ -39,6 +39,7 @@ struct ExplorerSettings {
     int64_t loraRank = 0;
     int64_t accumulation = 1;  // micro-batches per optimizer step (the batch is a micro-batch)
     bool channelsLast = false;  // activations channels-last (TrainingScenario::channelsLast)
+    bool masterWeights = true;  // bf16-params with an fp32 master copy (TrainingScenario::masterWeights)
     // Sequence length of a sequence model; 0: the model's own (its ?seq=, or the profile's). Not
     // remembered between sessions: it belongs to the model.
     int64_t seq = 0;

@@ -67,6 +67,7 @@ QString scenarioLine(const HardwareChoice& c) {
         line += ", " + QString::fromStdString(checkpointingPhrase(s.checkpointing));
     if (s.channelsLast) line += ", activations channels-last";
     if (s.keepGradients) line += ", gradients kept between steps";
+    if (!s.masterWeights) line += ", bf16-params without fp32 master weights";
     line += c.options.batch > 0 ? QString(", batch %1 per GPU (fixed)").arg(c.options.batch)
                                 : QString(", batch size chosen per GPU");
     if (c.options.precisions.empty()) {

@@ -47,12 +47,13 @@ void trainOnly(Graph& g, const std::vector<std::string>& trainable, const std::s
     trainAlso(g, trainable, optionName);
 }
 
-void trainAlso(Graph& g, const std::vector<std::string>& trainable, const std::string& optionName) {
+void trainAlso(Graph& g, const std::vector<std::string>& trainable, const std::string& optionName, bool asCopies) {
     for (const std::string& pattern : trainable) {
         bool matched = false;
         for (Value& v : g.values)
             if (v.kind == ValueKind::Parameter && contains(v.name, pattern)) {
                 v.frozen = v.nf4;  // a 4-bit weight cannot train
+                v.besideFrozenOriginal = asCopies && !v.frozen && !v.adapter;
                 matched = true;
             }
         if (!matched) throw ModelError(optionName, "no parameter of " + g.name + " matches '" + pattern + "'");
@@ -145,6 +146,7 @@ Graph withLora(const Graph& g, const LoraOptions& o) {
             Value w;
             w.name = module + "." + name + ".default.weight";
             w.kind = ValueKind::Parameter;
+            w.adapter = true;
             w.shape = {Dim(rows), Dim(cols)};
             return out.addValue(std::move(w));
         };

@@ -290,6 +290,33 @@ private Q_SLOTS:
         QVERIFY(!box->isVisible());
     }
 
+    // Where bf16 training's updates go, from its control, shown only at bf16-params: without the
+    // fp32 master copy AdamW's states are bf16 (4 bytes a parameter, not 12 with the copy), the
+    // title says so.
+    void masterWeightsFollowTheControl() {
+        ExplorerState state;
+        QVERIFY(state.openModel("zoo:bert_base?seq=64"));
+        MainWindow window(state);
+        window.show();
+        window.batchSpin()->setValue(8);
+        state.setOptimizer(Optimizer::AdamW);
+        state.setPrecision(TrainingPrecision::AmpBf16);
+        QCheckBox* box = window.masterWeightsBox();
+        QVERIFY(!box->isVisible());
+        state.setPrecision(TrainingPrecision::Bf16Params);
+        QVERIFY(box->isVisible());
+        QVERIFY(box->isChecked());
+        state.waitForPredictions();
+        const double withMaster = state.current().memory.optimizerState;
+        box->setChecked(false);
+        QVERIFY(!state.settings().masterWeights);
+        state.waitForPredictions();
+        QVERIFY(!state.current().scenario.masterWeights);
+        QCOMPARE(state.current().memory.optimizerState, withMaster / 3);
+        QVERIFY(window.findChild<QLabel*>("overviewTitle")->text().contains("no fp32 master weights"));
+        box->setChecked(true);  // the settings are remembered: leave them as found
+    }
+
     void batchSliderScaleRoundTrips() {
         for (int64_t batch : {1, 2, 3, 7, 32, 100, 1000, 4096})
             QVERIFY2(std::llabs(batchAtSlider(sliderAtBatch(batch)) - batch) <= std::max<int64_t>(1, batch / 100),

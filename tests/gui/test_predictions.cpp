@@ -149,31 +149,57 @@ private Q_SLOTS:
         QVERIFY(s.current.iterationMs.value > short128.current().iterationMs.value);
     }
 
-    // A language model opens with AdamW and a goal in tokens (20 per parameter), a vision model with
-    // SGD and momentum and one epoch of ImageNet-1k; a choice made for one kind comes back with it.
+    // A language model opens with AdamW, a goal in tokens (20 per parameter), bf16 autocast and
+    // batch 8, a vision model with SGD and momentum, one epoch of ImageNet-1k, fp32 and batch 32; a
+    // choice made for one kind comes back with it, and never crosses to the other kind.
     void scenariosFollowTheModelKind() {
         ExplorerState state;
         QVERIFY2(state.openModel(kLanguage), qPrintable(state.error()));
         QCOMPARE(state.modelKind(), ModelKind::Language);
         QCOMPARE(state.settings().optimizer, Optimizer::AdamW);
+        QCOMPARE(state.settings().precision, TrainingPrecision::AmpBf16);
+        QCOMPARE(state.settings().batch, int64_t(8));
         const double parameters = double(state.graph()->parameterCount());
         QCOMPARE(state.goal().tokens, 20 * parameters);
         QCOMPARE(state.snapshot()->current.scenario.optimizer, Optimizer::AdamW);
+        QCOMPARE(state.snapshot()->current.scenario.precision, TrainingPrecision::AmpBf16);
         state.setOptimizer(Optimizer::Adam);
+        state.setBatch(4);
         state.waitForPredictions();
 
         QVERIFY2(state.openModel(kVision), qPrintable(state.error()));
         QCOMPARE(state.modelKind(), ModelKind::Vision);
         QCOMPARE(state.settings().optimizer, Optimizer::SgdMomentum);
+        QCOMPARE(state.settings().precision, TrainingPrecision::Fp32);
+        QCOMPARE(state.settings().batch, int64_t(32));
         QVERIFY(!state.goal().inTokens());
         QCOMPARE(state.goal().datasetSamples, 1281167.0);
         QCOMPARE(state.goal().epochs, 1.0);
+        state.setPrecision(TrainingPrecision::Tf32);
+        state.setBatch(64);
+        state.waitForPredictions();
 
         QVERIFY(state.openModel("zoo:gpt2?seq=256"));
         QCOMPARE(state.modelKind(), ModelKind::Language);
-        QCOMPARE(state.settings().optimizer, Optimizer::Adam);  // the choice made for BERT
+        QCOMPARE(state.settings().optimizer, Optimizer::Adam);  // the choices made for BERT
+        QCOMPARE(state.settings().batch, int64_t(4));
+        QCOMPARE(state.settings().precision, TrainingPrecision::AmpBf16);
         QCOMPARE(state.goal().tokens, 20 * double(state.graph()->parameterCount()));
         QCOMPARE(state.snapshot()->model->seq, int64_t(256));
+
+        QVERIFY(state.openModel(kVision));
+        QCOMPARE(state.settings().precision, TrainingPrecision::Tf32);
+        QCOMPARE(state.settings().batch, int64_t(64));
+
+        // Where the target GPU has no bf16 (a V100), a language model opens in fp16 autocast; a
+        // batch in the model's spec wins over the kind's.
+        ExplorerState volta;
+        ExplorerSettings s = volta.settings();
+        s.gpuId = "v100-sxm2-16gb";
+        volta.applySettings(s);
+        QVERIFY(volta.openModel("zoo:gpt2?seq=64&batch=2"));
+        QCOMPARE(volta.settings().precision, TrainingPrecision::AmpFp16);
+        QCOMPARE(volta.settings().batch, int64_t(2));
     }
 
     // Where users of a language model count tokens, the explorer does: the Overview's headline, the

@@ -300,6 +300,7 @@ private Q_SLOTS:
         QVERIFY2(state.openModel("zoo:gpt2_large?seq=128"), qPrintable(state.error()));
         ExplorerSettings adam = state.settings();
         adam.optimizer = ts::predictors::Optimizer::Adam;
+        adam.precision = ts::predictors::TrainingPrecision::Fp32;  // a language model opens in bf16, which a P4 lacks
         adam.gpuId = "p4";
         adam.batch = 1;
         state.applySettings(adam);

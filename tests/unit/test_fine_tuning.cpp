@@ -140,6 +140,53 @@ TEST(FineTuning, LoraMemoryUnderAutocast) {
     EXPECT_DOUBLE_EQ(m.castWeightCopies, 2 * adapters);
 }
 
+TEST(FineTuning, Bf16ParamsWithoutMasterWeightsKeepsTheModelsDtype) {
+    // PEFT's LoRA on a model loaded in bf16, its embedding trained as modules_to_save (a copy beside
+    // the frozen original). With an fp32 master copy: 2 B weight, 2 B gradient, 4 + 8 B of master and
+    // AdamW states per trainable parameter. Without: the trained copy bf16 throughout (2 + 2 + 4),
+    // the adapters fp32 as PEFT creates them (4 + 4 + 8).
+    LoraOptions o;
+    o.rank = 16;
+    Graph g = withLora(loadModel("zoo:gpt2?seq=32"), o);
+    trainAlso(g, {"wte"}, "--train", /*asCopies=*/true);
+    const double adapters = 12 * 16 * kGpt2LinearFeatures, wte = 50257.0 * 768;
+    const ModelAnalysis a(g);
+    ASSERT_EQ(a.trainableParameters, int64_t(adapters + wte));
+    ASSERT_EQ(a.adapterParameters, int64_t(adapters));
+    const MemoryModel master(a, TrainingPrecision::Bf16Params, Optimizer::AdamW, Checkpointing::None, 1);
+    const MemoryModel none(a, TrainingPrecision::Bf16Params, Optimizer::AdamW, Checkpointing::None, 1, 0,
+                           OptimizerImplementation::Foreach, false, /*masterWeights=*/false);
+    const MemoryBreakdown m = master.at(1, gpu("a100-sxm4-80gb")), p = none.at(1, gpu("a100-sxm4-80gb"));
+    // The frozen base, the embedding's original included, in bf16 either way.
+    EXPECT_DOUBLE_EQ(m.weights, 2 * kGpt2Parameters + 2 * (wte + adapters));
+    EXPECT_DOUBLE_EQ(m.gradients, 2 * (wte + adapters));
+    EXPECT_DOUBLE_EQ(m.optimizerState, 12 * (wte + adapters));
+    EXPECT_DOUBLE_EQ(p.weights, 2 * kGpt2Parameters + 2 * wte + 4 * adapters);
+    EXPECT_DOUBLE_EQ(p.gradients, 2 * wte + 4 * adapters);
+    EXPECT_DOUBLE_EQ(p.optimizerState, 2 * (2 * wte + 4 * adapters));
+    // Foreach AdamW's temporary is one state-sized copy.
+    EXPECT_GE(p.workspace, 2 * wte + 4 * adapters);
+    // The step moves bf16 tensors and writes no 16-bit copy: under half the master layout's bytes.
+    const GpuSpec& a100 = gpu("a100-sxm4-80gb");
+    const double withMaster = optimizerStepTimes(a, a100, Optimizer::AdamW, TrainingPrecision::Bf16Params,
+                                                 OptimizerImplementation::Fused).gpuMs;
+    const double without = optimizerStepTimes(a, a100, Optimizer::AdamW, TrainingPrecision::Bf16Params,
+                                              OptimizerImplementation::Fused, StreamModel::shipped(),
+                                              KernelScalingTable::builtin(), false).gpuMs;
+    EXPECT_LT(without, withMaster * 0.6);
+    // Through the predictor; at a precision with no 16-bit parameters the option changes nothing.
+    TrainingPredictor predictor(g, 32);
+    TrainingScenario s;
+    s.optimizer = Optimizer::AdamW;
+    s.precision = TrainingPrecision::Bf16Params;
+    s.masterWeights = false;
+    EXPECT_DOUBLE_EQ(predictor.predict(a100, s, false).memory.optimizerState, p.optimizerState);
+    s.precision = TrainingPrecision::AmpBf16;
+    const double amp = predictor.predict(a100, s, false).peakMemoryBytes.value;
+    s.masterWeights = true;
+    EXPECT_DOUBLE_EQ(predictor.predict(a100, s, false).peakMemoryBytes.value, amp);
+}
+
 TEST(FineTuning, QloraStoresTheAdaptedBaseWeightsInNf4) {
     LoraOptions o;
     o.rank = 8;

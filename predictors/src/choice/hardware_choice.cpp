@@ -27,7 +27,7 @@ std::string gib(double bytes) {
 
 // What a precision other than fp32 does to the training's numerics: the report says so beside
 // every recommendation that uses it, since the throughput gain is not free.
-std::string numericsNote(TrainingPrecision p) {
+std::string numericsNote(TrainingPrecision p, bool masterWeights) {
     switch (p) {
         case TrainingPrecision::Fp32:
         case TrainingPrecision::Fp32Strict:
@@ -42,6 +42,10 @@ std::string numericsNote(TrainingPrecision p) {
             return "amp-bf16 changes numerics: autocast runs GEMMs and convolutions in bf16 (8 mantissa bits) "
                    "with fp32 master weights; check convergence";
         case TrainingPrecision::Bf16Params:
+            if (!masterWeights)
+                return "bf16-params without master weights changes numerics the most of the 16-bit set-ups: "
+                       "parameters, activations, gradients and optimizer states are bf16 (8 mantissa bits), so "
+                       "updates smaller than a parameter's last bit are lost; check convergence";
             return "bf16-params changes numerics: the model's parameters and activations are bf16 (8 mantissa "
                    "bits) with fp32 master weights in the optimizer (FSDP's MixedPrecision, Megatron-LM's "
                    "--bf16); check convergence";
@@ -343,7 +347,7 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
             row.prediction = predictor.predict(gpu, at(base, best.precision, best.batch), false);
             row.cost = trainingCost(row.prediction, gpu, goal);
             row.curve = bestSweep->points;
-            if (const std::string note = numericsNote(best.precision); !note.empty()) row.notes.push_back(note);
+            if (const std::string note = numericsNote(best.precision, base.masterWeights); !note.empty()) row.notes.push_back(note);
         } else if (!supported.empty()) {
             explainNoFit(row, predictor, gpu, supported, base, options.batch > 0 ? options.batch : 1);
             for (const GpuSweep* s : supported)

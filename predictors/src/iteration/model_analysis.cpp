@@ -318,6 +318,13 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                 a.parameterBytes += bytes;
                 unit.trainableElements += elements;
                 unit.trainableBytes += bytes;
+                if (v.adapter) unit.adapterElements += elements, adapterParameters += int64_t(elements);
+                if (v.besideFrozenOriginal) {  // PEFT's frozen original, beside the trained copy
+                    a.frozenElements += elements;
+                    a.frozenBytes += bytes;
+                    unit.frozenElements += elements;
+                    unit.frozenBytes += bytes;
+                }
                 trainableParameters += int64_t(elements);
                 if (elements < kSmallTensorElements) smallTrainableParameters += int64_t(elements);
                 ++parameterTensors;

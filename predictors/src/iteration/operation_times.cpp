@@ -56,14 +56,15 @@ std::optional<std::string> missing(const GpuSpec& gpu, ComputePrecision p, const
 // adam: m.lerp_(g); v *= b2; v.addcmul_(g, g); d = v.sqrt(); d /= c2; d += eps; p.addcdiv_(m, d)
 // (72 B, 7 passes); adamw adds p *= 1 - lr wd (80 B, 8). A fused step reads and writes each
 // tensor once: momentum 20 B (p, g, buf in; p, buf out), adam and adamw 28 B (p, g, m, v in; p, m, v
-// out). A for-loop runs foreach's passes one tensor at a time. Autocast adds the grad scaler's
-// unscale and inf check (8 B, 1 pass).
+// out). A for-loop runs foreach's passes one tensor at a time. Mixed precision adds a pass writing
+// the 16-bit copy (autocast: the grad scaler's unscale and inf check; 8 B, 1 pass). Without master
+// weights (bf16-params) the same passes move bf16 tensors, but for fp32 adapters.
 struct OptimizerTraffic {
     double bytesPerParameter = 12;
     double passes = 1;
 };
-OptimizerTraffic optimizerTraffic(Optimizer o, TrainingPrecision p,
-                                  OptimizerImplementation implementation = OptimizerImplementation::Foreach) {
+OptimizerTraffic optimizerTraffic(const ModelAnalysis& m, Optimizer o, TrainingPrecision p,
+                                  OptimizerImplementation implementation, bool masterWeights) {
     OptimizerTraffic t;
     const bool fused = implementation == OptimizerImplementation::Fused;
     if (o == Optimizer::SgdMomentum) t = fused ? OptimizerTraffic{20, 1} : OptimizerTraffic{32, 3};
@@ -72,7 +73,13 @@ OptimizerTraffic optimizerTraffic(Optimizer o, TrainingPrecision p,
     // bitsandbytes' fused 8-bit step: reads parameter, gradient and both 1-byte states, writes the
     // parameter and the states (4 + 4 + 1 + 1 + 4 + 1 + 1; the block constants are negligible).
     if (o == Optimizer::Adam8bit) t = {16, 1};
-    if (isMixedPrecision(p)) t.bytesPerParameter += 8, t.passes += 1;  // the 16-bit copy of the master
+    if (p == TrainingPrecision::Bf16Params && !masterWeights) {
+        const double trainable = double(std::max<int64_t>(1, m.trainableParameters));
+        const double adapters = double(std::min(m.adapterParameters, m.trainableParameters));
+        t.bytesPerParameter *= (2 * (trainable - adapters) + 4 * adapters) / (4 * trainable);
+    } else if (isMixedPrecision(p)) {
+        t.bytesPerParameter += 8, t.passes += 1;  // the 16-bit copy of the master
+    }
     return t;
 }
 
@@ -485,8 +492,8 @@ double optimizerLaunches(const ModelAnalysis& m, const OptimizerTraffic& t, Opti
 
 OptimizerStepTimes optimizerStepTimes(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, TrainingPrecision p,
                                       OptimizerImplementation implementation, const StreamModel& model,
-                                      const KernelScalingTable& table) {
-    const OptimizerTraffic t = optimizerTraffic(o, p, implementation);
+                                      const KernelScalingTable& table, bool masterWeights) {
+    const OptimizerTraffic t = optimizerTraffic(m, o, p, implementation, masterWeights);
     const GpuOpStats st = table.forClass("add").unseen;  // as prepareIterationTimes
     const double bw = *gpu.memoryBandwidthGBs * 1e9;
     const double launches = optimizerLaunches(m, t, implementation);
@@ -512,8 +519,9 @@ BatchPoly backwardBytes(const AnalyzedOp& op, const OpBytes& b) {
 }
 
 double optimizerStepMs(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, TrainingPrecision p,
-                       const KernelScalingTable& table, OptimizerImplementation implementation) {
-    const OptimizerTraffic t = optimizerTraffic(o, p, implementation);
+                       const KernelScalingTable& table, OptimizerImplementation implementation,
+                       bool masterWeights) {
+    const OptimizerTraffic t = optimizerTraffic(m, o, p, implementation, masterWeights);
     const double bytes = t.bytesPerParameter, passes = t.passes;
     const ClassScaling& add = table.forClass("add");
     const GpuOpStats st = table.statsFor(add, gpu);

@@ -149,10 +149,12 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
     t->setup.checkpointing = s.checkpointing != Checkpointing::None;
     if (t->fromProfile) {
         // The profile's measured iteration outside its layers already holds the host's share.
-        t->setup.optimizerMs = optimizerStepMs(analysis_, gpu, s.optimizer, p, table_, s.optimizerImplementation);
+        t->setup.optimizerMs = optimizerStepMs(analysis_, gpu, s.optimizer, p, table_, s.optimizerImplementation,
+                                                s.masterWeights);
     } else {
         const OptimizerStepTimes step =
-            optimizerStepTimes(analysis_, gpu, s.optimizer, p, s.optimizerImplementation, stream_, table_);
+            optimizerStepTimes(analysis_, gpu, s.optimizer, p, s.optimizerImplementation, stream_, table_,
+                               s.masterWeights);
         t->setup.optimizerMs = step.gpuMs;
         t->setup.optimizerHostMs = step.hostMs;
         // torch.amp's GradScaler reads its inf check on the host before stepping.
@@ -168,7 +170,7 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
         // bf16-params reduces its gradients in fp32, as FSDP2 under torchtitan (reduce_dtype),
         // Megatron-LM and DeepSpeed do by default for bf16 training; autocast under ZeRO in 16 bits.
         const bool mixed = halfWeightsUnderZero(p);
-        const bool fp32Reduce = p == TrainingPrecision::Bf16Params;
+        const bool fp32Reduce = p == TrainingPrecision::Bf16Params && s.masterWeights;
         for (const GradientBucket& b : buckets)
             t->setup.bucketCommMs.push_back(reduceScatterMs(b.bytes * (mixed && !fp32Reduce ? 0.5 : 1), gpus, *link));
         t->setup.optimizerMs /= gpus;
@@ -287,7 +289,7 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
     }
 
     const MemoryModel mm(analysis_, s.precision, s.optimizer, s.checkpointing, gpus, s.dataParallel.zeroStage,
-                         s.optimizerImplementation, gradientsPersist(s));
+                         s.optimizerImplementation, gradientsPersist(s), s.masterWeights);
     r.memory = mm.at(n, gpu);
     double allocator[3];
     mm.allocatorBytesAll(n, allocator);
@@ -327,7 +329,8 @@ SweepPlan::SweepPlan(const TrainingPredictor& predictor, const std::vector<const
     for (TrainingPrecision p : precisions)
         memory_.push_back(std::make_unique<MemoryModel>(predictor.analysis_, p, base.optimizer, base.checkpointing,
                                                         base.dataParallel.gpus, base.dataParallel.zeroStage,
-                                                        base.optimizerImplementation, gradientsPersist(base)));
+                                                        base.optimizerImplementation, gradientsPersist(base),
+                                                        base.masterWeights));
     // The largest batches probe the same batch sizes on many GPUs: the allocator's part once each.
     std::vector<std::unordered_map<int64_t, std::array<double, 3>>> probed(precisions.size());
     for (const GpuSpec* g : gpus) {

@@ -22,16 +22,17 @@ double blockWaste(double s) {
     return kMiB;
 }
 
-// Optimizer state of the trainable parameters, at full size (before any sharding).
-double optimizerStateBytes(const ModelAnalysis& m, Optimizer o) {
+// Optimizer state of the trainable parameters, at full size (before any sharding); `copyBytes` is
+// one copy of them in the states' dtype (their own, or fp32 beside 16-bit weights).
+double optimizerStateBytes(const ModelAnalysis& m, Optimizer o, double copyBytes) {
     switch (o) {
         case Optimizer::Sgd:
             return 0;
         case Optimizer::SgdMomentum:
-            return m.parameterBytes;  // momentum buffer
+            return copyBytes;  // momentum buffer
         case Optimizer::Adam:
         case Optimizer::AdamW:
-            return 2 * m.parameterBytes;  // exp_avg, exp_avg_sq
+            return 2 * copyBytes;  // exp_avg, exp_avg_sq
         case Optimizer::Adam8bit: {
             // bitsandbytes: two 1-byte states per element plus one fp32 absmax per 2048-element block
             // of each (Dettmers et al. 2022, block-wise quantisation); tensors under 4096 elements
@@ -71,14 +72,14 @@ double gpuCapacityBytes(const GpuSpec& gpu) {
 
 MemoryModel::MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, Checkpointing checkpointing,
                          int dataParallelGpus, int zeroStage, OptimizerImplementation implementation,
-                         bool gradientsPersist)
+                         bool gradientsPersist, bool masterWeights)
     : m_(m),
       precision_(p),
       optimizer_(o),
       checkpointing_(checkpointing),
       gpus_(std::max(1, dataParallelGpus)),
       gradientsPersist_(gradientsPersist) {
-    states_ = modelStates(m, p, o, gpus_, zeroStage, implementation);
+    states_ = modelStates(m, p, o, gpus_, zeroStage, implementation, masterWeights);
     const size_t n = m.ops.size();
     savedByOp_.assign(n, BatchPoly{});
     transient_.assign(n, BatchPoly{});
@@ -93,24 +94,40 @@ MemoryModel::MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer 
 }
 
 ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, int gpus, int zeroStage,
-                        OptimizerImplementation implementation) {
+                        OptimizerImplementation implementation, bool masterWeights) {
     const double n = std::max(1, gpus);
     // DeepSpeed's mixed precision under ZeRO: 16-bit weights and gradients, the fp32 master copy
     // with the optimizer states (the ZeRO paper's 2 + 2 + K bytes per parameter, K = 12 for Adam).
-    // bf16-params keeps that layout on any stage (FSDP's sharded fp32 parameters are the master).
-    const bool zeroMixed = (zeroStage > 0 && isAutocast(p)) || p == TrainingPrecision::Bf16Params;
+    // bf16-params keeps that layout on any stage (FSDP's sharded fp32 parameters are the master),
+    // unless it trains without master weights: then weights, gradients and optimizer states are
+    // all bf16, but for the adapters a set-up added, which PEFT keeps in fp32.
+    const bool bf16Params = p == TrainingPrecision::Bf16Params;
+    const bool zeroMixed = (zeroStage > 0 && isAutocast(p)) || (bf16Params && masterWeights);
+    const bool pureBf16 = bf16Params && !masterWeights;
+    // One copy (weights or gradients) of `elements` trainable elements, `adapters` of them adapters,
+    // `atDtype` bytes at the graph's dtypes.
+    auto copyBytes = [&](double elements, double adapters, double atDtype) {
+        if (zeroMixed) return 2 * elements;
+        if (pureBf16) return 2 * (elements - adapters) + 4 * adapters;
+        return atDtype;
+    };
     const double trainable = double(m.trainableParameters);
+    const double trained = copyBytes(trainable, double(m.adapterParameters), m.parameterBytes);
     auto unitBytes = [&](const ParameterUnit& u) {
-        return (zeroMixed ? 2 * u.trainableElements : u.trainableBytes) + ModelAnalysis::frozenStoredBytes(u, p);
+        return copyBytes(u.trainableElements, u.adapterElements, u.trainableBytes) +
+               ModelAnalysis::frozenStoredBytes(u, p);
     };
     ModelStates s;
-    const double weights = (zeroMixed ? 2 * trainable : m.parameterBytes) + m.frozenStoredBytes(p);
-    const double gradients = zeroMixed ? 2 * trainable : m.parameterBytes;
-    const double optimizer = optimizerStateBytes(m, o) + (zeroMixed ? 4 * trainable : 0);
+    const double weights = trained + m.frozenStoredBytes(p);
+    const double gradients = trained;
+    const double optimizer = zeroMixed ? optimizerStateBytes(m, o, m.parameterBytes) + 4 * trainable
+                                       : optimizerStateBytes(m, o, trained);
     double largestUnit = 0, largestUnitGradients = 0;
     for (size_t u = 1; u < m.units.size(); ++u) {
-        largestUnit = std::max(largestUnit, unitBytes(m.units[u]));
-        largestUnitGradients = std::max(largestUnitGradients, m.units[u].trainableElements * (zeroMixed ? 2 : 4));
+        const ParameterUnit& unit = m.units[u];
+        largestUnit = std::max(largestUnit, unitBytes(unit));
+        largestUnitGradients = std::max(
+            largestUnitGradients, copyBytes(unit.trainableElements, unit.adapterElements, 4 * unit.trainableElements));
     }
     const double root = m.units.empty() ? 0 : unitBytes(m.units[0]);
     // Stage 3 (FSDP FULL_SHARD): a shard of everything, plus the gathered root unit (kept through
@@ -121,17 +138,20 @@ ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o
     s.gradients = zeroStage >= 2 ? gradients / n + largestUnitGradients * (n - 1) / n : gradients;
     s.gradientScale = m.parameterBytes > 0 ? s.gradients / m.parameterBytes : 0;
     s.optimizerState = zeroStage >= 1 ? optimizer / n : optimizer;
-    s.ddpBuckets = gpus > 1 && zeroStage == 0 ? m.parameterBytes : 0;
+    s.ddpBuckets = gpus > 1 && zeroStage == 0 ? (pureBf16 ? trained : m.parameterBytes) : 0;
     s.castCopies = isAutocast(p) && !zeroMixed;
     // Adam's denominator sqrt(v) / c2 + eps is a temporary: foreach Adam computes it for every
     // tensor at once (parameter-sized; the GPU's shard under ZeRO), a for-loop one tensor at a time
     // (the largest tensor's size), a fused kernel in registers (none); bitsandbytes' fused 8-bit
     // step has none.
     const bool adam = o == Optimizer::Adam || o == Optimizer::AdamW;
-    const double shard = m.parameterBytes / (zeroStage >= 1 ? n : 1);
+    const double stateCopy = pureBf16 ? trained : m.parameterBytes;
+    const double shard = stateCopy / (zeroStage >= 1 ? n : 1);
+    const bool largestInBf16 = pureBf16 && m.adapterParameters < m.trainableParameters;  // adapters are small
+    const double largestTensor = largestInBf16 ? m.largestParameterBytes / 2 : m.largestParameterBytes;
     if (adam && implementation == OptimizerImplementation::Foreach) s.stepTemporaries = shard;
     if (adam && implementation == OptimizerImplementation::ForLoop)
-        s.stepTemporaries = std::min(shard, m.largestParameterBytes);
+        s.stepTemporaries = std::min(shard, largestTensor);
     return s;
 }
 

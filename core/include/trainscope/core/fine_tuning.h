@@ -17,9 +17,11 @@ namespace ts {
 // `optionName` when a pattern matches no parameter.
 void trainOnly(Graph& g, const std::vector<std::string>& trainable, const std::string& optionName = "--train");
 
-// Unfreezes the parameters whose name contains one of `trainable`, leaving the others as they are
-// (PEFT's modules_to_save beside adapters). Throws ModelError as trainOnly.
-void trainAlso(Graph& g, const std::vector<std::string>& trainable, const std::string& optionName = "--train");
+// Unfreezes the parameters whose name contains one of `trainable`, leaving the others as they are.
+// asCopies: each is trained as PEFT's modules_to_save trains a module beside adapters, a copy next
+// to its frozen original (which stays in memory). Throws ModelError as trainOnly.
+void trainAlso(Graph& g, const std::vector<std::string>& trainable, const std::string& optionName = "--train",
+               bool asCopies = false);
 
 struct LoraOptions {
     int64_t rank = 0;

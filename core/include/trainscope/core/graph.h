@@ -44,6 +44,11 @@ struct Value {
     // one stored in 4-bit NF4 and dequantised at each use (QLoRA).
     bool frozen = false;
     bool nf4 = false;
+    // An adapter the set-up added (LoRA's A and B): PEFT creates it in fp32 whatever dtype the model
+    // is loaded in.
+    bool adapter = false;
+    // Trained as PEFT's modules_to_save trains it: a copy, beside the frozen original it keeps.
+    bool besideFrozenOriginal = false;
 };
 
 struct Operation {

@@ -148,6 +148,7 @@ struct ParameterUnit {
     std::string name;
     double trainableElements = 0;
     double trainableBytes = 0;
+    double adapterElements = 0;  // of the trainable: adapters the set-up added (Value::adapter)
     double frozenElements = 0;  // stored at their dtype, or in 16 bits under autocast
     double frozenBytes = 0;
     double nf4Elements = 0;
@@ -168,6 +169,7 @@ public:
     int64_t parameters = 0;                // all, trainable or frozen
     int64_t trainableParameters = 0;       // those that get gradients and optimizer state
     int64_t smallTrainableParameters = 0;  // in tensors of fewer than 4096 elements
+    int64_t adapterParameters = 0;         // of the trainable: adapters the set-up added (Value::adapter)
     double parameterBytes = 0;             // trainable parameters at their dtype
     double bufferBytes = 0;
     int64_t parameterTensors = 0;      // trainable tensors

@@ -137,7 +137,8 @@ LayoutTransposes layoutTransposes(const AnalyzedOp& op, const OpBytes& b, Traini
 
 // One optimizer step in a training iteration: GPU time of its kernels (foreach: a pass per
 // operation of the update over every tensor; for-loop: the same passes, a kernel per tensor each;
-// fused: one pass) and the host's time to issue them, in ms.
+// fused: one pass) and the host's time to issue them, in ms. masterWeights: as
+// TrainingScenario::masterWeights.
 struct OptimizerStepTimes {
     double gpuMs = 0;
     double hostMs = 0;
@@ -145,11 +146,13 @@ struct OptimizerStepTimes {
 OptimizerStepTimes optimizerStepTimes(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, TrainingPrecision p,
                                       OptimizerImplementation implementation,
                                       const StreamModel& model = StreamModel::shipped(),
-                                      const KernelScalingTable& table = KernelScalingTable::builtin());
+                                      const KernelScalingTable& table = KernelScalingTable::builtin(),
+                                      bool masterWeights = true);
 
 // One optimizer step, bandwidth-bound, in ms.
 double optimizerStepMs(const ModelAnalysis& m, const GpuSpec& gpu, Optimizer o, TrainingPrecision p,
                        const KernelScalingTable& table = KernelScalingTable::builtin(),
-                       OptimizerImplementation implementation = OptimizerImplementation::Foreach);
+                       OptimizerImplementation implementation = OptimizerImplementation::Foreach,
+                       bool masterWeights = true);
 
 }  // namespace ts::predictors

@@ -99,6 +99,12 @@ struct TrainingScenario {
     // zero_grad zeroes the gradients instead of freeing them (set_to_none=False, PyTorch's default
     // before 2.0): they stay allocated through the next forward, as gradient accumulation keeps them.
     bool keepGradients = false;
+    // With bf16-params: an fp32 master copy of the weights holds the optimizer's updates, with fp32
+    // states (FSDP's MixedPrecision, Megatron-LM, DeepSpeed). false: the optimizer updates the bf16
+    // parameters themselves, its states bf16 too (a model loaded in bf16 and trained as it is, as
+    // Hugging Face's Trainer does with torch_dtype=bfloat16); adapters a set-up adds stay fp32, as
+    // PEFT creates them. No effect at other precisions.
+    bool masterWeights = true;
 };
 
 }  // namespace ts::predictors

@@ -48,8 +48,11 @@ struct ModelStates {
     double stepTemporaries = 0;  // the optimizer step's temporaries
     bool castCopies = false;     // autocast's cached 16-bit copies of the trainable weights
 };
+// masterWeights (bf16-params only): false trains the bf16 parameters as they are, without an fp32
+// copy, with bf16 optimizer states (TrainingScenario::masterWeights).
 ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, int gpus, int zeroStage,
-                        OptimizerImplementation implementation = OptimizerImplementation::Foreach);
+                        OptimizerImplementation implementation = OptimizerImplementation::Foreach,
+                        bool masterWeights = true);
 
 // Which end of each estimated category's range to take.
 enum class MemoryBound { Low, Value, High };
@@ -63,9 +66,10 @@ public:
     // gradientsPersist: every gradient is allocated through the forward and backward, as with
     // gradient accumulation (the micro-batches after the first add to them) or with zero_grad that
     // zeroes rather than frees them (PyTorch before 2.0); otherwise backward allocates them as it goes.
+    // masterWeights: as modelStates.
     MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer o, Checkpointing checkpointing, int dataParallelGpus,
                 int zeroStage = 0, OptimizerImplementation implementation = OptimizerImplementation::Foreach,
-                bool gradientsPersist = false);
+                bool gradientsPersist = false, bool masterWeights = true);
 
     // Every category at per-GPU batch n on `gpu`.
     MemoryBreakdown at(double n, const GpuSpec& gpu, MemoryBound bound = MemoryBound::Value) const;
