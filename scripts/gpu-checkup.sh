@@ -36,14 +36,14 @@
 #                    tool's 600): no profile starts after S-110 s, one still running at S-20 s is stopped
 #
 # The device calls, in this order, each made as soon as the last one's reply is in (the machine stays
-# warm 30 s), about 24 minutes of device time in all (docs/gpu-checkup.md):
+# warm 30 s), about 24 minutes of device time in all, so two leases at the 15 minutes a task is lent
+# today (docs/gpu-checkup.md):
 #   here:   scripts/gpu-checkup.sh deps
 #   run(command="scripts/gpu-checkup.sh build test", carry=["build-checkup"], timeout_s=600)       ~8 min
-#   run(command="scripts/gpu-checkup.sh --budget 420 time profiles 1/2", carry=["build-checkup"], timeout_s=600)
-#                                                                                                  ~7 min
-#   run(command="scripts/gpu-checkup.sh --budget 420 profiles 2/2", carry=["build-checkup"], timeout_s=600)
-#                                                                                                  ~7 min
-# plus about 2 minutes for the machine's start. Each call leaves in $OUT: summary.txt (every call's
+#   run(command="scripts/gpu-checkup.sh --budget 240 time profiles 1/3", carry=["build-checkup"], timeout_s=300)
+#                                                                                                  ~4 min
+#   a later lease: "build profiles 2/3", then "profiles 3/3"                                       ~7 + 7 min
+# plus about 2 minutes for each machine's start. Each call leaves in $OUT: summary.txt (every call's
 # lines so far) and gpu-checkup.tar.gz (the whole state folder: logs, JSON, profiles; in 15 MiB pieces
 # gpu-checkup.tar.gz.00, .01, ... if larger). Copy that tarball into build-checkup/ before the next
 # call: should the machine have gone back in between, the next call restores it instead of starting
