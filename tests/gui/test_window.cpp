@@ -218,6 +218,7 @@ private Q_SLOTS:
             state.setAccumulation(4);
             state.setCheckpointing(Checkpointing::EveryOtherBlock);
             state.setOptimizerImplementation(OptimizerImplementation::ForLoop);
+            state.setMasterWeights(false);
             state.waitForPredictions();
             state.setGoal({3, 5e5});
             for (int i = 0; i < AppSettings::kMaxRecent + 3; ++i) settings.addRecentFile(QString("zoo:m%1").arg(i));
@@ -239,6 +240,16 @@ private Q_SLOTS:
         QCOMPARE(state.settings().optimizerImplementation, OptimizerImplementation::ForLoop);
         QCOMPARE(state.goal().epochs, 3.0);
         QCOMPARE(state.goal().datasetSamples, 5e5);
+        QVERIFY(!state.settings().masterWeights);
+        // The batch and precision were the classifier's: a language model opens with its kind's
+        // defaults, and the classifier's come back with it from the file.
+        QVERIFY(state.openModel("zoo:gpt2?seq=32"));
+        QCOMPARE(state.settings().batch, int64_t(8));
+        QCOMPARE(state.settings().precision, TrainingPrecision::AmpBf16);
+        state.setPrecision(TrainingPrecision::AmpFp16);
+        QVERIFY(state.openModel("zoo:resnet18"));
+        QCOMPARE(state.settings().batch, int64_t(48));
+        QCOMPARE(state.settings().precision, TrainingPrecision::AmpBf16);
     }
 
     void profileActionSaysWhyItIsDisabled() {
