@@ -181,14 +181,14 @@ void OverviewView::refresh() {
         return more;
     };
     title_->setText(tr("<h2>%1</h2><p>%2 parameters, %3 GFLOP forward per sample%9 · %4 · batch %5 per GPU · %6 · "
-                       "%7 · %8 GPU(s)</p>")
+                       "%7 · %8</p>")
                         .arg(QString::fromStdString(g.name).toHtmlEscaped())
                         .arg(locale.toString(qlonglong(g.parameterCount())))
                         .arg(snap.costs.totals.forwardFlops / 1e9 / double(s.batch), 0, 'f', 2)
                         .arg(QString::fromStdString(p.gpuName).toHtmlEscaped())
                         .arg(s.batch)
                         .arg(trainingPrecisionName(s.precision), optimizerName(s.optimizer))
-                        .arg(QString::number(s.gpus) + setUp(s))
+                        .arg(tr("%1 GPU(s)").arg(s.gpus) + setUp(s))  // the set-up after the count it follows
                         .arg(sequence));
     refreshBars();
     if (!p.supported) {

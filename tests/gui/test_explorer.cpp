@@ -313,7 +313,9 @@ private Q_SLOTS:
         state.waitForPredictions();
         QVERIFY(!state.current().scenario.masterWeights);
         QCOMPARE(state.current().memory.optimizerState, withMaster / 3);
-        QVERIFY(window.findChild<QLabel*>("overviewTitle")->text().contains("no fp32 master weights"));
+        // The set-up follows the GPU count it belongs after ("1 GPU(s) · ...", not "1 · ... GPU(s)").
+        const QString title = window.findChild<QLabel*>("overviewTitle")->text();
+        QVERIFY2(title.contains("1 GPU(s) · no fp32 master weights</p>"), qPrintable(title));
         box->setChecked(true);  // the settings are remembered: leave them as found
     }
 
