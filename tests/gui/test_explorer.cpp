@@ -1,5 +1,7 @@
 // The explorer: its item models pass Qt's model checks, the batch control drives the predictions
 // every view shows, each view renders something offscreen, and Help opens the documentation.
+#include <memory>
+
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QCheckBox>
@@ -40,6 +42,17 @@ int foregroundPixels(const QImage& image) {
     int background = 0;
     for (int n : counts) background = std::max(background, n);
     return image.width() * image.height() - background;
+}
+
+// BERT-base (short sequences) at batch 8 with AdamW in a shown window: the optimizer controls'
+// set-up. Null when the model does not open.
+std::unique_ptr<MainWindow> showBertWithAdamW(ExplorerState& state) {
+    if (!state.openModel("zoo:bert_base?seq=64")) return nullptr;
+    auto window = std::make_unique<MainWindow>(state);
+    window->show();
+    window->batchSpin()->setValue(8);
+    state.setOptimizer(Optimizer::AdamW);
+    return window;
 }
 
 }  // namespace
@@ -271,11 +284,9 @@ private Q_SLOTS:
     // keeps no temporary; the title says so; hidden for bitsandbytes' 8-bit Adam (its own kernel).
     void optimizerImplementationFollowsTheControl() {
         ExplorerState state;
-        QVERIFY(state.openModel("zoo:bert_base?seq=64"));
-        MainWindow window(state);
-        window.show();
-        window.batchSpin()->setValue(8);
-        state.setOptimizer(Optimizer::AdamW);
+        const std::unique_ptr<MainWindow> shown = showBertWithAdamW(state);
+        QVERIFY(shown);
+        MainWindow& window = *shown;
         state.waitForPredictions();
         const double foreachMs = state.current().optimizerMs.value;
         QComboBox* box = window.optimizerImplementationBox();
@@ -295,11 +306,9 @@ private Q_SLOTS:
     // title says so.
     void masterWeightsFollowTheControl() {
         ExplorerState state;
-        QVERIFY(state.openModel("zoo:bert_base?seq=64"));
-        MainWindow window(state);
-        window.show();
-        window.batchSpin()->setValue(8);
-        state.setOptimizer(Optimizer::AdamW);
+        const std::unique_ptr<MainWindow> shown = showBertWithAdamW(state);
+        QVERIFY(shown);
+        MainWindow& window = *shown;
         state.setPrecision(TrainingPrecision::AmpBf16);
         QCheckBox* box = window.masterWeightsBox();
         QVERIFY(!box->isVisible());

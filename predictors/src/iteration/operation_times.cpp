@@ -76,7 +76,7 @@ OptimizerTraffic optimizerTraffic(const ModelAnalysis& m, Optimizer o, TrainingP
     if (p == TrainingPrecision::Bf16Params && !masterWeights) {
         const double trainable = double(std::max<int64_t>(1, m.trainableParameters));
         const double adapters = double(std::min(m.adapterParameters, m.trainableParameters));
-        t.bytesPerParameter *= (2 * (trainable - adapters) + 4 * adapters) / (4 * trainable);
+        t.bytesPerParameter *= ModelAnalysis::bf16CopyBytes(trainable, adapters) / (4 * trainable);
     } else if (isMixedPrecision(p)) {
         t.bytesPerParameter += 8, t.passes += 1;  // the 16-bit copy of the master
     }

@@ -108,7 +108,7 @@ ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o
     // `atDtype` bytes at the graph's dtypes.
     auto copyBytes = [&](double elements, double adapters, double atDtype) {
         if (zeroMixed) return 2 * elements;
-        if (pureBf16) return 2 * (elements - adapters) + 4 * adapters;
+        if (pureBf16) return ModelAnalysis::bf16CopyBytes(elements, adapters);
         return atDtype;
     };
     const double trainable = double(m.trainableParameters);

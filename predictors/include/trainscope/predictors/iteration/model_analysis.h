@@ -181,6 +181,11 @@ public:
     // their dtype.
     static double frozenStoredBytes(const ParameterUnit& u, TrainingPrecision p);
     double frozenStoredBytes(TrainingPrecision p) const;
+    // Bytes of one copy (weights, gradients or a state) of `elements` trainable elements kept in
+    // bf16 without master weights: bf16 but for the `adapters` among them, which PEFT keeps in fp32.
+    static double bf16CopyBytes(double elements, double adapters) {
+        return 2 * (elements - adapters) + 4 * adapters;
+    }
     BatchPoly inputBytes;
     std::vector<int> segmentStart;  // first op index of each sqrt(L) checkpoint segment
     int workingOps = 0;
