@@ -142,6 +142,8 @@ std::vector<FitParameter> publishedFitParameters() {
         scalar("fp32_efficiency", steps(0.8, 1.4, 0.05), &StreamModel::fp32Efficiency),
         scalar("winograd_speedup", steps(1.0, 3.0, 0.1), &StreamModel::winogradSpeedup),
         scalar("step_time_spread", steps(0.0, 0.15, 0.01), &StreamModel::stepTimeSpread),
+        scalar("host_forward_us", steps(15, 90, 5), &StreamModel::hostForwardUs),
+        scalar("host_backward_us", steps(15, 120, 5), &StreamModel::hostBackwardUs),
         tensorCore(false, "Volta"),
         tensorCore(false, "Ampere"),
         tensorCore(true, "Ampere"),
