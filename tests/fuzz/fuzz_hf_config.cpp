@@ -1,5 +1,5 @@
 // libFuzzer target: a Hugging Face config.json through ts::importHfConfigText, then the costs of the
-// graph it builds (the RMSNorm, rotary and attention operators' cost code included).
+// graph it builds (the RMSNorm, rotary, attention and mixture-of-experts operators' cost code included).
 #include <string>
 
 #include "trainscope/core/costs.h"

@@ -5,7 +5,7 @@ transformers' own models, one family at a time.
     check_hf_config.py --cli CLI --family llama --out DIR [--real tests/data/hf-configs/X.json ...]
 
 For small configs of the family (several variants: grouped-query heads, tied or untied embeddings, biases,
-head_dim, partial rotary, each head class), built with transformers' config classes and written as JSON:
+head_dim, partial rotary, experts and dense layers, each head class), built with transformers' config classes and written as JSON:
 - totals.parameters equals sum(p.numel() for p in model.parameters()) of the transformers class named in
   `architectures` (buffers excluded, tied weights once), or, where transformers holds parameters that a
   training step never reaches (no gradient), the count of those it reaches;
@@ -44,10 +44,11 @@ SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, interme
 
 def small_configs(family):
     """(variant name, config, architecture class name) for the family."""
-    if family in ("llama", "mistral", "qwen2", "gemma", "phi3"):
-        cls = {"llama": T.LlamaConfig, "mistral": T.MistralConfig, "qwen2": T.Qwen2Config, "gemma": T.GemmaConfig,
-               "phi3": T.Phi3Config}[family]
-        prefix = {"llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2", "gemma": "Gemma", "phi3": "Phi3"}[family]
+    if family in ("llama", "mistral", "qwen2", "qwen3", "gemma", "phi3"):
+        cls = {"llama": T.LlamaConfig, "mistral": T.MistralConfig, "qwen2": T.Qwen2Config, "qwen3": T.Qwen3Config,
+               "gemma": T.GemmaConfig, "phi3": T.Phi3Config}[family]
+        prefix = {"llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2", "qwen3": "Qwen3", "gemma": "Gemma",
+                  "phi3": "Phi3"}[family]
         base = dict(SMALL, num_key_value_heads=2, pad_token_id=0)
         out = [("gqa", cls(**base), prefix + "ForCausalLM"),
                ("tied", cls(**dict(base, tie_word_embeddings=True)), prefix + "ForCausalLM"),
@@ -58,8 +59,27 @@ def small_configs(family):
                         "LlamaForCausalLM"))
         if family in ("mistral", "gemma"):
             out.append(("headdim", cls(**dict(base, head_dim=32)), prefix + "ForCausalLM"))
+        if family == "qwen3":  # the variants above take Qwen3Config's default head_dim, 128, not 64 / 4
+            out.append(("bias-headdim", cls(**dict(base, attention_bias=True, head_dim=24)), "Qwen3ForCausalLM"))
         if family == "phi3":
             out.append(("partial-rotary", cls(**dict(base, partial_rotary_factor=0.5)), "Phi3ForCausalLM"))
+        return out
+    if family in ("mixtral", "qwen3_moe"):
+        base = dict(SMALL, num_key_value_heads=2, pad_token_id=0, num_experts_per_tok=2)
+        if family == "mixtral":
+            cls, prefix = T.MixtralConfig, "Mixtral"
+            base["num_local_experts"] = 4
+        else:
+            cls, prefix = T.Qwen3MoeConfig, "Qwen3Moe"
+            base.update(num_experts=4, moe_intermediate_size=48)
+        out = [("moe", cls(**base), prefix + "ForCausalLM"),
+               ("seqcls", cls(**dict(base, num_labels=3)), prefix + "ForSequenceClassification"),
+               ("base", cls(**dict(base, num_experts_per_tok=3, tie_word_embeddings=True)), prefix + "Model")]
+        if family == "qwen3_moe":  # dense MLPs in layer 0 (mlp_only_layers) and off the sparse step
+            out.append(("dense-layers", cls(**dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, num_experts=4,
+                                                   num_experts_per_tok=2, moe_intermediate_size=48, head_dim=24,
+                                                   norm_topk_prob=True, decoder_sparse_step=2, mlp_only_layers=[3])),
+                        "Qwen3MoeForCausalLM"))
         return out
     if family == "gpt2":
         base = dict(n_embd=64, n_layer=2, n_head=4, vocab_size=1000, n_positions=64)
@@ -137,7 +157,7 @@ def inspect(cli, spec):
     return json.loads(run.stdout)
 
 
-def trainscope_matmul_flops(report):
+def trainscope_matmul_flops(report, config):
     total = 0
     for layer in report["layers"]:
         if layer["op"] in ("MatMul", "Gemm", "Conv"):
@@ -145,6 +165,10 @@ def trainscope_matmul_flops(report):
         elif layer["op"] == "ScaledDotProductAttention":  # q k^T and p v, every score (math backend)
             n, h, t, d = layer["output_shape"]
             total += 4 * n * h * t * t * d
+        elif layer["op"] == "MixtureOfExperts":  # per route: gate-up (H x 2I) and down (I x H) products
+            n, t, h = layer["output_shape"]
+            inner = getattr(config, "moe_intermediate_size", None) or config.intermediate_size
+            total += 6 * n * t * config.num_experts_per_tok * h * inner
     return total
 
 
@@ -161,6 +185,7 @@ def check_small(cli, family, out_dir, rows):
         path = os.path.join(out_dir, f"{family}-{variant}.json")
         write_config(config, arch, path)
         config._attn_implementation = "eager"
+        config._experts_implementation = "eager"  # the flop counter does not count grouped_mm
         model = getattr(transformers, arch)(config).eval()
         params = sum(p.numel() for p in model.parameters())
         paths, gemm_bias, handles = linear_layers(model)
@@ -185,7 +210,7 @@ def check_small(cli, family, out_dir, rows):
         if used != params:
             print(f"note: {family} {variant}: {params - used} of transformers' parameters get no gradient in a "
                   f"training step (unused by the forward); TrainScope {got}, used {used}")
-        flops = trainscope_matmul_flops(report)
+        flops = trainscope_matmul_flops(report, config)
         expected = counter.get_total_flops() + gemm_bias[0]
         if flops != expected:
             failures.append(f"{family} {variant}: matrix-product forward FLOPs {flops} != flop counter "

@@ -21,8 +21,8 @@ CUDA autocast agree on every operator the model uses (linear layers in bf16; the
 loss upcast by the model's own code); there the 16-bit copies of the weights, which autocast saves
 for the weight gradients, are compared with memory_bytes.cast_weight_copies. And the model itself
 converted to bf16 (model.to(torch.bfloat16), what FSDP's bf16 parameters compute with) for Llama,
-Gemma and Phi-3, against --precision bf16-params: the RMSNorm's fp32 island and the loss's fp32
-logits are the model's own code.
+Gemma, Phi-3, Qwen3 (its per-head q and k norms are RMSNorm islands too) and Mixtral (the experts'
+saved intermediates in bf16, the router's probabilities in fp32), against --precision bf16-params: the RMSNorm's fp32 island and the loss's fp32 logits are the model's own code.
 Exits 77 (ctest: skipped) without torch and transformers.
 """
 import argparse
@@ -57,6 +57,13 @@ CASES = [
     ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "sdpa", "flash", "autocast"),
     ("mistral", T.MistralConfig(**SMALL, num_key_value_heads=2), "MistralForCausalLM", "sdpa", "flash", "fp32"),
     ("qwen2", T.Qwen2Config(**SMALL, num_key_value_heads=2), "Qwen2ForCausalLM", "sdpa", "flash", "fp32"),
+    ("qwen3", T.Qwen3Config(**SMALL, num_key_value_heads=2, head_dim=16), "Qwen3ForCausalLM", "sdpa", "flash",
+     "fp32"),
+    ("mixtral", T.MixtralConfig(**SMALL, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2),
+     "MixtralForCausalLM", "sdpa", "flash", "fp32"),
+    ("qwen3_moe", T.Qwen3MoeConfig(**SMALL, num_key_value_heads=2, head_dim=16, num_experts=4, num_experts_per_tok=2,
+                                   moe_intermediate_size=48, norm_topk_prob=True), "Qwen3MoeForCausalLM", "sdpa",
+     "flash", "fp32"),
     ("gemma", T.GemmaConfig(**SMALL, num_key_value_heads=1, head_dim=16), "GemmaForCausalLM", "sdpa", "flash",
      "fp32"),
     ("phi3", T.Phi3Config(**SMALL, num_key_value_heads=2, pad_token_id=0), "Phi3ForCausalLM", "sdpa", "flash", "fp32"),
@@ -74,6 +81,10 @@ CASES = [
     ("gemma", T.GemmaConfig(**SMALL, num_key_value_heads=1, head_dim=16), "GemmaForCausalLM", "sdpa", "flash",
      "bf16"),
     ("phi3", T.Phi3Config(**SMALL, num_key_value_heads=2, pad_token_id=0), "Phi3ForCausalLM", "sdpa", "flash", "bf16"),
+    ("qwen3", T.Qwen3Config(**SMALL, num_key_value_heads=2, head_dim=16), "Qwen3ForCausalLM", "sdpa", "flash",
+     "bf16"),
+    ("mixtral", T.MixtralConfig(**SMALL, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2),
+     "MixtralForCausalLM", "sdpa", "flash", "bf16"),
 ]
 
 

@@ -158,7 +158,8 @@ TEST(ExecutorZooOptions, BertTaskHeadsRunATrainingStep) {
 }
 
 // Hugging Face configs (RMSNorm, rotary embeddings, grouped-query scaled dot-product attention, SiLU and
-// GELU gated MLPs): a tiny model of every family runs a training step with gradients reaching every parameter.
+// GELU gated MLPs, Qwen3's per-head norms, mixture-of-experts layers): a tiny model of every family runs a
+// training step with gradients reaching every parameter (each expert gets some of 16 tokens' routes).
 TEST(ExecutorHfConfig, TinyModelsOfEveryFamilyRunATrainingStep) {
     OneThread oneThread;
     const std::string sizes = R"("vocab_size": 97, "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4,
@@ -167,6 +168,10 @@ TEST(ExecutorHfConfig, TinyModelsOfEveryFamilyRunATrainingStep) {
         {"llama", R"("model_type": "llama", "num_key_value_heads": 2, )"},
         {"gemma", R"("model_type": "gemma", "num_key_value_heads": 1, "head_dim": 8, )"},
         {"phi3", R"("model_type": "phi3", "num_key_value_heads": 2, "partial_rotary_factor": 0.5, )"},
+        {"qwen3", R"("model_type": "qwen3", "num_key_value_heads": 2, "head_dim": 8, )"},
+        {"mixtral", R"("model_type": "mixtral", "num_key_value_heads": 2, "num_local_experts": 4, )"},
+        {"qwen3_moe", R"("model_type": "qwen3_moe", "num_key_value_heads": 2, "head_dim": 8, "num_experts": 4,
+                         "num_experts_per_tok": 2, "moe_intermediate_size": 16, "norm_topk_prob": true, )"},
         {"gpt_neox", R"("model_type": "gpt_neox", "rotary_pct": 0.25, )"},
         {"bert", R"("model_type": "bert", )"},
         {"roberta", R"("model_type": "roberta", )"},

@@ -10,7 +10,9 @@
 #include "trainscope/core/costs.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/model_loader.h"
+#include "trainscope/core/gpu_database.h"
 #include "trainscope/predictors/iteration/model_analysis.h"
+#include "trainscope/predictors/iteration/training_predictor.h"
 
 namespace {
 
@@ -20,6 +22,16 @@ const std::string kConfigs = std::string(TRAINSCOPE_TEST_DATA_DIR) + "/hf-config
 const std::string kSmallLlama = R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
   "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
   "num_key_value_heads": 2, "intermediate_size": 176, "rms_norm_eps": 1e-6})";
+
+// The same sizes as sparse MoE models: 4 experts of width 176 (Mixtral), or of 48 beside a dense MLP of
+// 176 (Qwen3-MoE, head_dim 16), two per token.
+const std::string kSmallMixtral = R"({"architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
+  "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "num_key_value_heads": 2, "intermediate_size": 176, "num_local_experts": 4, "num_experts_per_tok": 2})";
+const std::string kSmallQwen3Moe = R"({"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
+  "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 176, "moe_intermediate_size": 48,
+  "num_experts": 4, "num_experts_per_tok": 2})";
 
 ts::Graph load(const std::string& text, std::map<std::string, std::string> params = {}) {
     return ts::importHfConfigText(text, "config.json", params);
@@ -67,6 +79,8 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
         // transformers counts them as above (1.84, 7.72 and 14.17 billion).
         {"qwen-1.8b.json", 1'836'828'672},      {"qwen-7b.json", 7'721'324'544},
         {"qwen-14b.json", 14'167'290'880},
+        // Qwen3: q_norm and k_norm (128 weights each per layer); 0.6B ties its embeddings.
+        {"qwen3-8b.json", 8'190'735'360},       {"qwen3-0.6b.json", 596'049'920},
     };
     for (const auto& [file, params] : expected) {
         ts::Graph g = ts::loadModel(kConfigs + file);
@@ -217,7 +231,17 @@ TEST(HfConfig, BadConfigsGiveOneLineNamingTheProblem) {
         {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2,
             "num_attention_heads": 4, "intermediate_size": 176, "tie_word_embeddings": "yes"})",
          "\"tie_word_embeddings\" must be true or false"},
-        {R"({"model_type": "mixtral", "num_local_experts": 8})", "mixture-of-experts"},
+        {R"({"model_type": "qwen2_moe", "num_experts": 60})", "mixture-of-experts"},
+        {kSmallMixtral.substr(0, kSmallMixtral.size() - 1) + R"(, "num_experts_per_tok": 9})",
+         "\"num_experts_per_tok\" must be between 1 and 4"},
+        {kSmallMixtral.substr(0, kSmallMixtral.size() - 1) + R"(, "hidden_act": "tanh"})",
+         "\"hidden_act\" of the experts must be"},
+        {kSmallQwen3Moe.substr(0, kSmallQwen3Moe.size() - 1) + R"(, "mlp_only_layers": 1})",
+         "\"mlp_only_layers\" must be a list"},
+        {kSmallQwen3Moe.substr(0, kSmallQwen3Moe.size() - 1) + R"(, "mlp_only_layers": [0, 2]})",
+         "\"mlp_only_layers\" must hold layer numbers from 0 to 1, got 2"},
+        {R"({"model_type": "mixtral", "vocab_size": 1000, "hidden_size": 65536, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "intermediate_size": 1048576, "num_local_experts": 4096})", "absurd sizes"},
         {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 131072, "num_hidden_layers": 2,
             "num_attention_heads": 4096, "head_dim": 131072, "intermediate_size": 176})", "absurd sizes"},
         {R"({"model_type": "vit", "hidden_size": 131072, "num_hidden_layers": 1, "num_attention_heads": 4,
@@ -230,3 +254,93 @@ TEST(HfConfig, BadConfigsGiveOneLineNamingTheProblem) {
         EXPECT_EQ(e.find('\n'), std::string::npos) << e;
     }
 }
+
+// A sparse MoE layer, by hand: the router (a 64 -> 4 product, its softmax in fp32) and the experts as
+// one operator whose every route (2 per token) computes a gate-up product (64 x 352), the gated
+// activation (5 per inner element), the down product (176 x 64), the scale and the sum (2 per output
+// element), plus top-k over the 4 probabilities; all 4 experts' weights are parameters, read once.
+// Autograd keeps per route the gathered token, the gate-up output, the activation, the product, the
+// down output (at the model's dtype) and the route's probability and index.
+TEST(HfConfig, MixtureOfExpertsCostsFollowTheRoutesNotTheExperts) {
+    const int64_t N = 2, S = 16, H = 64, I = 176, E = 4, K = 2;
+    const ts::Graph g = load(kSmallMixtral);
+    const double attention = 2.0 * H * H + 2.0 * H * 32, norms = 2.0 * H;  // q and o, k and v (2 heads of 16)
+    const double perLayer = attention + norms + H * E + 3.0 * E * H * I;
+    EXPECT_EQ(g.parameterCount(), int64_t(2 * 1000 * H + 2 * perLayer + H));
+    const ts::ModelCosts c = ts::computeCosts(g, N, S);
+    const double tokens = double(N * S), routes = tokens * K;
+    const ts::LayerCost& experts = layerOf(g, c, "MixtureOfExperts");
+    EXPECT_EQ(g.ops[size_t(experts.op)].modulePath, "model.layers.0.mlp.experts");
+    EXPECT_DOUBLE_EQ(experts.cost.forwardFlops, 6 * routes * H * I + routes * (5 * I + 2 * H) + tokens * E);
+    EXPECT_DOUBLE_EQ(experts.cost.backwardFlops, 12 * routes * H * I + routes * (8 * I + 3 * H));
+    const double savedPerRoute = H + 2 * I + I + I + H;
+    EXPECT_DOUBLE_EQ(experts.activationBytes, routes * (savedPerRoute * 4 + 12));
+    const ts::predictors::ModelAnalysis a(g, S);
+    auto savedBy = [&](ts::TrainingPrecision p) {
+        double bytes = 0;
+        for (const ts::predictors::SavedActivation& sa : a.memoryFor(p).saved)
+            if (sa.freedAfter == experts.op) bytes += sa.bytes.at(double(N));
+        return bytes;
+    };
+    EXPECT_DOUBLE_EQ(savedBy(ts::TrainingPrecision::Fp32), routes * (savedPerRoute * 4 + 12));
+    EXPECT_DOUBLE_EQ(savedBy(ts::TrainingPrecision::Bf16Params), routes * (savedPerRoute * 2 + 12));
+    // Under autocast the experts' products run in 16 bits: a 16-bit copy of every expert's weights.
+    EXPECT_EQ(a.ops[size_t(experts.op)].kind, ts::predictors::OpKind::Gemm);
+    EXPECT_GE(a.memoryFor(ts::TrainingPrecision::AmpBf16).castWeightBytes, 2 * 2 * 3.0 * E * H * I);
+}
+
+// Qwen3-MoE: dense MLPs where mlp_only_layers and decoder_sparse_step say, experts elsewhere; the
+// top-k renormalisation where norm_topk_prob asks for it.
+TEST(HfConfig, Qwen3MoeLayersFollowTheSparseStep) {
+    auto experts = [](const ts::Graph& g) {
+        std::vector<std::string> paths;
+        for (const ts::Operation& op : g.ops)
+            if (op.type == "MixtureOfExperts") paths.push_back(op.modulePath);
+        return paths;
+    };
+    const std::string open = kSmallQwen3Moe.substr(0, kSmallQwen3Moe.size() - 1);
+    EXPECT_EQ(experts(load(kSmallQwen3Moe)),
+              (std::vector<std::string>{"model.layers.0.mlp.experts", "model.layers.1.mlp.experts"}));
+    EXPECT_EQ(experts(load(open + R"(, "decoder_sparse_step": 2})")),
+              (std::vector<std::string>{"model.layers.1.mlp.experts"}));
+    const ts::Graph dense0 = load(open + R"(, "mlp_only_layers": [0], "norm_topk_prob": true})");
+    EXPECT_EQ(experts(dense0), (std::vector<std::string>{"model.layers.1.mlp.experts"}));
+    EXPECT_TRUE(hasModule(dense0, "model.layers.0.mlp.gate_proj"));
+    for (const ts::Operation& op : dense0.ops) {
+        if (op.type == "MixtureOfExperts") {
+            EXPECT_EQ(op.attrInt("normalize", 0), 1);
+        }
+    }
+    for (const ts::Operation& op : load(kSmallQwen3Moe).ops) {
+        if (op.type == "MixtureOfExperts") {
+            EXPECT_EQ(op.attrInt("normalize", 1), 0);
+        }
+    }
+}
+
+// What a user asks of an MoE model: more experts at the same top-k hold more weights, gradients and
+// optimizer state but do the same work per token. In a bf16 model at a batch whose products outweigh
+// the experts' weights (32 x 1024 tokens), the forward and backward passes slow only by the extra
+// weights' reads and gradient writes, while the optimizer's step and the memory grow with the experts.
+TEST(HfConfig, MoreExpertsCostMemoryNotTime) {
+    const std::string sized = R"({"model_type": "mixtral", "vocab_size": 32000, "hidden_size": 1024,
+        "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 4, "intermediate_size": 2816,
+        "num_experts_per_tok": 2, "num_local_experts": )";
+    const ts::GpuSpec& h100 = ts::GpuDatabase::builtin().get("h100-sxm");
+    ts::predictors::TrainingScenario s;
+    s.batch = 32;
+    s.precision = ts::TrainingPrecision::Bf16Params;
+    s.optimizer = ts::predictors::Optimizer::AdamW;
+    auto predict = [&](int experts) {
+        const ts::predictors::TrainingPredictor p(load(sized + std::to_string(experts) + "}", {{"seq", "1024"}}), 1024);
+        return p.predict(h100, s, false);
+    };
+    const auto eight = predict(8), thirtyTwo = predict(32);
+    EXPECT_LT(thirtyTwo.forwardMs.value + thirtyTwo.backwardMs.value,
+              (eight.forwardMs.value + eight.backwardMs.value) * 1.25);
+    EXPECT_GT(thirtyTwo.optimizerMs.value, eight.optimizerMs.value * 3);
+    EXPECT_GT(thirtyTwo.memory.optimizerState, eight.memory.optimizerState * 3);
+    EXPECT_GT(thirtyTwo.memory.weights, eight.memory.weights * 3);
+    EXPECT_GT(thirtyTwo.memory.gradients, eight.memory.gradients * 3);
+}
+

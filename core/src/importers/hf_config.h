@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "trainscope/core/graph.h"
 
@@ -15,7 +16,7 @@ struct ConfigError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-enum class Family { Llama, Mistral, Qwen2, Gemma, Phi3, Gpt2, GptNeoX, Bert, Roberta, Vit };
+enum class Family { Llama, Mistral, Mixtral, Qwen2, Qwen3, Qwen3Moe, Gemma, Phi3, Gpt2, GptNeoX, Bert, Roberta, Vit };
 enum class Head { CausalLm, MaskedLm, SequenceClassification, ImageClassification, Base };
 
 struct Config {
@@ -29,6 +30,14 @@ struct Config {
     double eps = 1e-5;
     bool tieEmbeddings = false;
     bool qkvBias = false, outputBias = false, mlpBias = false;
+    bool qkNorm = false;        // qwen3: an RMSNorm over each head of q and k, before the rotary embedding
+    // Sparse mixture-of-experts MLPs (mixtral, qwen3_moe): `experts` gated MLPs of width `expertInner`,
+    // `topK` of them per token, the top-k probabilities renormalised or not. Qwen3-MoE keeps a dense
+    // MLP (`intermediate`) in the layers of `mlpOnlyLayers` and those off its `sparseStep`.
+    int64_t experts = 0, topK = 0, expertInner = 0, sparseStep = 1;
+    bool normTopK = true;
+    std::vector<int64_t> mlpOnlyLayers;
+    bool moeLayer(int64_t layer) const;
     std::string activation;     // TrainScope operator: "Silu", "Gelu", "GeluTanh", "Relu", "Tanh"
     double rotaryFraction = 1;  // part of each head that rotates (gpt_neox rotary_pct, phi3)
     bool parallelResidual = false;  // gpt_neox

@@ -1,6 +1,7 @@
 // Reads a Hugging Face transformers config.json: the family (model_type), the head (architectures or
 // ?head=), the sizes, with transformers' own defaults (5.x configuration classes) for the fields a
 // config may leave out, and limits against absurd sizes.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,7 @@ constexpr int64_t kMaxVocab = int64_t(1) << 24;
 constexpr int64_t kMaxPositions = int64_t(1) << 24;
 constexpr int64_t kMaxImage = int64_t(1) << 14;
 constexpr int64_t kMaxBatch = int64_t(1) << 20;
+constexpr int64_t kMaxExperts = 4096;
 
 struct FamilyInfo {
     const char* modelType;
@@ -31,7 +33,9 @@ struct FamilyInfo {
 };
 const FamilyInfo kFamilies[] = {
     {"llama", Family::Llama, "Llama"},       {"mistral", Family::Mistral, "Mistral"},
-    {"qwen2", Family::Qwen2, "Qwen2"},       {"gemma", Family::Gemma, "Gemma"},
+    {"mixtral", Family::Mixtral, "Mixtral"}, {"qwen2", Family::Qwen2, "Qwen2"},
+    {"qwen3", Family::Qwen3, "Qwen3"},       {"qwen3_moe", Family::Qwen3Moe, "Qwen3Moe"},
+    {"gemma", Family::Gemma, "Gemma"},
     {"phi3", Family::Phi3, "Phi3"},          {"gpt2", Family::Gpt2, "GPT2"},
     {"gpt_neox", Family::GptNeoX, "GPTNeoX"}, {"bert", Family::Bert, "Bert"},
     {"roberta", Family::Roberta, "Roberta"}, {"vit", Family::Vit, "ViT"},
@@ -220,6 +224,32 @@ int64_t optionInt(const std::map<std::string, std::string>& options, const std::
     return v;
 }
 
+// The experts of mixtral (every layer, renormalised top-k) and qwen3_moe (the layers its sparse step
+// and mlp_only_layers leave, renormalised when norm_topk_prob).
+void readExperts(Config& c, const Reader& r) {
+    const bool mixtral = c.family == Family::Mixtral;
+    // transformers 5 writes num_local_experts for both (num_experts is its alias); Qwen's configs say num_experts.
+    const char* expertsKey = r.has("num_local_experts") ? "num_local_experts" : "num_experts";
+    c.experts = r.integer(expertsKey, 1, kMaxExperts, mixtral ? 8 : 128);
+    c.topK = r.integer("num_experts_per_tok", 1, c.experts, mixtral ? 2 : 8);
+    c.expertInner = mixtral ? c.intermediate : r.integer("moe_intermediate_size", 1, kMaxIntermediate, 768);
+    if (c.activation != "Silu" && c.activation != "Gelu" && c.activation != "GeluTanh" && c.activation != "Relu")
+        throw ConfigError("\"hidden_act\" of the experts must be silu, gelu, gelu_pytorch_tanh or relu");
+    if (mixtral) return;
+    c.normTopK = r.boolean("norm_topk_prob", false);
+    c.sparseStep = r.integer("decoder_sparse_step", 1, kMaxLayers, 1);
+    if (r.has("mlp_only_layers")) {
+        const json& layers = r.doc().at("mlp_only_layers");
+        if (!layers.is_array()) throw ConfigError("\"mlp_only_layers\" must be a list of layer numbers");
+        for (const json& l : layers) {
+            if (!l.is_number_integer() || l.get<int64_t>() < 0 || l.get<int64_t>() >= c.layers)
+                throw ConfigError("\"mlp_only_layers\" must hold layer numbers from 0 to " +
+                                  std::to_string(c.layers - 1) + ", got " + l.dump());
+            c.mlpOnlyLayers.push_back(l.get<int64_t>());
+        }
+    }
+}
+
 void readDecoder(Config& c, const Reader& r) {
     const bool gpt2 = c.family == Family::Gpt2;
     c.vocab = r.integer("vocab_size", 1, kMaxVocab);
@@ -265,16 +295,21 @@ void readDecoder(Config& c, const Reader& r) {
         throw ConfigError("\"num_attention_heads\" (" + std::to_string(c.heads) +
                           ") is not a multiple of \"num_key_value_heads\" (" + std::to_string(c.kvHeads) + ")");
     const bool defaultHeadDim = !r.has("head_dim");
-    if (defaultHeadDim && c.family != Family::Gemma && c.hidden % c.heads != 0)
+    if (defaultHeadDim && c.family != Family::Gemma && c.family != Family::Qwen3 && c.hidden % c.heads != 0)
         throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\" (and no \"head_dim\")");
-    c.headDim = r.integer("head_dim", 1, kMaxHidden, c.family == Family::Gemma ? 256 : c.hidden / c.heads);
+    // Gemma's and Qwen3's configs default head_dim to 256 and 128, whatever the width.
+    const int64_t headDim = c.family == Family::Gemma ? 256 : c.family == Family::Qwen3 ? 128 : c.hidden / c.heads;
+    c.headDim = r.integer("head_dim", 1, kMaxHidden, headDim);
     c.eps = r.number("rms_norm_eps", 0, 1, c.family == Family::Phi3 ? 1e-5 : 1e-6);
     c.tieEmbeddings = r.boolean("tie_word_embeddings", c.family == Family::Gemma);
     if (c.family == Family::Qwen2) {
         c.qkvBias = true;  // Qwen2Attention: q, k, v with bias, o_proj without
-    } else if (c.family == Family::Llama || c.family == Family::Gemma) {
+    } else if (c.family == Family::Llama || c.family == Family::Gemma || c.family == Family::Qwen3) {
         c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
     }
+    c.qkNorm = c.family == Family::Qwen3 || c.family == Family::Qwen3Moe;
+    if (c.family == Family::Qwen3Moe) c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
+    if (c.family == Family::Mixtral || c.family == Family::Qwen3Moe) readExperts(c, r);
     if (c.family == Family::Llama) c.mlpBias = r.boolean("mlp_bias", false);
     if (c.family == Family::Phi3) {
         c.rotaryFraction = r.ropeNumber("partial_rotary_factor", nullptr, 1.0);
@@ -318,6 +353,12 @@ void readEncoder(Config& c, const Reader& r) {
 
 }  // namespace
 
+bool Config::moeLayer(int64_t layer) const {
+    if (experts == 0) return false;
+    if (std::find(mlpOnlyLayers.begin(), mlpOnlyLayers.end(), layer) != mlpOnlyLayers.end()) return false;
+    return (layer + 1) % sparseStep == 0;
+}
+
 const char* familyName(Family f) {
     for (const FamilyInfo& i : kFamilies)
         if (i.family == f) return i.modelType;
@@ -346,8 +387,9 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
     if (!fam) {
         std::string names;
         for (const FamilyInfo& i : kFamilies) names += std::string(names.empty() ? "" : ", ") + i.modelType;
-        std::string extra = r.has("num_local_experts") || r.has("num_experts") ? " (mixture-of-experts models are "
-                                                                                 "not supported yet)" : "";
+        std::string extra = r.has("num_local_experts") || r.has("num_experts")
+                                ? " (of the mixture-of-experts families, mixtral and qwen3_moe are)"
+                                : "";
         throw ConfigError("model_type \"" + c.modelType + "\" is not supported" + extra + " (supported: " + names + ")");
     }
     c.family = fam->family;
@@ -374,7 +416,8 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
     if (c.hidden * c.vocab > limits::kMaxTensorElements || c.hidden * c.intermediate > limits::kMaxTensorElements ||
         c.hidden * c.heads * c.headDim > limits::kMaxTensorElements ||
         c.hidden * patches > limits::kMaxTensorElements ||
-        c.hidden * c.channels * c.patch * c.patch > limits::kMaxTensorElements)
+        c.hidden * c.channels * c.patch * c.patch > limits::kMaxTensorElements ||
+        c.experts * 2 * c.expertInner * c.hidden > limits::kMaxTensorElements)
         throw ConfigError("absurd sizes: a weight would have more than " + std::to_string(limits::kMaxTensorElements) +
                           " elements");
 

@@ -57,8 +57,9 @@ int activation(ModelBuilder& b, const Config& c, int x, const std::string& modul
 // (Gemma). The casts' "dtype_role" says which is which, since in this float32 graph both cast to
 // float32: where the model runs in bf16 (bf16-params) the first is an upcast to fp32 and the second
 // a cast back to bf16; in fp32 or under autocast both are no-ops (model_analysis.cpp).
-int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x) {
-    int w = b.parameter(module, "weight", {c.hidden});
+// `width` is the normalised size: the hidden size, or a head's (Qwen3's q_norm and k_norm).
+int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x, int64_t width) {
+    int w = b.parameter(module, "weight", {width});
     const int64_t kFloat = 1;  // ONNX TensorProto FLOAT
     int h = b.op1("Cast", {x}, {{"to", kFloat}, {"dtype_role", std::string("fp32")}}, module);
     int variance = b.op1("ReduceMean", {b.op1("Pow", {h, b.constantFloat(2.0)}, {}, module)},
@@ -73,6 +74,9 @@ int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x) 
         return b.op1("Cast", {b.op1("Mul", {h, scale}, {}, module)}, back, module);
     }
     return b.op1("Mul", {w, b.op1("Cast", {h}, back, module)}, {}, module);
+}
+int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x) {
+    return rmsNorm(b, c, module, x, c.hidden);
 }
 
 // [N, T, heads*dim] -> [N, heads, T, dim] and back.
@@ -103,7 +107,8 @@ int attention(ModelBuilder& b, const Config& c, int q, int k, int v, int mask, b
                   {"dropout", c.attentionDropout}});
 }
 
-// ---- decoders with rotary embeddings and RMSNorm: llama, mistral, qwen2, gemma, phi3 ----
+// ---- decoders with rotary embeddings and RMSNorm: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, gemma,
+// phi3 ----
 
 int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r) {
     auto s = b.scope("self_attn");
@@ -119,8 +124,17 @@ int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r) {
         k = b.linear("k_proj", x, kvWidth, c.qkvBias);
         v = b.linear("v_proj", x, kvWidth, c.qkvBias);
     }
-    q = rotate(b, r, toHeads(b, q, c.heads, c.headDim));
-    k = rotate(b, r, toHeads(b, k, c.kvHeads, c.headDim));
+    if (c.qkNorm) {  // Qwen3: q_norm(q.view(N, T, heads, d)).transpose(1, 2), k alike
+        auto heads = [&](int x, int64_t n, const char* norm) {
+            int perHead = rmsNorm(b, c, norm, b.reshape(x, {0, 0, n, c.headDim}), c.headDim);
+            return b.transpose(perHead, {0, 2, 1, 3});
+        };
+        q = rotate(b, r, heads(q, c.heads, "q_norm"));
+        k = rotate(b, r, heads(k, c.kvHeads, "k_norm"));
+    } else {
+        q = rotate(b, r, toHeads(b, q, c.heads, c.headDim));
+        k = rotate(b, r, toHeads(b, k, c.kvHeads, c.headDim));
+    }
     v = toHeads(b, v, c.kvHeads, c.headDim);
     int context = fromHeads(b, attention(b, c, q, k, v, -1, true), qWidth);
     return b.linear("o_proj", context, c.hidden, c.outputBias);
@@ -138,6 +152,25 @@ int gatedMlp(ModelBuilder& b, const Config& c, int x) {
     gate = b.linear("gate_proj", x, c.intermediate, c.mlpBias);
     up = b.linear("up_proj", x, c.intermediate, c.mlpBias);
     return b.linear("down_proj", b.mul(activation(b, c, gate, "act_fn"), up), c.hidden, c.mlpBias);
+}
+
+// transformers' sparse MoE block (mlp): the router `gate` (a [E, H] weight, no bias), the softmax of
+// its logits in fp32, and the experts (gate_up_proj [E, 2I, H], down_proj [E, H, I]) as one operator,
+// as transformers 5's default grouped-GEMM implementation runs them.
+int sparseMoe(ModelBuilder& b, const Config& c, int x) {
+    auto s = b.scope("mlp");
+    const int64_t kFloat = 1;  // ONNX TensorProto FLOAT
+    int logits = b.linear("gate", x, c.experts, false);
+    logits = b.op1("Cast", {logits}, {{"to", kFloat}, {"dtype_role", std::string("fp32")}}, "gate");
+    int probs = b.op1("Softmax", {logits}, {{"axis", int64_t{-1}}}, "gate");
+    // The experts compute in the model's dtype and return it (the top-k weights are cast back, or
+    // their fp32 product is): the probabilities' fp32 island ends here.
+    probs = b.op1("Cast", {probs}, {{"to", kFloat}, {"dtype_role", std::string("model")}}, "gate");
+    int gateUp = b.parameter("experts", "gate_up_proj", {c.experts, 2 * c.expertInner, c.hidden});
+    int down = b.parameter("experts", "down_proj", {c.experts, c.hidden, c.expertInner});
+    return b.op1("MixtureOfExperts", {x, probs, gateUp, down},
+                 {{"top_k", c.topK}, {"normalize", int64_t{c.normTopK ? 1 : 0}}, {"activation", c.activation}},
+                 "experts");
 }
 
 Rotary rotaryTables(ModelBuilder& b, const Config& c, const std::string& module) {
@@ -166,7 +199,8 @@ std::pair<int, int> llamaModel(ModelBuilder& b, const Config& c, int ids) {
             auto layer = b.scope(std::to_string(i));
             int y = llamaAttention(b, c, rmsNorm(b, c, "input_layernorm", x), r);
             x = b.add(x, dropout(b, "resid_attn_dropout", y, c.residualDropout));
-            y = gatedMlp(b, c, rmsNorm(b, c, "post_attention_layernorm", x));
+            const int normed = rmsNorm(b, c, "post_attention_layernorm", x);
+            y = c.moeLayer(i) ? sparseMoe(b, c, normed) : gatedMlp(b, c, normed);
             x = b.add(x, dropout(b, "resid_mlp_dropout", y, c.residualDropout));
         }
     }

@@ -1,7 +1,8 @@
 // Operators of current transformer models: RMSNormalization (ONNX opset 23 semantics, plus Gemma's
 // scale offset), RotaryEmbedding (ONNX opset 23, 4-D input) and ScaledDotProductAttention
 // (torch.nn.functional.scaled_dot_product_attention as one operator: grouped-query heads, a causal flag
-// and the backend that runs it).
+// and the backend that runs it), and MixtureOfExperts (a sparse MoE layer's experts: top-k routing
+// of every token to gated MLPs whose weights are stored as 3-D tensors, transformers 5's layout).
 //
 // Attention backends differ in what they compute and keep, not in their result:
 // - "math" (PyTorch's reference, transformers' "eager"): materializes the [T, S] scores and
@@ -258,12 +259,99 @@ OpCost costSdpa(const CostCtx& c) {
     return cost;
 }
 
+// ---- MixtureOfExperts ----
+// Inputs: x [..., H], the router's probabilities [..., E] (the softmax over the experts), gate_up
+// [E, 2I, H] (gate rows, then up rows), down [E, H, I]. Attributes: top_k, normalize (the top-k
+// probabilities renormalised to sum to 1), activation (of the gate: "Silu", "Gelu", "GeluTanh",
+// "Relu"). Each token goes to its top_k experts; each expert computes down(act(gate x) * up x),
+// scaled by the token's probability and summed into the token's output. Costs follow transformers'
+// eager loop over the experts: a token's copy is gathered per route, and a route is computed
+// whatever the balance, so FLOPs depend only on tokens x top_k.
+
+struct ExpertSizes {
+    double experts = 0, hidden = 0, inner = 0, topK = 0;
+};
+
+ExpertSizes expertSizes(const Operation& op, const std::vector<int64_t>& gateUp, const std::vector<int64_t>& down) {
+    return {static_cast<double>(gateUp[0]), static_cast<double>(down[1]), static_cast<double>(down[2]),
+            static_cast<double>(op.attrInt("top_k", 1))};
+}
+
+void inferMoe(InferCtx& c) {
+    c.expectInputs(4, 4);
+    const Operation& op = c.op();
+    const Value& x = c.in(0);
+    const Value& probs = c.in(1);
+    const Value& gateUp = c.in(2);
+    const Value& down = c.in(3);
+    if (x.shape.empty()) throw ShapeError("MixtureOfExperts does not accept a scalar input");
+    if (gateUp.shape.size() != 3 || down.shape.size() != 3)
+        throw ShapeError("MixtureOfExperts expects expert weights [E, 2I, H] and [E, H, I], got " +
+                         shapeStr(gateUp.shape) + " and " + shapeStr(down.shape));
+    for (const Dim& d : gateUp.shape)
+        if (!d.isConstant() || d.constant() <= 0) throw ShapeError("MixtureOfExperts expert weights must be constant");
+    for (const Dim& d : down.shape)
+        if (!d.isConstant() || d.constant() <= 0) throw ShapeError("MixtureOfExperts expert weights must be constant");
+    const int64_t e = gateUp.shape[0].constant(), h = down.shape[1].constant(), i = down.shape[2].constant();
+    if (down.shape[0].constant() != e || gateUp.shape[1].constant() != 2 * i || gateUp.shape[2].constant() != h)
+        throw ShapeError("MixtureOfExperts expert weights " + shapeStr(gateUp.shape) + " and " + shapeStr(down.shape) +
+                         " are not [E, 2I, H] and [E, H, I]");
+    if (x.shape.back() != Dim(h))
+        throw ShapeError("MixtureOfExperts input " + shapeStr(x.shape) + " does not end in the experts' width " +
+                         std::to_string(h));
+    Shape routed(x.shape.begin(), x.shape.end() - 1);
+    routed.push_back(Dim(e));
+    if (probs.shape != routed)
+        throw ShapeError("MixtureOfExperts router probabilities " + shapeStr(probs.shape) + " are not " +
+                         shapeStr(routed));
+    const int64_t k = op.attrInt("top_k", 1);
+    if (k < 1 || k > e)
+        throw ShapeError("MixtureOfExperts top_k " + std::to_string(k) + " is not between 1 and the " +
+                         std::to_string(e) + " experts");
+    const std::string act = op.attrString("activation", "Silu");
+    if (act != "Silu" && act != "Gelu" && act != "GeluTanh" && act != "Relu")
+        throw ShapeError("MixtureOfExperts activation must be Silu, Gelu, GeluTanh or Relu, got \"" + act + "\"");
+    c.setOutput(0, x.dtype, x.shape);
+}
+
+OpCost costMoe(const CostCtx& c) {
+    OpCost cost;
+    const ExpertSizes z = expertSizes(c.op(), c.inShape(2), c.inShape(3));
+    const double elem = dtypeSize(c.g.values[static_cast<size_t>(c.inputValue(0))].dtype);
+    const double tokens = c.inNumel(0) / z.hidden, routes = tokens * z.topK;
+    const double h = z.hidden, in = z.inner;
+    // Experts that get a token read their weights: all of them once the routes outnumber them.
+    const double weightBytes = (c.inBytes(2) + c.inBytes(3)) * std::min(1.0, routes / z.experts);
+    // Per route: the gate-up and down products (2 x H x 2I + 2 x I x H), the activation and product
+    // (5 per inner element), the scale and the sum into the output (2 per hidden element); top-k
+    // over the probabilities (E per token).
+    const double gemmFlops = 6 * routes * h * in;
+    cost.forwardFlops = gemmFlops + routes * (5 * in + 2 * h) + tokens * z.experts;
+    // Gather, gate-up, act x up, down, scale, sum: the activations in and out of each step.
+    cost.bytesRead = c.inBytes(1) + weightBytes + routes * (4 * h + 3 * in) * elem;
+    cost.bytesWritten = routes * (2 * h + 3 * in) * elem + 2 * c.outBytes(0);
+    const bool dx = c.inNeedsGrad(0), dw = c.inNeedsGrad(2) || c.inNeedsGrad(3), dp = c.inNeedsGrad(1);
+    if (!(dx || dw || dp)) return cost;
+    cost.backwardFlops = (dx ? gemmFlops : 0) + (dw ? gemmFlops : 0) + routes * (8 * in + 3 * h);
+    // What autograd keeps per route: the gathered token (the gate-up product's input), the gate-up
+    // output (the activation's input and the up half), the activation's output, the down product's
+    // input, its output (for the scale's gradient), the route's probability and token index.
+    cost.saved.push_back({-1, routes * h * elem, true});
+    cost.saved.push_back({-1, routes * 2 * in * elem, true});
+    cost.saved.push_back({-1, routes * in * elem, true});
+    cost.saved.push_back({-1, routes * in * elem, true});
+    cost.saved.push_back({-1, routes * h * elem, true});
+    cost.saved.push_back({-1, routes * (4 + 8)});
+    return cost;
+}
+
 }  // namespace
 
 void registerTransformerOps(std::vector<OpDef>& t) {
     t.push_back({"RMSNormalization", inferRmsNorm, costRmsNorm});
     t.push_back({"RotaryEmbedding", inferRotary, costRotary});
     t.push_back({"ScaledDotProductAttention", inferSdpa, costSdpa});
+    t.push_back({"MixtureOfExperts", inferMoe, costMoe});
 }
 
 }  // namespace ts::ops

@@ -706,6 +706,33 @@ Outputs runSdpa(const OpCtx& c) {
                                              /*enable_gqa=*/q.size(1) != k.size(1))};
 }
 
+// Each token to its top_k experts (renormalised when `normalize`), each expert's gated MLP on its
+// tokens, scaled by the route's probability and summed into the token: transformers' eager loop, which
+// computes what its grouped-GEMM implementation does (ops/transformer.cpp costs that one).
+Outputs runMoe(const OpCtx& c) {
+    at::Tensor x = c.t(0), probs = c.t(1), gateUp = c.t(2), down = c.t(3);
+    const int64_t hidden = x.size(-1), experts = gateUp.size(0), k = c.attrInt("top_k", 1);
+    at::Tensor flat = x.reshape({-1, hidden});
+    auto [weights, index] = at::topk(probs.reshape({-1, experts}), k, -1);
+    if (c.attrInt("normalize", 0) != 0) weights = weights / weights.sum(-1, true);
+    weights = weights.to(x.scalar_type()).reshape({-1});
+    const std::string act = c.attrString("activation", "Silu");
+    at::Tensor out = at::zeros_like(flat);
+    for (int64_t e = 0; e < experts; ++e) {
+        at::Tensor hit = (index == e).nonzero();  // [routes, 2]: token, slot
+        if (hit.size(0) == 0) continue;
+        at::Tensor tokens = hit.select(1, 0);
+        std::vector<at::Tensor> halves = at::linear(flat.index_select(0, tokens), gateUp[e]).chunk(2, -1);
+        at::Tensor gate = act == "Silu"   ? at::silu(halves[0])
+                          : act == "Relu" ? at::relu(halves[0])
+                                          : at::gelu(halves[0], act == "GeluTanh" ? "tanh" : "none");
+        at::Tensor y = at::linear(gate * halves[1], down[e]);
+        y = y * weights.index_select(0, tokens * k + hit.select(1, 1)).unsqueeze(-1);
+        out = out.index_add(0, tokens, y);
+    }
+    return {out.reshape(x.sizes())};
+}
+
 // ---- Resize / Upsample ----
 
 struct ResizeAxis : ResizeGeometry {
@@ -916,6 +943,7 @@ void addNnLowerings(std::vector<LoweringEntry>& t) {
     t.push_back({"RMSNormalization", runRmsNorm});
     t.push_back({"RotaryEmbedding", runRotary});
     t.push_back({"ScaledDotProductAttention", runSdpa});
+    t.push_back({"MixtureOfExperts", runMoe});
     for (const char* type : {"Resize", "Upsample"}) t.push_back({type, runResize});
     t.push_back({"GridSample", runGridSample});
 }

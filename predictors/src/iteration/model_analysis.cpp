@@ -36,8 +36,8 @@ BatchPoly BatchPoly::through(double y1, double y2, double y3) {
 
 AutocastRule autocastRuleOf(const std::string& t) {
     // torch.amp's CUDA lists: ops that run in lower precision, and ops that autocast to float32.
-    static const std::set<std::string> lower = {"Conv",   "ConvTranspose", "Gemm", "MatMul",
-                                                "Einsum", "LSTM",          "GRU",  "RNN"};
+    static const std::set<std::string> lower = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum",
+                                                "LSTM", "GRU",           "RNN",  "MixtureOfExperts"};
     static const std::set<std::string> fp32 = {"Softmax",
                                                "LogSoftmax",
                                                "LayerNormalization",
@@ -67,6 +67,7 @@ std::string scalingClassOf(const Graph& g, const Operation& op) {
         return "bmm";
     }
     if (t == "Einsum") return "bmm";
+    if (t == "MixtureOfExperts") return "linear";  // its products are linear layers' (grouped by expert)
     if (t == "Conv" || t == "ConvTranspose") return "conv";
     if (t == "LayerNormalization") return "ln";
     if (t == "Softmax" || t == "LogSoftmax") return "softmax";
@@ -232,7 +233,9 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         const std::string cls = scalingClassOf(g, op);
         a.opClass = tableClasses.count(cls) ? cls : "";
         const bool work = c2.forwardFlops > 0 || c2.bytesRead > 0 || c2.bytesWritten > 0;
-        if (op.type == "Gemm" || op.type == "MatMul" || op.type == "Einsum")
+        // An MoE layer's experts are grouped GEMMs: timed as one GEMM of the tokens' outputs over the
+        // reduction its FLOPs imply (top_k x 3 x the expert width), its weights read once.
+        if (op.type == "Gemm" || op.type == "MatMul" || op.type == "Einsum" || op.type == "MixtureOfExperts")
             a.kind = OpKind::Gemm;
         else if (op.type == "Conv" || op.type == "ConvTranspose")
             a.kind = OpKind::Conv;
@@ -406,6 +409,10 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                         if (input && size != e[st.value]) key = -1 - int(s) - extraKey;
                     } else {
                         key = -1 - int(s) - extraKey;
+                        if (st.inOutputDtype && !op.outputs.empty() && op.outputs[0] >= 0) {
+                            size = e[op.outputs[0]];
+                            bytes = st.bytes * size / dtypeSize(g.values[op.outputs[0]].dtype);
+                        }
                     }
                     y[5][k] += bytes;
                     auto [it, inserted] = savedIndex[pi].try_emplace({key, size}, savedSamples[pi].size());

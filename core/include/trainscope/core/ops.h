@@ -24,6 +24,9 @@ namespace ts {
 struct SavedTensor {
     int value = -1;       // graph value saved for backward, or -1 for an extra buffer
     double bytes = 0;     // its size at the evaluated batch size
+    // An extra buffer in the operator's output dtype (the size above is at the graph's dtype): it
+    // narrows with the output where a precision narrows it. Otherwise an extra buffer keeps its size.
+    bool inOutputDtype = false;
 };
 
 struct OpCost {
