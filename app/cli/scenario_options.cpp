@@ -62,7 +62,7 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
                    "comma-separated module-name substrings of the layers LoRA adapts (default: every linear "
                    "layer of the transformer blocks, PEFT's all-linear)");
     cmd.add_option("--lora-alpha", o.loraAlpha, "LoRA alpha (scaling alpha/rank; default: the rank)");
-    cmd.add_flag("--qlora", o.qlora, "QLoRA: the adapted layers' base weights in 4-bit NF4 (needs --lora)");
+    cmd.add_flag("--qlora", o.qlora, "QLoRA: the base model's linear layers in the blocks (adapted or not) and its experts in 4-bit NF4, as bitsandbytes' load_in_4bit stores them (needs --lora)");
     cmd.add_option("--train", o.train,
                    "comma-separated parameter-name substrings: only those train, the rest is frozen "
                    "(with --lora: trained beside the adapters)");

@@ -64,7 +64,9 @@ std::vector<int> loraTargets(const Graph& g, const LoraOptions& o) {
     std::vector<int> out;
     for (size_t i = 0; i < g.ops.size(); ++i) {
         const Operation& op = g.ops[i];
-        if (linearShape(g, op).first == 0) continue;
+        // A sparse block's router is a bare weight in transformers 5, no nn.Linear: neither PEFT nor
+        // bitsandbytes touches it.
+        if (linearShape(g, op).first == 0 || op.attrInt("router", 0) != 0) continue;
         bool wanted = o.targets.empty() && !blockOf(op.modulePath).empty();
         for (const std::string& t : o.targets) wanted |= contains(op.modulePath, t);
         if (wanted) out.push_back(int(i));
@@ -100,6 +102,16 @@ Graph withLora(const Graph& g, const LoraOptions& o) {
     }
     out.inputs = g.inputs;
     out.outputs = g.outputs;
+    if (o.qlora) {
+        // bitsandbytes' load_in_4bit quantises the base model's linear layers, adapted or not (all but
+        // the output layer: those of the blocks), and with them a sparse block's experts.
+        LoraOptions all;
+        all.rank = o.rank;
+        for (int i : loraTargets(g, all)) out.values[size_t(g.ops[size_t(i)].inputs[1])].nf4 = true;
+        for (const Operation& op : g.ops)
+            if (op.type == "MixtureOfExperts" && !blockOf(op.modulePath).empty())
+                for (size_t k = 2; k < op.inputs.size(); ++k) out.values[size_t(op.inputs[k])].nf4 = true;
+    }
     const double scale = (o.alpha > 0 ? o.alpha : double(o.rank)) / double(o.rank);
     const int scaleValue = [&] {
         Value c;
@@ -134,7 +146,6 @@ Graph withLora(const Graph& g, const LoraOptions& o) {
         const auto [in, features] = linearShape(g, op);
         const int x = op.inputs[0];
         const int y = op.outputs[0];
-        if (o.qlora) out.values[size_t(op.inputs[1])].nf4 = true;
         Value base = g.values[size_t(y)];
         base.name += ":base";
         base.producer = -1;

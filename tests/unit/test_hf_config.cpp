@@ -9,6 +9,7 @@
 
 #include "trainscope/core/costs.h"
 #include "trainscope/core/errors.h"
+#include "trainscope/core/fine_tuning.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/predictors/iteration/model_analysis.h"
@@ -342,5 +343,33 @@ TEST(HfConfig, MoreExpertsCostMemoryNotTime) {
     EXPECT_GT(thirtyTwo.memory.optimizerState, eight.memory.optimizerState * 3);
     EXPECT_GT(thirtyTwo.memory.weights, eight.memory.weights * 3);
     EXPECT_GT(thirtyTwo.memory.gradients, eight.memory.gradients * 3);
+}
+
+// QLoRA on an MoE model, as bitsandbytes and PEFT treat transformers 5's modules: every linear layer of
+// the blocks in NF4 (those LoRA adapts: all of them by default, or only those named), the experts' 3-D
+// weights in NF4 too, the router (a bare weight, no nn.Linear) neither adapted nor quantised.
+TEST(HfConfig, QloraQuantisesTheExpertsAndLeavesTheRouter) {
+    const ts::Graph base = load(kSmallMixtral);
+    for (const std::vector<std::string>& targets : {std::vector<std::string>{}, std::vector<std::string>{"q_proj"}}) {
+        ts::LoraOptions o;
+        o.rank = 4;
+        o.qlora = true;
+        o.targets = targets;
+        const ts::Graph g = ts::withLora(base, o);
+        int64_t adapters = 0;
+        for (const ts::Value& v : g.values) {
+            if (v.kind != ts::ValueKind::Parameter) continue;
+            if (v.adapter) {
+                adapters += v.shape[0].constant() * v.shape[1].constant();
+                EXPECT_EQ(v.name.find("mlp.gate"), std::string::npos) << v.name;
+                continue;
+            }
+            const bool linearOrExperts = v.name.find("_proj") != std::string::npos;
+            EXPECT_EQ(v.nf4, linearOrExperts) << v.name;
+        }
+        // q, k, v, o of 2 layers, 64 wide (k and v 32 out), rank 4: (64 + out) x 4 each.
+        const int64_t all = 2 * 4 * ((64 + 64) * 2 + (64 + 32) * 2);
+        EXPECT_EQ(adapters, targets.empty() ? all : 2 * 4 * (64 + 64)) << targets.size();
+    }
 }
 

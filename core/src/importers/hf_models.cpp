@@ -161,6 +161,7 @@ int sparseMoe(ModelBuilder& b, const Config& c, int x) {
     auto s = b.scope("mlp");
     const int64_t kFloat = 1;  // ONNX TensorProto FLOAT
     int logits = b.linear("gate", x, c.experts, false);
+    b.graph().ops[size_t(b.graph().values[size_t(logits)].producer)].attrs["router"] = int64_t{1};  // no LoRA target
     logits = b.op1("Cast", {logits}, {{"to", kFloat}, {"dtype_role", std::string("fp32")}}, "gate");
     int probs = b.op1("Softmax", {logits}, {{"axis", int64_t{-1}}}, "gate");
     // The experts compute in the model's dtype and return it (the top-k weights are cast back, or

@@ -30,7 +30,7 @@ struct LoraOptions {
     // the transformer blocks (modules under a numbered child, "h.3.", "layer.11."), as PEFT's
     // "all-linear" (which leaves the output layer out).
     std::vector<std::string> targets;
-    bool qlora = false;  // base weights of the adapted layers stored in 4-bit NF4
+    bool qlora = false;  // the base's linear layers in the blocks (adapted or not) and experts in 4-bit NF4
 };
 
 // Bytes per element of a weight in NF4 as bitsandbytes stores it with double quantisation (the
@@ -48,7 +48,9 @@ std::vector<int> loraTargets(const Graph& g, const LoraOptions& o);
 // The graph with PEFT's LoRA: every parameter frozen; beside each target y = x W, the adapter
 // y += (x A) B * alpha/r with A [in, r] and B [r, out] trainable (PEFT stores lora_A.weight
 // [r, in] and lora_B.weight [out, r]: the same elements), named <module>.lora_A.default.weight and
-// <module>.lora_B.default.weight. With qlora the targets' base weights are marked nf4. Throws
+// <module>.lora_B.default.weight. With qlora the base weights of every linear layer in the blocks
+// (the default targets, whatever the targets given: bitsandbytes quantises the model before LoRA
+// adapts it) and of every MixtureOfExperts in them are marked nf4. Throws
 // ModelError (naming --lora or --lora-targets) for a rank below 1 or targets that match nothing.
 Graph withLora(const Graph& g, const LoraOptions& o);
 
