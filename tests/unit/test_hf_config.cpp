@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "trainscope/core/builder.h"
 #include "trainscope/core/costs.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/fine_tuning.h"
@@ -373,3 +374,25 @@ TEST(HfConfig, QloraQuantisesTheExpertsAndLeavesTheRouter) {
     }
 }
 
+
+// The operator refuses what is not a sparse block, naming the problem: weights that do not pair, a
+// router of another width, more experts per token than there are.
+TEST(HfConfig, MixtureOfExpertsRefusesInconsistentShapes) {
+    auto refusal = [](int64_t experts, int64_t routerWidth, int64_t inner, int64_t topK) -> std::string {
+        ts::ModelBuilder b("moe");
+        int x = b.input("x", {ts::Dim::batch(), 8, 16});
+        int probs = b.input("probs", {ts::Dim::batch(), 8, routerWidth});
+        int gateUp = b.parameter("experts", "gate_up_proj", {experts, 2 * inner, 16});
+        int down = b.parameter("experts", "down_proj", {experts, 16, 24});
+        try {
+            b.op1("MixtureOfExperts", {x, probs, gateUp, down}, {{"top_k", topK}});
+        } catch (const ts::ShapeError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_EQ(refusal(4, 4, 24, 2), "");
+    EXPECT_NE(refusal(4, 4, 20, 2).find("are not [E, 2I, H] and [E, H, I]"), std::string::npos);
+    EXPECT_NE(refusal(4, 5, 24, 2).find("router probabilities"), std::string::npos);
+    EXPECT_NE(refusal(4, 4, 24, 5).find("top_k 5 is not between 1 and the 4 experts"), std::string::npos);
+}

@@ -265,8 +265,9 @@ OpCost costSdpa(const CostCtx& c) {
 // probabilities renormalised to sum to 1), activation (of the gate: "Silu", "Gelu", "GeluTanh",
 // "Relu"). Each token goes to its top_k experts; each expert computes down(act(gate x) * up x),
 // scaled by the token's probability and summed into the token's output. Costs follow transformers'
-// eager loop over the experts: a token's copy is gathered per route, and a route is computed
-// whatever the balance, so FLOPs depend only on tokens x top_k.
+// experts (its default grouped-GEMM path; the eager loop keeps the same tensors): a token's copy is
+// gathered per route, and a route is computed whatever the balance, so FLOPs depend only on
+// tokens x top_k.
 
 struct ExpertSizes {
     double experts = 0, hidden = 0, inner = 0, topK = 0;
@@ -288,10 +289,10 @@ void inferMoe(InferCtx& c) {
     if (gateUp.shape.size() != 3 || down.shape.size() != 3)
         throw ShapeError("MixtureOfExperts expects expert weights [E, 2I, H] and [E, H, I], got " +
                          shapeStr(gateUp.shape) + " and " + shapeStr(down.shape));
-    for (const Dim& d : gateUp.shape)
-        if (!d.isConstant() || d.constant() <= 0) throw ShapeError("MixtureOfExperts expert weights must be constant");
-    for (const Dim& d : down.shape)
-        if (!d.isConstant() || d.constant() <= 0) throw ShapeError("MixtureOfExperts expert weights must be constant");
+    for (const Shape* weights : {&gateUp.shape, &down.shape})
+        for (const Dim& d : *weights)
+            if (!d.isConstant() || d.constant() <= 0)
+                throw ShapeError("MixtureOfExperts expert weights must have constant, positive sizes");
     const int64_t e = gateUp.shape[0].constant(), h = down.shape[1].constant(), i = down.shape[2].constant();
     if (down.shape[0].constant() != e || gateUp.shape[1].constant() != 2 * i || gateUp.shape[2].constant() != h)
         throw ShapeError("MixtureOfExperts expert weights " + shapeStr(gateUp.shape) + " and " + shapeStr(down.shape) +
