@@ -235,7 +235,13 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
     if (p.otherMs.value != 0) os << ", outside the layers " << range(p.otherMs) << " ms";
     if (p.hostBoundMs.value > 0) os << ", waiting for the host " << range(p.hostBoundMs) << " ms";
     os << "\n";
-    if (p.scenario.dataParallel.gpus > 1) os << "Scaling efficiency: " << range(p.scalingEfficiency) << "\n";
+    if (p.scenario.dataParallel.gpus > 1) {
+        os << "Scaling efficiency: " << range(p.scalingEfficiency) << " (iteration on one GPU / on each of N)";
+        // ZeRO's superlinear case: each GPU steps its shard of the optimizer, one GPU the whole of it.
+        if (p.scalingEfficiency.value > 1 && p.scenario.dataParallel.zeroStage > 0)
+            os << ": above 1, as each GPU updates only its shard of the optimizer state";
+        os << "\n";
+    }
     if (p.scenario.accumulation > 1) os << "Optimizer step (all micro-batches): " << range(p.stepMs) << " ms\n";
     if (p.tokensPerS.value > 0) os << "Tokens/s (all GPUs): " << range(p.tokensPerS) << "\n";
     if (p.mfu.value > 0) {
