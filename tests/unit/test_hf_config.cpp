@@ -324,7 +324,7 @@ TEST(HfConfig, Qwen3MoeLayersFollowTheSparseStep) {
 // optimizer state but do the same work per token. In a bf16 model at a batch whose products outweigh
 // the experts' weights (32 x 1024 tokens), the forward and backward passes slow only by the extra
 // weights' reads and gradient writes, while the optimizer's step and the memory grow with the experts.
-TEST(HfConfig, MoreExpertsCostMemoryNotTime) {
+TEST(HfConfig, MoreExpertsAddWeightsNotWorkPerToken) {
     const std::string sized = R"({"model_type": "mixtral", "vocab_size": 32000, "hidden_size": 1024,
         "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 4, "intermediate_size": 2816,
         "num_experts_per_tok": 2, "num_local_experts": )";
