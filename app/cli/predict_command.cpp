@@ -47,7 +47,11 @@ PredictionInput loadPredictionInput(const std::string& modelOrProfile, const Gpu
     std::optional<Profile> profile = loadProfileIfAny(modelOrProfile);
     const std::string modelSpec = profile ? profile->scenario.model : modelOrProfile;
     if (profile && modelSpec.empty()) throw ModelError(modelOrProfile, "the profile does not name its model");
-    in.graph = std::make_unique<Graph>(loadModel(modelSpec));
+    if (profile && scenario.tensorParallel > 1)
+        throw ModelError("--tensor-parallel",
+                         "a measured profile is one GPU's whole model: tensor parallelism applies to a model");
+    in.graph = std::make_unique<Graph>(loadModel(modelSpecFor(modelSpec, scenario)));
+    checkTensorParallel(scenario, *in.graph, modelSpec);
     checkSequenceOption(scenario, *in.graph);
     in.defaults = scenarioDefaultsFor(*in.graph);
     if (scenario.fineTuning()) {

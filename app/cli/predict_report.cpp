@@ -39,18 +39,22 @@ std::string padLeft(std::string s, size_t w) {
     return s;
 }
 
-std::string scenarioLine(const TrainingScenario& s) {
+// `tensorParallel`: the GPUs of a tensor-parallel group (the model is one GPU's shard), 1 without.
+std::string scenarioLine(const TrainingScenario& s, int tensorParallel) {
     std::string line = std::string(trainingPrecisionName(s.precision)) + ", " + optimizerName(s.optimizer);
     // The implementation matters where it changes the step: not for bitsandbytes' own kernel.
     if (s.optimizerImplementation != OptimizerImplementation::Foreach && s.optimizer != Optimizer::Adam8bit)
         line += std::string(" (") + optimizerImplementationName(s.optimizerImplementation) + ")";
-    if (s.dataParallel.gpus > 1)
-        line +=
-            ", " + std::to_string(s.dataParallel.gpus) + " GPUs over " + interconnectName(s.dataParallel.interconnect);
+    const int replicas = std::max(1, s.dataParallel.gpus / std::max(1, tensorParallel));
+    if (tensorParallel > 1)
+        line += ", tensor parallel over " + std::to_string(tensorParallel) + " GPUs" +
+                (replicas > 1 ? " x " + std::to_string(replicas) + " data-parallel replicas" : "");
+    if (replicas > 1)
+        line += ", " + std::to_string(s.dataParallel.gpus) + " GPUs over " + interconnectName(s.dataParallel.interconnect);
     if (s.dataParallel.zeroStage > 0) line += ", ZeRO stage " + std::to_string(s.dataParallel.zeroStage);
     if (s.accumulation > 1)
         line += ", accumulation " + std::to_string(s.accumulation) + " (global batch " +
-                std::to_string(s.batch * s.accumulation * s.dataParallel.gpus) + ")";
+                std::to_string(s.batch * s.accumulation * replicas) + ")";
     if (s.checkpointing != predictors::Checkpointing::None) line += ", " + checkpointingPhrase(s.checkpointing);
     if (s.channelsLast) line += ", channels-last";
     if (s.keepGradients) line += ", gradients kept between steps";
@@ -163,6 +167,7 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
                            {"optimizer", optimizerName(s.optimizer)},
                            {"optimizer_implementation", optimizerImplementationName(s.optimizerImplementation)},
                            {"gpus", s.dataParallel.gpus},
+                           {"tensor_parallel", m.tensorParallel},
                            {"interconnect", interconnectName(s.dataParallel.interconnect)},
                            {"checkpointing", checkpointingName(s.checkpointing)},
                            {"accumulation", s.accumulation},
@@ -181,10 +186,11 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
 void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vector<TrainingPrediction>& predictions,
                        bool allLayers, const LayerBoundLists& bounds) {
     if (predictions.empty()) return;
-    os << m.modelName << " (" << fixed(m.parameters / 1e6, 1) << "M parameters";
+    os << m.modelName << " (" << fixed(m.parameters / 1e6, 1) << "M parameters"
+       << (m.tensorParallel > 1 ? " on each GPU" : "");
     if (m.trainableParameters != m.parameters) os << ", " << fixed(m.trainableParameters / 1e6, 2) << "M trainable";
     if (m.sequenceModel) os << ", sequence " << m.seq;
-    os << "): " << scenarioLine(predictions.front().scenario) << "\n";
+    os << "): " << scenarioLine(predictions.front().scenario, m.tensorParallel) << "\n";
     os << "Figures are predictions with their expected range in parentheses (docs/prediction.md).\n\n";
     std::vector<std::pair<std::string, size_t>> cols = {{"gpu", 18},       {"batch", 6},     {"iteration ms", 24},
                                                         {"samples/s", 24}, {"peak GiB", 20}, {"of GiB", 7},
@@ -235,8 +241,10 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
     if (p.otherMs.value != 0) os << ", outside the layers " << range(p.otherMs) << " ms";
     if (p.hostBoundMs.value > 0) os << ", waiting for the host " << range(p.hostBoundMs) << " ms";
     os << "\n";
-    if (p.scenario.dataParallel.gpus > 1) {
-        os << "Scaling efficiency: " << range(p.scalingEfficiency) << " (iteration on one GPU / on each of N)";
+    if (p.scenario.dataParallel.gpus > p.tensorParallel) {
+        os << "Scaling efficiency: " << range(p.scalingEfficiency)
+           << (p.tensorParallel > 1 ? " (iteration of one tensor-parallel group / of each of N)"
+                                    : " (iteration on one GPU / on each of N)");
         // ZeRO's superlinear case: each GPU steps its shard of the optimizer, one GPU the whole of it.
         if (p.scalingEfficiency.value > 1 && p.scenario.dataParallel.zeroStage > 0)
             os << ": above 1, as each GPU updates only its shard of the optimizer state";

@@ -6,6 +6,7 @@
 #include "trainscope/core/errors.h"
 #include "trainscope/core/fine_tuning.h"
 #include "trainscope/core/graph.h"
+#include "trainscope/core/model_loader.h"
 
 namespace ts::cli {
 
@@ -26,7 +27,15 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
                    "(fused=True, apex's FusedAdam: one pass, no temporary)");
     cmd.add_option("--seq", o.seq, "sequence length of a sequence model (default: the profile's, else the model's)")
         ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
-    cmd.add_option("--gpus", o.gpus, "data-parallel GPUs (default 1)")->check(CLI::Range(1, 65536));
+    cmd.add_option("--gpus", o.gpus,
+                   "GPUs in all (default 1): data-parallel replicas, times --tensor-parallel")
+        ->check(CLI::Range(1, 65536));
+    cmd.add_option("--tensor-parallel", o.tensorParallel,
+                   "GPUs of a tensor-parallel group inside one node (Megatron-LM's, PyTorch's ColwiseParallel and "
+                   "RowwiseParallel): each holds whole attention heads and a slice of every MLP width and of the "
+                   "vocabulary, and each block all-reduces twice forward and twice backward. For a model built "
+                   "from a Hugging Face config.json (decoder families); --gpus must be a multiple of it (default 1)")
+        ->check(CLI::Range(1, 64));
     cmd.add_option("--interconnect", o.interconnect, "between the GPUs: nvlink (default), pcie or infiniband");
     cmd.add_option("--infiniband-gbps", o.infinibandGbps, "InfiniBand rate per GPU in Gb/s (default 400, NDR)")
         ->check(CLI::Range(1.0, 1e5));
@@ -118,6 +127,29 @@ int64_t batchFrom(const std::string& text, int64_t modelDefault) {
     if (used != text.size() || v < 1 || v > (int64_t(1) << 30))
         throw ModelError("--batch", "expected a batch size from 1 to 2^30 or 'auto', got " + quoted(text));
     return v;
+}
+
+std::string modelSpecFor(const std::string& spec, const ScenarioOptions& o) {
+    if (o.tensorParallel <= 1) return spec;
+    const ModelSpec parsed = parseModelSpec(spec);
+    const std::string& where = parsed.location;
+    const bool zoo = where.rfind("zoo:", 0) == 0;
+    const bool json = where.size() >= 5 && where.compare(where.size() - 5, 5, ".json") == 0;
+    if (zoo || !json)
+        throw ModelError("--tensor-parallel", where + " is " + (zoo ? "a built-in model" : "not a .json file") +
+                                                  ": tensor parallelism shards models built from a Hugging Face "
+                                                  "config.json (decoder families)");
+    if (parsed.params.count("tensor_parallel"))
+        throw ModelError("--tensor-parallel", "the model " + quoted(spec) +
+                                                  " already sets tensor_parallel: give it in one place");
+    return modelSpecWith(spec, "tensor_parallel", std::to_string(o.tensorParallel));
+}
+
+void checkTensorParallel(const ScenarioOptions& o, const Graph& g, const std::string& spec) {
+    if (o.tensorParallel > 1 && g.format != "huggingface")
+        throw ModelError("--tensor-parallel", spec +
+                                                  " is not a Hugging Face config.json: tensor parallelism shards "
+                                                  "models built from one (decoder families)");
 }
 
 void checkSequenceOption(const ScenarioOptions& o, const Graph& g) {

@@ -24,7 +24,8 @@ struct ScenarioOptions {
     std::string optimizer;  // "" : the profile's, else the model's kind's (predictors/choice/model_defaults.h)
     std::string optimizerImplementation = "foreach";
     int64_t seq = 0;        // 0: the profile's, else the model's
-    int gpus = 1;
+    int gpus = 1;            // all of them: data-parallel replicas x tensorParallel
+    int tensorParallel = 1;  // GPUs of a tensor-parallel group (the model is built as one GPU's shard)
     std::string interconnect = "nvlink";
     double infinibandGbps = 400;
     int gpusPerNode = 8;
@@ -66,6 +67,14 @@ void checkMasterWeights(const ScenarioOptions& o, bool bf16Params);
 predictors::TrainingScenario scenarioFromOptions(const ScenarioOptions& o,
                                                  std::optional<predictors::Optimizer> profileOptimizer,
                                                  predictors::Optimizer modelDefault);
+
+// The model spec to load under --tensor-parallel: `spec` with the Hugging Face config option
+// tensor_parallel=N added (as is without it). Throws ModelError naming --tensor-parallel for a model
+// that is not a Hugging Face config.json, or whose spec already sets the option.
+std::string modelSpecFor(const std::string& spec, const ScenarioOptions& o);
+// After loading: ModelError naming --tensor-parallel when the graph is not the shard asked for
+// (a TrainScope JSON model, which takes no such option).
+void checkTensorParallel(const ScenarioOptions& o, const Graph& g, const std::string& spec);
 
 // --seq for a model that has no sequence dimension: ModelError naming --seq and the model.
 void checkSequenceOption(const ScenarioOptions& o, const Graph& g);

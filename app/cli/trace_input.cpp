@@ -14,6 +14,7 @@ void refuseModelOptionsForTrace(const ScenarioOptions& s) {
     if (s.gpus != 1) refuse("--gpus", parallel);
     if (s.zero != 0) refuse("--zero", parallel);
     if (s.fsdp) refuse("--fsdp", parallel);
+    if (s.tensorParallel != 1) refuse("--tensor-parallel", noGraph + "its parallelism is kept as recorded");
     const std::string links = noGraph + "its collectives keep the rate they reached, within each GPU's own ring";
     if (s.interconnect != "nvlink") refuse("--interconnect", links);
     if (s.infinibandGbps != 400) refuse("--infiniband-gbps", links);

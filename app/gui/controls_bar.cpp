@@ -100,8 +100,22 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
             [this](int) { state_.setTargetGpu(gpu_->currentData().toString().toStdString()); });
 
     gpuCount_ = new QSpinBox(this);
+    gpuCount_->setObjectName("gpuCount");
     gpuCount_->setRange(1, 1024);
     connect(gpuCount_, &QSpinBox::valueChanged, this, [this](int v) { state_.setGpuCount(v); });
+
+    // Another group is another shard of the model, built off the GUI thread: only when entered.
+    tensorParallelLabel_ = new QLabel(tr("Tensor parallel:"), this);
+    tensorParallel_ = new QSpinBox(this);
+    tensorParallel_->setObjectName("tensorParallel");
+    tensorParallel_->setRange(1, 64);
+    tensorParallel_->setKeyboardTracking(false);
+    tensorParallel_->setToolTip(
+        tr("GPUs of a tensor-parallel group inside one node (Megatron-LM's, PyTorch's ColwiseParallel and "
+           "RowwiseParallel): each holds whole attention heads and a slice of every MLP width and of the "
+           "vocabulary, and each block all-reduces twice forward and twice backward. The GPU count is all "
+           "GPUs, in whole groups; the figures are per GPU. For a model built from a Hugging Face config.json"));
+    connect(tensorParallel_, &QSpinBox::valueChanged, this, [this](int t) { state_.setTensorParallel(t); });
 
     interconnect_ = new QComboBox(this);
     interconnect_->setToolTip(tr("How the data-parallel GPUs exchange gradients"));
@@ -204,6 +218,8 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
     row->addWidget(gpu_);
     row->addWidget(new QLabel(tr("GPUs:"), this));
     row->addWidget(gpuCount_);
+    row->addWidget(tensorParallelLabel_);
+    row->addWidget(tensorParallel_);
     row->addWidget(interconnect_);
     row->addWidget(sharding_);
     row->addWidget(checkpointing_);
@@ -221,14 +237,18 @@ void ControlsBar::follow() {
         // The controls show the state without writing it back.
         const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_),
             b7(interconnect_), b8(checkpointing_), b9(seq_), b10(sharding_), b11(accumulation_), b12(lora_),
-            b13(channelsLast_), b14(optimizerImplementation_), b15(masterWeights_);
+            b13(channelsLast_), b14(optimizerImplementation_), b15(masterWeights_), b16(tensorParallel_);
         batchSlider_->setValue(sliderAtBatch(s.batch));
         batchSpin_->setValue(int(s.batch));
         precision_->setCurrentIndex(precision_->findData(int(s.precision)));
         optimizer_->setCurrentIndex(optimizer_->findData(int(s.optimizer)));
         optimizerImplementation_->setCurrentIndex(optimizerImplementation_->findData(int(s.optimizerImplementation)));
         gpu_->setCurrentIndex(gpu_->findData(QString::fromStdString(s.gpuId)));
+        // Whole groups of GPUs: the count steps by the group.
+        gpuCount_->setSingleStep(s.tensorParallel);
+        gpuCount_->setMinimum(s.tensorParallel);
         gpuCount_->setValue(s.gpus);
+        tensorParallel_->setValue(s.tensorParallel);
         interconnect_->setCurrentIndex(interconnect_->findData(int(s.interconnect)));
         checkpointing_->setCurrentIndex(checkpointing_->findData(int(s.checkpointing)));
         sharding_->setCurrentIndex(sharding_->findData(s.zeroStage));
@@ -247,6 +267,9 @@ void ControlsBar::follow() {
     optimizerImplementation_->setVisible(s.optimizer != Optimizer::Adam8bit);
     seq_->setVisible(modelSeq > 0);
     seqLabel_->setVisible(modelSeq > 0);
+    // Only a model built from a Hugging Face config can be built as a shard.
+    tensorParallel_->setVisible(state_.modelShardable());
+    tensorParallelLabel_->setVisible(state_.modelShardable());
     // A trace ran at its own optimizer and GPU count; its batch size and precision change where its
     // recorded shapes allow (TraceRepredictor predicts it again), and the target GPU applies.
     const TraceDocument* trace = state_.trace();

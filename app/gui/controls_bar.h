@@ -52,6 +52,8 @@ private:
     QLabel* seqLabel_ = nullptr;
     QComboBox* gpu_ = nullptr;
     QSpinBox* gpuCount_ = nullptr;
+    QLabel* tensorParallelLabel_ = nullptr;
+    QSpinBox* tensorParallel_ = nullptr;
     QComboBox* interconnect_ = nullptr;
     QComboBox* checkpointing_ = nullptr;
     QComboBox* sharding_ = nullptr;

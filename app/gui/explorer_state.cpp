@@ -34,6 +34,12 @@ bool sameGoal(const TrainingGoal& a, const TrainingGoal& b) {
     return a.epochs == b.epochs && a.datasetSamples == b.datasetSamples && a.tokens == b.tokens;
 }
 
+// At least `gpus`, in whole tensor-parallel groups of `group`.
+int wholeGroups(int gpus, int group) {
+    group = std::max(group, 1);
+    return std::max(group, (gpus + group - 1) / group * group);
+}
+
 }  // namespace
 
 ExplorerState::ExplorerState(QObject* parent)
@@ -114,6 +120,9 @@ void ExplorerState::install(LoadedModel loaded) {
     model_ = m;
     settings_.seq = 0;  // the model's own length
     settings_.loraRank = 0;  // every parameter trains
+    // The model as opened: a shard where its spec says so, with whole groups of GPUs.
+    settings_.tensorParallel = predictor.analysis().tensorParallel;
+    settings_.gpus = wholeGroups(settings_.gpus, settings_.tensorParallel);
     applyKindChoices();
     if (loaded.profilePrecision) settings_.precision = *loaded.profilePrecision;
     if (loaded.profileOptimizer) settings_.optimizer = *loaded.profileOptimizer;
@@ -175,7 +184,8 @@ void ExplorerState::followMeasuredGpu(const TrainingPredictor& predictor) {
 void ExplorerState::applySettings(const ExplorerSettings& settings) {
     ExplorerSettings s = settings;
     s.batch = std::clamp<int64_t>(s.batch, 1, kMaxBatch);
-    s.gpus = std::max(s.gpus, 1);
+    s.tensorParallel = settings_.tensorParallel;  // the open model's shard
+    s.gpus = wholeGroups(std::max(s.gpus, 1), s.tensorParallel);
     s.seq = std::max<int64_t>(s.seq, 0);
     if (!db_->find(s.gpuId)) s.gpuId = settings_.gpuId;
     settings_ = s;
@@ -230,7 +240,7 @@ void ExplorerState::setTargetGpu(const std::string& id) {
 }
 
 void ExplorerState::setGpuCount(int gpus) {
-    gpus = std::max(gpus, 1);
+    gpus = wholeGroups(std::max(gpus, 1), settings_.tensorParallel);
     if (gpus == settings_.gpus) return;
     settings_.gpus = gpus;
     Q_EMIT settingsChanged();
@@ -292,6 +302,20 @@ bool ExplorerState::modelHasConvolutions() const {
     if (!model_ || !model_->graph) return false;
     const auto& ops = model_->graph->ops;
     return std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op.type == "Conv" || op.type == "ConvTranspose"; });
+}
+
+bool ExplorerState::modelShardable() const {
+    return model_ && model_->graph && !model_->profile &&
+           (model_->baseGraph ? model_->baseGraph : model_->graph)->format == "huggingface";
+}
+
+void ExplorerState::setTensorParallel(int gpus) {
+    gpus = std::clamp(gpus, 1, 64);
+    if (gpus == settings_.tensorParallel || !modelShardable()) return;
+    settings_.tensorParallel = gpus;
+    settings_.gpus = wholeGroups(settings_.gpus, gpus);
+    Q_EMIT settingsChanged();
+    requestPredictions();
 }
 
 void ExplorerState::setLoraRank(int64_t rank) {

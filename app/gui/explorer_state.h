@@ -125,6 +125,11 @@ public:
     // The open model has convolutions (the memory format matters only to them).
     bool modelHasConvolutions() const;
     void setLoraRank(int64_t rank);              // 0 (full fine-tuning) to 4096: another analysis
+    // The open model can be built as a tensor-parallel shard: a Hugging Face config.json, no profile.
+    bool modelShardable() const;
+    // 1 to 64 GPUs per group: another shard of the model, built off the GUI thread; the GPU count
+    // moves up to a whole number of groups.
+    void setTensorParallel(int gpus);
     // Rebuilds the model's analysis at another sequence length off the GUI thread (a model
     // without one ignores it); 0 goes back to the model's own.
     void setSequenceLength(int64_t seq);

@@ -169,6 +169,7 @@ void OverviewView::refresh() {
     // How the run is set up beyond the GPU count: sharding, accumulation, checkpointing.
     auto setUp = [](const ExplorerSettings& s) {
         QString more;
+        if (s.tensorParallel > 1) more += tr(" in tensor-parallel groups of %1").arg(s.tensorParallel);
         if (s.zeroStage > 0) more += s.zeroStage == 3 ? tr(" · ZeRO-3 / FSDP") : tr(" · ZeRO-%1").arg(s.zeroStage);
         if (s.accumulation > 1) more += tr(" · accumulation × %1").arg(s.accumulation);
         if (s.loraRank > 0) more += tr(" · LoRA rank %1").arg(s.loraRank);
@@ -180,11 +181,15 @@ void OverviewView::refresh() {
             more += " · " + QString::fromStdString(checkpointingPhrase(s.checkpointing));
         return more;
     };
-    title_->setText(tr("<h2>%1</h2><p>%2 parameters, %3 GFLOP forward per sample%9 · %4 · batch %5 per GPU · %6 · "
-                       "%7 · %8</p>")
+    // A tensor-parallel shard's parameters and FLOPs are one GPU's.
+    const QString parameters = locale.toString(qlonglong(g.parameterCount()));
+    const QString flops = locale.toString(snap.costs.totals.forwardFlops / 1e9 / double(s.batch), 'f', 2);
+    const bool shard = snap.model->tensorParallel > 1;
+    title_->setText(tr("<h2>%1</h2><p>%2, %3%9 · %4 · batch %5 per GPU · %6 · %7 · %8</p>")
                         .arg(QString::fromStdString(g.name).toHtmlEscaped())
-                        .arg(locale.toString(qlonglong(g.parameterCount())))
-                        .arg(snap.costs.totals.forwardFlops / 1e9 / double(s.batch), 0, 'f', 2)
+                        .arg(shard ? tr("%1 parameters per GPU").arg(parameters) : tr("%1 parameters").arg(parameters))
+                        .arg(shard ? tr("%1 GFLOP forward per sample on each GPU").arg(flops)
+                                   : tr("%1 GFLOP forward per sample").arg(flops))
                         .arg(QString::fromStdString(p.gpuName).toHtmlEscaped())
                         .arg(s.batch)
                         .arg(trainingPrecisionName(s.precision), optimizerName(s.optimizer))

@@ -4,6 +4,7 @@
 
 #include "trainscope/core/errors.h"
 #include "trainscope/core/fine_tuning.h"
+#include "trainscope/core/model_loader.h"
 #include "trainscope/predictors/choice/hardware_choice.h"
 
 namespace ts::gui {
@@ -15,7 +16,7 @@ bool ExplorerSettings::sameButBatch(const ExplorerSettings& o) const {
            optimizerImplementation == o.optimizerImplementation && gpuId == o.gpuId && gpus == o.gpus &&
            interconnect == o.interconnect && checkpointing == o.checkpointing && zeroStage == o.zeroStage &&
            accumulation == o.accumulation && loraRank == o.loraRank && seq == o.seq && channelsLast == o.channelsLast &&
-           masterWeights == o.masterWeights;
+           masterWeights == o.masterWeights && tensorParallel == o.tensorParallel;
 }
 
 std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int generation,
@@ -43,6 +44,7 @@ std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int gen
         }
     }
     m->seq = predictor->analysis().sequenceModel ? predictor->analysis().seq : 0;
+    m->tensorParallel = predictor->analysis().tensorParallel;
     m->predictor = std::move(predictor);
     return m;
 }
@@ -137,6 +139,15 @@ std::shared_ptr<const PredictionSnapshot> predictSnapshot(std::shared_ptr<const 
     s->goal = goal;
     s->settings = settings;  // what was asked, should the model fail at it
     try {
+        // Another tensor-parallel group is another shard of the model, built again from its config;
+        // LoRA's adapters (below) go beside the new shard's layers.
+        if (settings.tensorParallel != model->tensorParallel) {
+            const int t = settings.tensorParallel;
+            auto base = std::make_shared<const Graph>(
+                loadModel(modelSpecWith(model->spec, "tensor_parallel", t > 1 ? std::to_string(t) : "")));
+            model = makeExplorerModel(model->spec, model->generation, base, model->profile,
+                                      settings.seq > 0 ? settings.seq : model->seq, *db, base, 0);
+        }
         // Another LoRA rank is another graph (adapters beside the base's linear layers, the base frozen).
         if (settings.loraRank != model->loraRank) {
             std::shared_ptr<const Graph> base = model->baseGraph ? model->baseGraph : model->graph;

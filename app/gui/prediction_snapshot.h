@@ -37,6 +37,9 @@ struct ExplorerSettings {
     // 0: every parameter trains. Another rank is another analysis of the model; not remembered
     // between sessions: it belongs to the model.
     int64_t loraRank = 0;
+    // GPUs of a tensor-parallel group (a Hugging Face config built as one GPU's shard; `gpus` counts
+    // all of them, a multiple of it). Another degree is another graph; it belongs to the model.
+    int tensorParallel = 1;
     int64_t accumulation = 1;  // micro-batches per optimizer step (the batch is a micro-batch)
     bool channelsLast = false;  // activations channels-last (TrainingScenario::channelsLast)
     bool masterWeights = true;  // bf16-params with an fp32 master copy (TrainingScenario::masterWeights)
@@ -52,8 +55,9 @@ struct ExplorerModel {
     std::string spec;    // what the user opened: zoo:NAME, a model file or a profile file
     int generation = 0;  // a new number for every model opened (not for another sequence length)
     std::shared_ptr<const Graph> graph;      // as analysed: with LoRA's adapters where loraRank > 0
-    std::shared_ptr<const Graph> baseGraph;  // as opened (null: `graph` is)
+    std::shared_ptr<const Graph> baseGraph;  // as opened, or rebuilt as another shard (null: `graph` is)
     int64_t loraRank = 0;
+    int tensorParallel = 1;  // the graph's tensor-parallel group (ModelAnalysis::tensorParallel)
     std::shared_ptr<const Profile> profile;  // measured runs of this model, when some were opened or recorded
     // At `seq`, starting from `profile` where it was measured at that length.
     std::shared_ptr<const predictors::TrainingPredictor> predictor;

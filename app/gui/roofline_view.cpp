@@ -32,8 +32,8 @@ constexpr double kSizePixels[kSizes] = {5, 8, 11, 15, 20};
 constexpr double kPickPixels = 10;
 
 QColor boundColor(int bound) {
-    // compute blue, memory orange, wave red, latency purple (PassBound's order)
-    static const int index[kBounds] = {0, 1, 2, 6};
+    // compute blue, memory orange, wave red, latency purple, link green (PassBound's order)
+    static const int index[kBounds] = {0, 1, 2, 6, 3};
     return categoryColor(index[bound]);
 }
 
@@ -86,7 +86,7 @@ RooflineView::RooflineView(ExplorerState& state, QWidget* parent)
     plot_->graph(Fp32Roof)->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DashLine));
     plot_->graph(Fp32Roof)->setName(tr("FP32 CUDA-core roof"));
     const QString boundNames[kBounds] = {tr("compute-bound"), tr("memory-bound"), tr("wave-bound"),
-                                         tr("latency-bound")};
+                                         tr("latency-bound"), tr("link-bound")};
     for (int bound = 0; bound < kBounds; ++bound)
         for (int size = 0; size < kSizes; ++size) {
             QCPGraph* g = plot_->addGraph();
@@ -95,7 +95,8 @@ RooflineView::RooflineView(ExplorerState& state, QWidget* parent)
             fill.setAlpha(170);
             g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, boundColor(bound), fill, kSizePixels[size]));
             g->setName(boundNames[bound]);
-            if (size != 1) g->removeFromLegend();
+            // Collectives (link-bound) do no FLOPs: never a point on a roofline.
+            if (size != 1 || bound == int(PassBound::Link)) g->removeFromLegend();
         }
     QCPGraph* ring = plot_->addGraph();
     pointGraphs_ = plot_->graphCount() - 1;

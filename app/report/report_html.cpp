@@ -55,6 +55,9 @@ QString scenarioLine(const HardwareChoice& c) {
     if (s.optimizerImplementation != OptimizerImplementation::Foreach && s.optimizer != Optimizer::Adam8bit)
         line += QString(" (%1)").arg(optimizerImplementationName(s.optimizerImplementation));
     line += QString(", %1 GPU%2 per run").arg(s.dataParallel.gpus).arg(s.dataParallel.gpus == 1 ? "" : "s");
+    if (c.tensorParallel > 1)
+        line += QString(" in tensor-parallel groups of %1 (each GPU holds a shard of the model; figures per GPU)")
+                    .arg(c.tensorParallel);
     if (s.dataParallel.gpus > 1)
         line += s.dataParallel.interconnect == InterconnectKind::NvLink
                     ? QString(" over NVLink where the GPU's topology joins that many, else PCIe")

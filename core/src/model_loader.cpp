@@ -66,6 +66,31 @@ ModelSpec parseModelSpec(const std::string& spec) {
     return out;
 }
 
+std::string modelSpecWith(const std::string& specText, const std::string& key, const std::string& value) {
+    const ModelSpec spec = parseModelSpec(specText);
+    // parseModelSpec keeps a file whose name holds '?' whole: its options cannot be told apart.
+    if (spec.location == specText && specText.find('?') != std::string::npos)
+        throw ModelError(specText, "a file whose name holds '?' takes no options (rename it)");
+    std::string query;
+    auto append = [&](const std::string& k, const std::string& v) { query += (query.empty() ? "" : "&") + k + "=" + v; };
+    {
+        // The options in the order they were written (the map sorts them).
+        const size_t q = specText.find('?');
+        const std::string written = q == std::string::npos ? "" : specText.substr(q + 1);
+        size_t start = 0;
+        while (start < written.size()) {
+            size_t amp = written.find('&', start);
+            const std::string item = written.substr(start, amp == std::string::npos ? std::string::npos : amp - start);
+            const std::string k = item.substr(0, item.find('='));
+            if (!item.empty() && k != key) append(k, spec.params.at(k));
+            if (amp == std::string::npos) break;
+            start = amp + 1;
+        }
+    }
+    if (!value.empty()) append(key, value);
+    return spec.location + (query.empty() ? "" : "?" + query);
+}
+
 Graph loadModel(const std::string& specText) {
     if (specText.empty()) throw ModelError("", "no model given (a file or zoo:NAME)");
     ModelSpec spec = parseModelSpec(specText);

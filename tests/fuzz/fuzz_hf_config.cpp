@@ -1,5 +1,8 @@
 // libFuzzer target: a Hugging Face config.json through ts::importHfConfigText, then the costs of the
 // graph it builds (the RMSNorm, rotary, attention and mixture-of-experts operators' cost code included).
+// A quarter of the inputs (by length, so that a corpus entry always builds the same way) are built as
+// a tensor-parallel shard of 2 GPUs and a quarter of 4: the shard's sizes and its AllReduce operators.
+#include <map>
 #include <string>
 
 #include "trainscope/core/costs.h"
@@ -9,7 +12,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
     try {
-        ts::Graph g = ts::importHfConfigText(text, "fuzz-config.json");
+        static const char* const kGroups[4] = {"1", "1", "2", "4"};
+        const std::map<std::string, std::string> options{{"tensor_parallel", kGroups[size % 4]}};
+        ts::Graph g = ts::importHfConfigText(text, "fuzz-config.json", options);
         ts::computeCosts(g, 2);
     } catch (const ts::ModelError&) {
     }

@@ -254,6 +254,45 @@ private Q_SLOTS:
                  qPrintable(reason));
     }
 
+    // Tensor parallelism from its control, shown only for a model built from a Hugging Face config:
+    // each GPU holds about half of Qwen3-0.6B at 2 (its tied embedding split too), the GPU count moves
+    // to a whole group and steps by it, the peak falls; back at 1 the whole model returns. A zoo
+    // model has no such control.
+    void tensorParallelFollowsTheControl() {
+        ExplorerState state;
+        const std::string config = std::string(TRAINSCOPE_TEST_DATA_DIR) + "/hf-configs/qwen3-0.6b.json?seq=128";
+        QVERIFY2(state.openModel(config), qPrintable(state.error()));
+        MainWindow window(state);
+        window.show();
+        state.waitForPredictions();
+        auto* group = window.findChild<QSpinBox*>("tensorParallel");
+        auto* gpus = window.findChild<QSpinBox*>("gpuCount");
+        QVERIFY(group && gpus);
+        QVERIFY(group->isVisible());
+        const int64_t whole = state.graph()->parameterCount();
+        const double peak = state.current().peakMemoryBytes.value;
+        group->setValue(2);
+        QCOMPARE(state.settings().tensorParallel, 2);
+        QCOMPARE(state.settings().gpus, 2);
+        QCOMPARE(gpus->singleStep(), 2);
+        state.waitForPredictions();
+        QVERIFY2(state.current().supported, state.current().reason.c_str());
+        QCOMPARE(state.current().tensorParallel, 2);
+        QVERIFY(state.graph()->parameterCount() < whole * 6 / 10);
+        QVERIFY(state.current().peakMemoryBytes.value < peak);
+        group->setValue(1);
+        state.waitForPredictions();
+        QCOMPARE(state.graph()->parameterCount(), whole);
+        QCOMPARE(state.current().tensorParallel, 1);
+
+        ExplorerState resnet;
+        QVERIFY(resnet.openModel(kModel));
+        MainWindow other(resnet);
+        other.show();
+        resnet.waitForPredictions();
+        QVERIFY(!other.findChild<QSpinBox*>("tensorParallel")->isVisible());
+    }
+
     // The memory format from its control, shown only for a model with convolutions: channels-last
     // spares a convolution net's tensor-core convolutions cuDNN's transposes (faster at tf32 on an
     // A100), the title says so; a transformer has no such control.

@@ -51,10 +51,14 @@ struct Config {
     int64_t seq = 0;  // sequence length shown by default; 0 for vit (fixed by the image)
     int64_t batch = 1;
     std::string attentionBackend;  // "flash", "efficient", "math"
+    // The GPUs of one tensor-parallel group: the graph is then one GPU's shard (hf_models.cpp), with
+    // heads, MLP and expert widths and the vocabulary divided, and the group's all-reduces in it.
+    int64_t tensorParallel = 1;
 };
+inline constexpr int64_t kMaxTensorParallel = 64;
 
 // Reads and checks the config (a parsed JSON object as text) and the spec's options
-// (seq, batch, head, attention). Throws ConfigError.
+// (seq, batch, head, attention, tensor_parallel). Throws ConfigError.
 Config readConfig(const std::string& text, const std::map<std::string, std::string>& options);
 
 // Builds the model graph. Throws ConfigError or ShapeError.

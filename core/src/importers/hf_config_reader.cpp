@@ -365,6 +365,31 @@ const char* familyName(Family f) {
     return "?";
 }
 
+// Tensor parallelism (Megatron-LM's, PyTorch's ColwiseParallel and RowwiseParallel): each GPU holds
+// whole attention heads and key-value groups, a slice of every MLP (and expert) width and of the
+// vocabulary; so the degree must divide the heads, the key-value heads and the MLP widths.
+void readTensorParallel(Config& c, const std::map<std::string, std::string>& options) {
+    c.tensorParallel = optionInt(options, "tensor_parallel", 1, 1, kMaxTensorParallel);
+    const int64_t t = c.tensorParallel;
+    if (t == 1) return;
+    const std::string option = "option 'tensor_parallel=" + std::to_string(t) + "'";
+    if (!isDecoder(c.family))
+        throw ConfigError(option + " applies to the decoder families (llama, mistral, mixtral, qwen2, qwen3, "
+                                   "qwen3_moe, gemma, phi3, gpt2, gpt_neox), not model_type \"" +
+                          c.modelType + "\"");
+    auto divides = [&](int64_t n, const std::string& what) {
+        if (n % t != 0)
+            throw ConfigError(option + " does not divide the " + std::to_string(n) + " " + what +
+                              ": each GPU must hold whole ones");
+    };
+    divides(c.heads, "attention heads");
+    divides(c.kvHeads, "key-value heads");
+    bool dense = c.experts == 0;
+    for (int64_t i = 0; i < c.layers && !dense; ++i) dense = !c.moeLayer(i);
+    if (dense) divides(c.intermediate, "MLP features (the intermediate size)");
+    if (c.experts > 0) divides(c.expertInner, "features of each expert");
+}
+
 Config readConfig(const std::string& text, const std::map<std::string, std::string>& options) {
     json doc;
     try {
@@ -394,8 +419,9 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
     }
     c.family = fam->family;
     for (const auto& [key, value] : options)
-        if (key != "seq" && key != "batch" && key != "head" && key != "attention")
-            throw ConfigError("unknown option '" + key + "' (a Hugging Face config takes seq, batch, head, attention)");
+        if (key != "seq" && key != "batch" && key != "head" && key != "attention" && key != "tensor_parallel")
+            throw ConfigError("unknown option '" + key +
+                              "' (a Hugging Face config takes seq, batch, head, attention, tensor_parallel)");
     chooseHead(c, r, *fam, options);
     if (c.family == Family::Vit) readEncoder(c, r);
     else if (isDecoder(c.family)) readDecoder(c, r);
@@ -438,6 +464,7 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
             throw ConfigError("option 'attention' must be flash, efficient or math, got '" + it->second + "'");
         c.attentionBackend = it->second;
     }
+    readTensorParallel(c, options);
     return c;
 }
 

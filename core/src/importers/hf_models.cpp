@@ -30,6 +30,21 @@ int shapeConstant(ModelBuilder& b, const Shape& shape) {
     return b.graph().addValue(std::move(v));
 }
 
+// Tensor parallelism's all-reduces (ops/collective.cpp), nothing without it: `reduceGradient`
+// before a column-parallel layer (identity forward; backward sums the input's gradient over the
+// group: Megatron-LM's f), `reduceOutput` after a row-parallel one or a vocabulary-parallel
+// embedding (sums the partial outputs forward: Megatron-LM's g).
+int tensorParallelAllReduce(ModelBuilder& b, const Config& c, int x, const char* pass, const std::string& module) {
+    if (c.tensorParallel <= 1) return x;
+    return b.op1("AllReduce", {x}, {{"group_size", c.tensorParallel}, {"pass", std::string(pass)}}, module);
+}
+int reduceGradient(ModelBuilder& b, const Config& c, int x, const std::string& module = "all_reduce_grad") {
+    return tensorParallelAllReduce(b, c, x, "backward", module);
+}
+int reduceOutput(ModelBuilder& b, const Config& c, int x, const std::string& module = "all_reduce") {
+    return tensorParallelAllReduce(b, c, x, "forward", module);
+}
+
 int dropout(ModelBuilder& b, const std::string& module, int x, double p) {
     return p > 0 ? b.dropout(module, x, p) : x;
 }
@@ -113,6 +128,7 @@ int attention(ModelBuilder& b, const Config& c, int q, int k, int v, int mask, b
 int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r) {
     auto s = b.scope("self_attn");
     const int64_t qWidth = c.heads * c.headDim, kvWidth = c.kvHeads * c.headDim;
+    x = reduceGradient(b, c, x);
     int q, k, v;
     if (c.family == Family::Phi3) {  // one fused projection, split as q | k | v
         int qkv = b.linear("qkv_proj", x, qWidth + 2 * kvWidth, false);
@@ -137,21 +153,23 @@ int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r) {
     }
     v = toHeads(b, v, c.kvHeads, c.headDim);
     int context = fromHeads(b, attention(b, c, q, k, v, -1, true), qWidth);
-    return b.linear("o_proj", context, c.hidden, c.outputBias);
+    return reduceOutput(b, c, b.linear("o_proj", context, c.hidden, c.outputBias));
 }
 
 int gatedMlp(ModelBuilder& b, const Config& c, int x) {
     auto s = b.scope("mlp");
+    x = reduceGradient(b, c, x);
     int gate, up;
     if (c.family == Family::Phi3) {  // gate_up_proj, chunked gate | up
         std::vector<int> parts = splitLastAxis(b, b.linear("gate_up_proj", x, 2 * c.intermediate, false), 2,
                                                c.intermediate);
         gate = parts[0], up = parts[1];
-        return b.linear("down_proj", b.mul(up, activation(b, c, gate, "activation_fn")), c.hidden, false);
+        return reduceOutput(
+            b, c, b.linear("down_proj", b.mul(up, activation(b, c, gate, "activation_fn")), c.hidden, false));
     }
     gate = b.linear("gate_proj", x, c.intermediate, c.mlpBias);
     up = b.linear("up_proj", x, c.intermediate, c.mlpBias);
-    return b.linear("down_proj", b.mul(activation(b, c, gate, "act_fn"), up), c.hidden, c.mlpBias);
+    return reduceOutput(b, c, b.linear("down_proj", b.mul(activation(b, c, gate, "act_fn"), up), c.hidden, c.mlpBias));
 }
 
 // transformers' sparse MoE block (mlp): the router `gate` (a [E, H] weight, no bias), the softmax of
@@ -169,9 +187,12 @@ int sparseMoe(ModelBuilder& b, const Config& c, int x) {
     probs = b.op1("Cast", {probs}, {{"to", kFloat}, {"dtype_role", std::string("model")}}, "gate");
     int gateUp = b.parameter("experts", "gate_up_proj", {c.experts, 2 * c.expertInner, c.hidden});
     int down = b.parameter("experts", "down_proj", {c.experts, c.hidden, c.expertInner});
-    return b.op1("MixtureOfExperts", {x, probs, gateUp, down},
-                 {{"top_k", c.topK}, {"normalize", int64_t{c.normTopK ? 1 : 0}}, {"activation", c.activation}},
-                 "experts");
+    // Under tensor parallelism every GPU routes every token (the router is replicated) and holds a
+    // slice of each expert's width, as Megatron-LM's experts without expert parallelism.
+    int experts = b.op1("MixtureOfExperts", {reduceGradient(b, c, x), probs, gateUp, down},
+                        {{"top_k", c.topK}, {"normalize", int64_t{c.normTopK ? 1 : 0}}, {"activation", c.activation}},
+                        "experts");
+    return reduceOutput(b, c, experts);
 }
 
 Rotary rotaryTables(ModelBuilder& b, const Config& c, const std::string& module) {
@@ -189,7 +210,7 @@ Rotary rotaryTables(ModelBuilder& b, const Config& c, const std::string& module)
 
 // The decoder body in the current module; returns the final hidden states and the embedding weight.
 std::pair<int, int> llamaModel(ModelBuilder& b, const Config& c, int ids) {
-    int x = b.embedding("embed_tokens", ids, c.vocab, c.hidden);
+    int x = reduceOutput(b, c, b.embedding("embed_tokens", ids, c.vocab, c.hidden), "embed_tokens");
     const int embedWeight = b.graph().findValue(b.childPath("embed_tokens") + ".weight");
     if (c.family == Family::Gemma) x = b.scale(x, std::sqrt(static_cast<double>(c.hidden)), "embed_tokens");
     x = dropout(b, "embed_dropout", x, c.embeddingDropout);
@@ -212,7 +233,7 @@ std::pair<int, int> llamaModel(ModelBuilder& b, const Config& c, int ids) {
 
 std::pair<int, int> gpt2Model(ModelBuilder& b, const Config& c, int ids) {
     int positions = forwardConstant(b, b.childPath("position_ids"), {1, Dim::seq()}, DType::Int64);
-    int x = b.embedding("wte", ids, c.vocab, c.hidden);
+    int x = reduceOutput(b, c, b.embedding("wte", ids, c.vocab, c.hidden), "wte");
     const int embedWeight = b.graph().findValue(b.childPath("wte") + ".weight");
     x = b.add(x, b.embedding("wpe", positions, c.maxPositions, c.hidden));
     x = dropout(b, "drop", x, c.embeddingDropout);
@@ -223,20 +244,22 @@ std::pair<int, int> gpt2Model(ModelBuilder& b, const Config& c, int ids) {
             int y = b.layerNorm("ln_1", x, c.eps);
             {
                 auto attn = b.scope("attn");
+                const int64_t width = c.heads * c.headDim;  // the hidden size, or its shard
                 // Conv1D layers: weight [in, out], as the MatMul here stores it.
-                std::vector<int> qkv = splitLastAxis(b, b.linear("c_attn", y, 3 * c.hidden), 3, c.hidden);
+                std::vector<int> qkv =
+                    splitLastAxis(b, b.linear("c_attn", reduceGradient(b, c, y), 3 * width), 3, width);
                 int context = attention(b, c, toHeads(b, qkv[0], c.heads, c.headDim),
                                         toHeads(b, qkv[1], c.heads, c.headDim),
                                         toHeads(b, qkv[2], c.heads, c.headDim), -1, true);
-                y = dropout(b, "resid_dropout", b.linear("c_proj", fromHeads(b, context, c.hidden), c.hidden),
-                            c.residualDropout);
+                y = reduceOutput(b, c, b.linear("c_proj", fromHeads(b, context, width), c.hidden));
+                y = dropout(b, "resid_dropout", y, c.residualDropout);
             }
             x = b.add(y, x);
             y = b.layerNorm("ln_2", x, c.eps);
             {
                 auto mlp = b.scope("mlp");
-                y = activation(b, c, b.linear("c_fc", y, c.intermediate), "act");
-                y = dropout(b, "dropout", b.linear("c_proj", y, c.hidden), c.residualDropout);
+                y = activation(b, c, b.linear("c_fc", reduceGradient(b, c, y), c.intermediate), "act");
+                y = dropout(b, "dropout", reduceOutput(b, c, b.linear("c_proj", y, c.hidden)), c.residualDropout);
             }
             x = b.add(y, x);
         }
@@ -247,7 +270,7 @@ std::pair<int, int> gpt2Model(ModelBuilder& b, const Config& c, int ids) {
 // ---- gpt_neox ----
 
 std::pair<int, int> gptNeoXModel(ModelBuilder& b, const Config& c, int ids) {
-    int x = b.embedding("embed_in", ids, c.vocab, c.hidden);
+    int x = reduceOutput(b, c, b.embedding("embed_in", ids, c.vocab, c.hidden), "embed_in");
     const int embedWeight = b.graph().findValue(b.childPath("embed_in") + ".weight");
     x = dropout(b, "emb_dropout", x, c.residualDropout);
     const Rotary r = rotaryTables(b, c, "rotary_emb");
@@ -260,18 +283,21 @@ std::pair<int, int> gptNeoXModel(ModelBuilder& b, const Config& c, int ids) {
                 int y = b.layerNorm("input_layernorm", x, c.eps);
                 auto attn = b.scope("attention");
                 // query_key_value interleaves per head: [N, T, heads, 3*dim] -> q, k, v of [N, heads, T, dim].
-                int qkv = b.linear("query_key_value", y, 3 * c.hidden, c.qkvBias);
+                const int64_t width = c.heads * c.headDim;  // the hidden size, or its shard
+                int qkv = b.linear("query_key_value", reduceGradient(b, c, y), 3 * width, c.qkvBias);
                 qkv = b.transpose(b.reshape(qkv, {0, 0, c.heads, 3 * c.headDim}), {0, 2, 1, 3});
                 std::vector<int> parts = splitLastAxis(b, qkv, 3, c.headDim);
                 int context = attention(b, c, rotate(b, r, parts[0]), rotate(b, r, parts[1]), parts[2], -1, true);
-                attended = b.linear("dense", fromHeads(b, context, c.hidden), c.hidden, c.outputBias);
+                attended =
+                    reduceOutput(b, c, b.linear("dense", fromHeads(b, context, width), c.hidden, c.outputBias));
             }
             attended = dropout(b, "post_attention_dropout", attended, c.residualDropout);
             auto mlp = [&](int in) {
                 int y = b.layerNorm("post_attention_layernorm", in, c.eps);
                 auto s = b.scope("mlp");
-                y = activation(b, c, b.linear("dense_h_to_4h", y, c.intermediate, c.mlpBias), "act");
-                return b.linear("dense_4h_to_h", y, c.hidden, c.mlpBias);
+                y = activation(b, c, b.linear("dense_h_to_4h", reduceGradient(b, c, y), c.intermediate, c.mlpBias),
+                               "act");
+                return reduceOutput(b, c, b.linear("dense_4h_to_h", y, c.hidden, c.mlpBias));
             };
             if (c.parallelResidual) {  // x + attn(ln1(x)) + mlp(ln2(x))
                 int m = dropout(b, "post_mlp_dropout", mlp(x), c.residualDropout);
@@ -455,7 +481,12 @@ Graph buildDecoder(ModelBuilder& b, const Config& c) {
     }
     auto [hidden, embedWeight] = body;
     if (base) return b.finish({hidden});
-    if (c.head == Head::CausalLm) return finishTokenLoss(b, c, vocabProjection(b, c, "lm_head", hidden, embedWeight));
+    // The LM head is column-parallel over the vocabulary: each GPU scores its slice, and the loss is
+    // Megatron-LM's vocabulary-parallel cross-entropy (its all-reduces are of one number per token,
+    // not modelled).
+    if (c.head == Head::CausalLm)
+        return finishTokenLoss(b, c,
+                               vocabProjection(b, c, "lm_head", reduceGradient(b, c, hidden, "lm_head"), embedWeight));
     // Sequence classification: score every token, keep the last one's (no padding in the batch).
     int scores = b.linear("score", hidden, c.numLabels, false);
     int last = zoo::sliceAxis(b, scores, 1, -1, INT64_MAX);
@@ -527,7 +558,28 @@ Graph buildVit(ModelBuilder& b, const Config& c) {
 
 }  // namespace
 
-Graph buildModel(const Config& c) {
+namespace {
+
+// One GPU's shard under tensor parallelism: whole heads and key-value groups, a slice of each MLP
+// and expert width and of the vocabulary (ceil: PyTorch shards an uneven vocabulary, the last GPU's
+// slice smaller); the hidden size, norms and positions are replicated.
+Config tensorParallelShard(const Config& full) {
+    Config c = full;
+    const int64_t t = full.tensorParallel;
+    if (t <= 1) return c;
+    c.heads /= t;
+    c.kvHeads /= t;
+    c.intermediate /= t;
+    c.expertInner /= t;
+    c.vocab = (full.vocab + t - 1) / t;
+    c.architecture += ", one GPU's shard of " + std::to_string(t);
+    return c;
+}
+
+}  // namespace
+
+Graph buildModel(const Config& full) {
+    const Config c = tensorParallelShard(full);
     ModelBuilder b(c.architecture, SymbolDefaults{c.batch, c.seq});
     switch (c.family) {
         case Family::Bert:

@@ -23,6 +23,7 @@ std::vector<OpDef> allDefs() {
     registerIndexingOps(defs);
     registerMiscOps(defs);
     registerTransformerOps(defs);
+    registerCollectiveOps(defs);
     return defs;
 }
 

@@ -100,6 +100,7 @@ void registerShapeOps(std::vector<OpDef>& t);          // shape.cpp (Reshape, Sh
 void registerIndexingOps(std::vector<OpDef>& t);       // indexing.cpp (Gather, Slice, ...)
 void registerMiscOps(std::vector<OpDef>& t);           // misc.cpp (Constant, Cast, Dropout, ...)
 void registerTransformerOps(std::vector<OpDef>& t);    // transformer.cpp (RMSNorm, rotary, attention)
+void registerCollectiveOps(std::vector<OpDef>& t);     // collective.cpp (tensor parallelism's all-reduces)
 
 const OpDef* findOpDef(const std::string& type);
 const std::unordered_map<std::string, OpDef>& opTable();

@@ -257,6 +257,9 @@ const std::unordered_map<std::string, Unary>& unaryTable() {
         {"Round", [](const OpCtx&, const at::Tensor& x) { return x.is_floating_point() ? at::round(x) : x; }},
         {"Sign", [](const OpCtx&, const at::Tensor& x) { return at::sign(x); }},
         {"Identity", [](const OpCtx&, const at::Tensor& x) { return x; }},
+        // One process runs one tensor-parallel rank: its all-reduces have no one to sum with (the
+        // predictor times them over the link).
+        {"AllReduce", [](const OpCtx&, const at::Tensor& x) { return x; }},
         {"Not", [](const OpCtx&, const at::Tensor& x) { return at::logical_not(x); }},
         {"IsNaN", [](const OpCtx&, const at::Tensor& x) { return at::isnan(x); }},
         {"IsInf",

@@ -174,7 +174,13 @@ std::vector<std::string> assumptionsOf(const HardwareChoice& c, const std::vecto
         "price by the predicted time; then the GPUs where nothing fits, each with the reason.");
     const TrainingScenario& s = c.base;
     std::string run = std::to_string(s.dataParallel.gpus) + (s.dataParallel.gpus == 1 ? " GPU" : " GPUs");
-    if (s.dataParallel.gpus > 1)
+    const int replicas = s.dataParallel.gpus / std::max(1, c.tensorParallel);
+    if (c.tensorParallel > 1)
+        run += " (tensor parallel in groups of " + std::to_string(c.tensorParallel) +
+               (replicas > 1 ? std::string(", data parallel over ") + interconnectName(s.dataParallel.interconnect)
+                             : std::string()) +
+               ")";
+    else if (s.dataParallel.gpus > 1)
         run += std::string(" (data parallel over ") + interconnectName(s.dataParallel.interconnect) + ")";
     const bool wholeEpochs = c.goal.epochs == std::floor(c.goal.epochs);
     std::string goal = fixed(c.goal.epochs, wholeEpochs ? 0 : 2) + (c.goal.epochs == 1 ? " epoch of " : " epochs of ") +
@@ -290,6 +296,7 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
     c.modelName = predictor.analysis().modelName;
     c.modelLabel = options.modelLabel.empty() ? c.modelName : options.modelLabel;
     c.parameters = predictor.analysis().parameters;
+    c.tensorParallel = predictor.analysis().tensorParallel;
     c.seq = predictor.analysis().sequenceModel ? predictor.analysis().seq : 0;
     if (goal.inTokens() && c.seq <= 0)
         throw ModelError(c.modelLabel, "a training goal in tokens needs a model with a sequence dimension");

@@ -219,13 +219,26 @@ std::pair<double, double> nodesOf(int gpus, const LinkModel& link) {
 
 }  // namespace
 
-double allReduceMs(double bytes, int gpus, const LinkModel& link) {
-    if (gpus <= 1 || bytes <= 0) return 0;
+CollectiveCost allReduceCost(int gpus, const LinkModel& link) {
+    if (gpus <= 1) return {};
     const double n = gpus;
     const auto [m, g] = nodesOf(gpus, link);
     double latencyUs = 2 * (g - 1) * link.stepLatencyUs;
     if (m > 1) latencyUs += 2 * std::min(m - 1, std::ceil(std::log2(m))) * link.networkLatencyUs;
-    return 2 * (n - 1) / n * bytes / (link.busBandwidthGBs * 1e9) * 1e3 + latencyUs * 1e-3;
+    return {2 * (n - 1) / n / (link.busBandwidthGBs * 1e9) * 1e3, latencyUs * 1e-3};
+}
+
+double allReduceMs(double bytes, int gpus, const LinkModel& link) {
+    if (gpus <= 1 || bytes <= 0) return 0;
+    const CollectiveCost c = allReduceCost(gpus, link);
+    return c.msPerByte * bytes + c.fixedMs;
+}
+
+std::optional<LinkModel> tensorParallelLink(const GpuSpec& gpu, int gpus, std::string& reason) {
+    DataParallel group;
+    group.gpus = gpus;
+    group.interconnect = InterconnectKind::NvLink;
+    return linkFor(gpu, group, reason);
 }
 
 double allGatherMs(double bytes, int gpus, const LinkModel& link) {

@@ -14,11 +14,14 @@ const char* passBoundName(PassBound b) {
             return "wave";
         case PassBound::Latency:
             return "latency";
+        case PassBound::Link:
+            return "link";
     }
     return "memory";
 }
 
 PassBound boundOf(const TimeRow& row, double n) {
+    if (row.link) return PassBound::Link;
     const double tiled = row.tiledMs(n);
     const double memory = row.memoryMs.at(n);
     const double work = std::max(tiled, memory);

@@ -246,6 +246,16 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         else
             a.kind = work ? OpKind::Memory : OpKind::None;
         if (!work) a.kind = OpKind::None;
+        if (op.type == "AllReduce") {  // f moves nothing forward, but its backward sums the gradient
+            a.kind = OpKind::Collective;
+            a.collectiveGroup = int(op.attrInt("group_size", 1));
+            a.reducesInBackward = op.attrString("pass", "forward") == "backward";
+            if (tensorParallel > 1 && a.collectiveGroup != tensorParallel)
+                throw ModelError(modelSource, op.name + ": its group of " + std::to_string(a.collectiveGroup) +
+                                                  " GPUs is not the model's tensor-parallel group of " +
+                                                  std::to_string(tensorParallel));
+            tensorParallel = a.collectiveGroup;
+        }
         for (int in : op.inputs) a.backward |= in >= 0 && grad[in];
         a.backward &= a.hasWork();
         if (a.kind == OpKind::Gemm || a.kind == OpKind::Conv) {
@@ -340,8 +350,8 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         for (int pi = 0; pi < kElementPrecisionCount; ++pi) {
             const TrainingPrecision p = precisionOfElementIndex(pi);
             const std::vector<int>& e = es[pi];
-            double y[9][3] = {};  // read, write, readActivations, castForward, castBackward, saved, castWeights,
-                                  // gradientReduction, gradientAccumulation
+            double y[10][3] = {};  // read, write, readActivations, castForward, castBackward, saved, castWeights,
+                                   // gradientReduction, gradientAccumulation, message
             for (int k = 0; k < 3; ++k) {
                 const OpCost& ck = costs[k].layers[i].cost;
                 double in32 = 0, inP = 0, inActP = 0, out32 = 0, outP = 0;
@@ -373,6 +383,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                     out32 += numel[out][k] * dtypeSize(g.values[out].dtype);
                     outP += numel[out][k] * e[out];
                 }
+                if (a.kind == OpKind::Collective) y[9][k] = outP;
                 if (a.reductionKernels > 0 && !op.outputs.empty())
                     y[7][k] = a.reductionKernels * numel[op.outputs[0]][k] * e[op.outputs[0]];
                 for (int out : op.outputs)
@@ -435,6 +446,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
             b.saved = fit(y[5]);
             b.gradientReduction = fit(y[7]);
             b.gradientAccumulation = fit(y[8]);
+            b.message = fit(y[9]);
             a.castWeightElements = y[6][0];
             memory[pi].castWeightBytes += y[6][0] * (p == TrainingPrecision::Fp8 && a.opClass == "linear" ? 1 : 2);
         }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "trainscope/core/errors.h"
+#include "trainscope/predictors/iteration/data_parallel.h"
 #include "trainscope/predictors/iteration/prediction_errors.h"
 #include "trainscope/predictors/scaling/kernel_scaling.h"
 
@@ -12,6 +13,34 @@ namespace {
 
 // Launch of one recurrent time step (cuDNN runs a kernel or more per step): an estimate.
 constexpr double kRecurrentStepUs = 5;
+
+// The all-reduce of a tensor-parallel shard's collectives on `gpu` (none for a whole model).
+CollectiveCost tensorParallelCost(const ModelAnalysis& m, const GpuSpec& gpu) {
+    if (m.tensorParallel <= 1) return {};
+    std::string reason;
+    const std::optional<LinkModel> link = tensorParallelLink(gpu, m.tensorParallel, reason);
+    if (!link)
+        throw ModelError(gpu.id, "tensor parallelism over " + std::to_string(m.tensorParallel) + " GPUs: " + reason);
+    return allReduceCost(m.tensorParallel, *link);
+}
+
+// A collective's rows (prepareOperationTimes' rule): its message over the link in the pass that
+// reduces, the ring's step latencies as its fixed time; the other pass launches no kernel.
+void pushCollectiveRows(const AnalyzedOp& op, const OpBytes& b, const CollectiveCost& cost, double hostForwardMs,
+                        double hostBackwardMs, OperationTimes& out) {
+    TimeRow f;
+    f.op = op.op;
+    f.link = true;
+    f.relError = errors::kCommunication;
+    f.hostMs = hostForwardMs;
+    TimeRow r = f;
+    r.hostMs = hostBackwardMs;
+    TimeRow& reducing = op.reducesInBackward ? r : f;
+    reducing.memoryMs = b.message * cost.msPerByte;
+    reducing.fixedMs = cost.fixedMs;
+    out.forward.push_back(f);
+    if (op.backward) out.backward.push_back(r);
+}
 
 // A recurrent layer's backward runs two kernels per step (data and weight gradient) like a GEMM's.
 double backwardKernelsOf(const AnalyzedOp& op) {
@@ -189,8 +218,13 @@ OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
     const GpuOpStats addStats = table.statsFor(add, gpu);
     const double bw = *gpu.memoryBandwidthGBs * 1e9;
     const double castMsPerByte = 1e3 / (bw * addStats.memEff);
+    const CollectiveCost collective = tensorParallelCost(m, gpu);
     for (const AnalyzedOp& op : m.ops) {
         if (!op.hasWork()) continue;
+        if (op.kind == OpKind::Collective) {
+            pushCollectiveRows(op, m.bytes(op, p), collective, 0, 0, out);
+            continue;
+        }
         const bool calibrated = !op.opClass.empty();
         const bool gemm = gemmLike(op.kind);
         const bool attention = op.kind == OpKind::Attention;
@@ -375,8 +409,14 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
     const double castMsPerByte = 1e3 / (bw * addStats.memEff * model.memoryEfficiency);
     const double sms = gpu.sms.known() && *gpu.sms > 0 ? *gpu.sms : 1;
     const double overheadMs = model.kernelOverheadUs * 1e-3;
+    const CollectiveCost collective = tensorParallelCost(m, gpu);
     for (const AnalyzedOp& op : m.ops) {
         if (!op.hasWork()) continue;
+        if (op.kind == OpKind::Collective) {
+            pushCollectiveRows(op, m.bytes(op, p), collective, model.hostForwardUs * 1e-3,
+                               model.hostBackwardUs * 1e-3, out);
+            continue;
+        }
         const bool calibrated = !op.opClass.empty();
         const bool gemm = gemmLike(op.kind);
         const ClassScaling& c = calibrated ? table.forClass(op.opClass) : gemm ? linear : table.forClass("add");

@@ -27,6 +27,8 @@ struct TrainingPredictor::Target {
     std::string linkBasis;
     std::string linkUsed;
     std::string linkNotice;
+    std::string tensorParallelBasis;   // the tensor-parallel group's link; empty without
+    std::string tensorParallelNotice;  // why it is not NVLink; empty when it is
     std::vector<int> bucketFirstOp;  // the gradient buckets' first ops, as backward readies them
     double waitShare = 0;            // slowestGpuWaitShare of the scenario's GPUs and accumulation
     bool fits(double need, double n) const { return need <= capacity && n <= double(batchLimit); }
@@ -44,16 +46,35 @@ Interval withMeasuredSpread(const Interval& it, TrainingPrecision p) {
     return Interval::relative(it.value, e);
 }
 
-void checkScenario(const TrainingScenario& s) {
+void checkScenario(const TrainingScenario& s, int tensorParallel) {
     if (s.batch < 1) throw ModelError("--batch", "the batch size must be at least 1");
     if (s.dataParallel.gpus < 1 || s.dataParallel.gpus > 65536)
         throw ModelError("--gpus", "the number of GPUs must be between 1 and 65536");
+    if (tensorParallel > 1) {
+        const std::string group = "the model is a tensor-parallel shard of " + std::to_string(tensorParallel) + " GPUs";
+        if (s.dataParallel.gpus % tensorParallel != 0)
+            throw ModelError("--gpus", group + ": the GPUs (" + std::to_string(s.dataParallel.gpus) +
+                                           ") must be a multiple of it");
+        if (tensorParallel > s.dataParallel.gpusPerNode)
+            throw ModelError("--gpus", group + ", more than the " + std::to_string(s.dataParallel.gpusPerNode) +
+                                           " GPUs of a node: tensor parallelism stays inside one node");
+    }
     if (s.accumulation < 1 || s.accumulation > (int64_t(1) << 20))
         throw ModelError("--accumulation", "the gradient accumulation steps must be from 1 to 2^20, got " +
                                                std::to_string(s.accumulation));
     if (s.dataParallel.zeroStage < 0 || s.dataParallel.zeroStage > 3)
         throw ModelError("--zero",
                          "the ZeRO stage must be 0, 1, 2 or 3, got " + std::to_string(s.dataParallel.zeroStage));
+}
+
+// The data-parallel replicas of a scenario whose GPUs form tensor-parallel groups of `tensorParallel`:
+// one replica per group, its GPUs' rings (one per rank of the group) leaving each node through
+// their own NICs, gpusPerNode / tensorParallel GPUs of each ring per node.
+DataParallel replicasOf(const DataParallel& dp, int tensorParallel) {
+    DataParallel r = dp;
+    r.gpus = std::max(1, dp.gpus / tensorParallel);
+    r.gpusPerNode = std::max(1, dp.gpusPerNode / tensorParallel);
+    return r;
 }
 
 // Dense peak FLOP/s of the math a precision runs its GEMMs in; 0 when unknown.
@@ -119,10 +140,27 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
         t->reason = *why;
         return t;
     }
-    const int gpus = s.dataParallel.gpus;
+    const int tp = analysis_.tensorParallel;
+    const DataParallel replicas = replicasOf(s.dataParallel, tp);
+    const int gpus = replicas.gpus;
+    if (tp > 1) {
+        // A profile measures one process running the shard: its all-reduces had no one to sum with.
+        if (profile_ && profile_->onGpu()) {
+            t->reason = "a measured profile cannot time tensor parallelism's all-reduces: predict the shard "
+                        "without --profile";
+            return t;
+        }
+        const std::optional<LinkModel> group = tensorParallelLink(gpu, tp, t->reason);
+        if (!group) return t;
+        t->tensorParallelBasis = group->basis;
+        t->tensorParallelNotice = group->notice;
+    }
     std::optional<LinkModel> link;
     if (gpus > 1) {
-        link = linkFor(gpu, s.dataParallel, t->reason);
+        // The replicas' rings join GPUs of every group: NVLink (or PCIe) is chosen for all the GPUs,
+        // InfiniBand's rings cross the nodes with gpusPerNode / tp of each ring per node.
+        const bool network = s.dataParallel.interconnect == InterconnectKind::InfiniBand;
+        link = linkFor(gpu, network ? replicas : s.dataParallel, t->reason);
         if (!link) return t;
         t->linkBasis = link->basis;
         t->linkUsed = interconnectName(link->used);
@@ -133,7 +171,7 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
     regions.recomputed = &analysis_.plan(s.checkpointing == Checkpointing::None ? Checkpointing::Sqrt : s.checkpointing)
                               .recomputed;
     std::vector<GradientBucket> buckets;
-    if (gpus > 1) buckets = gradientBuckets(analysis_, s.dataParallel);
+    if (gpus > 1) buckets = gradientBuckets(analysis_, replicas);
     for (const GradientBucket& b : buckets) regions.bucketFirstOp.push_back(b.firstOp);
     t->bucketFirstOp = regions.bucketFirstOp;
 
@@ -226,7 +264,7 @@ Interval TrainingPredictor::maxBatchOf(const Target& t, const AllocatorBytes& al
 }
 
 TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const TrainingScenario& s, bool perLayer) const {
-    checkScenario(s);
+    checkScenario(s, analysis_.tensorParallel);
     TrainingPrediction r;
     r.gpuId = gpu.id;
     r.gpuName = gpu.name;
@@ -238,7 +276,8 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
         return r;
     }
     const double n = double(s.batch);
-    const int gpus = s.dataParallel.gpus;
+    const int tp = analysis_.tensorParallel;
+    const int gpus = replicasOf(s.dataParallel, tp).gpus;  // data-parallel replicas
     LayerSums sums;
     IterationTimes it = evaluateIteration(*t->source, t->setup, n, sums);
     if (!t->fromProfile) it.iterationMs = withMeasuredSpread(it.iterationMs, s.precision);
@@ -262,9 +301,11 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
     }
     double flops = 0;  // per sample: the FLOPs are linear in the batch at a fixed sequence length
     for (const AnalyzedOp& op : analysis_.ops) flops += op.forwardFlops.at(n) + op.backwardFlops.at(n);
-    r.modelFlopsPerSample = flops / n;
+    // A tensor-parallel shard's FLOPs are one GPU's share of the sample's; the replicated norms and
+    // residuals (a fraction of a percent of a transformer's) count once per GPU.
+    r.modelFlopsPerSample = flops / n * tp;
     if (const double peak = peakFlops(gpu, s.precision); peak > 0) {
-        const double perGpu = r.modelFlopsPerSample * n;  // per GPU per iteration
+        const double perGpu = flops;  // per GPU per iteration
         r.mfu = {perGpu / (it.iterationMs.value * 1e-3 * peak), perGpu / (it.iterationMs.high * 1e-3 * peak),
                  perGpu / (it.iterationMs.low * 1e-3 * peak)};
     }
@@ -279,6 +320,14 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
         r.interconnectNotice = t->linkNotice;
         if (!t->linkNotice.empty()) r.notes.push_back(t->linkNotice);
         r.notes.push_back("all-reduce over " + t->linkBasis + " (assumed NCCL efficiency; docs/prediction.md)");
+    }
+    if (tp > 1) {
+        r.tensorParallel = tp;
+        if (!t->tensorParallelNotice.empty()) r.notes.push_back(t->tensorParallelNotice);
+        r.notes.push_back("tensor parallelism over " + std::to_string(tp) + " GPUs: " + std::to_string(gpus) +
+                          (gpus == 1 ? " replica" : " data-parallel replicas") + " of " + std::to_string(tp) +
+                          "; each block's all-reduces (2 forward, 2 backward) over " + t->tensorParallelBasis +
+                          ", not overlapped with compute (docs/prediction.md)");
     }
     if (perLayer) {
         r.layers = t->source->layers(n);
@@ -325,10 +374,11 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
 SweepPlan::SweepPlan(const TrainingPredictor& predictor, const std::vector<const GpuSpec*>& gpus,
                      const std::vector<TrainingPrecision>& precisions, const TrainingScenario& base)
     : predictor_(predictor), base_(base) {
-    checkScenario(base);
+    checkScenario(base, predictor.analysis_.tensorParallel);
     for (TrainingPrecision p : precisions)
         memory_.push_back(std::make_unique<MemoryModel>(predictor.analysis_, p, base.optimizer, base.checkpointing,
-                                                        base.dataParallel.gpus, base.dataParallel.zeroStage,
+                                                        replicasOf(base.dataParallel, predictor.analysis_.tensorParallel).gpus,
+                                                        base.dataParallel.zeroStage,
                                                         base.optimizerImplementation, gradientsPersist(base),
                                                         base.masterWeights));
     // The largest batches probe the same batch sizes on many GPUs: the allocator's part once each.
@@ -373,7 +423,7 @@ std::vector<GpuSweep> SweepPlan::evaluate(const std::vector<int64_t>& batches) c
         if (sw.supported) sw.points.reserve(batches.size());
     }
     LayerSums sums;
-    const double gpus = base_.dataParallel.gpus;
+    const double gpus = replicasOf(base_.dataParallel, predictor_.analysis_.tensorParallel).gpus;  // replicas
     // One GPU at a time, its precisions innermost: they share what the GPU's sources computed at
     // a batch size (LayerSums::shared).
     for (size_t first = 0; first < targets_.size();) {

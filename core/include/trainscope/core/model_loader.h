@@ -17,6 +17,11 @@ struct ModelSpec {
 // Throws ModelError on a malformed query.
 ModelSpec parseModelSpec(const std::string& spec);
 
+// `spec` with option `key` set to `value` (removed when `value` is empty), the other options kept in
+// their order: "config.json?seq=512" with tensor_parallel=4 is "config.json?seq=512&tensor_parallel=4".
+// Throws ModelError on a malformed query, as parseModelSpec.
+std::string modelSpecWith(const std::string& spec, const std::string& key, const std::string& value);
+
 // Imports or builds the model; every failure is a ModelError naming the input.
 Graph loadModel(const std::string& spec);
 

@@ -65,7 +65,8 @@ struct HardwareChoiceRow {
 struct HardwareChoice {
     std::string modelLabel;
     std::string modelName;  // ModelAnalysis::modelName
-    double parameters = 0;
+    double parameters = 0;  // of the graph: one GPU's shard under tensor parallelism
+    int tensorParallel = 1;  // ModelAnalysis::tensorParallel
     // The sequence length of a sequence model (its rows' tokensPerS is samplesPerS x seq); 0 for a
     // model without one.
     int64_t seq = 0;

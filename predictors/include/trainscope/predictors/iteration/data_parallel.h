@@ -52,6 +52,16 @@ std::vector<GradientBucket> gradientBuckets(const ModelAnalysis& m, const DataPa
 // over m nodes of g GPUs, 2 (g-1) steps inside the node and NCCL's tree across the nodes,
 // 2 ceil(log2 m) network steps, where that is fewer than the ring's 2 (m-1).
 double allReduceMs(double bytes, int gpus, const LinkModel& link);
+// The same as msPerByte x bytes + fixedMs (bytes > 0), for time rows that are polynomials of the batch.
+struct CollectiveCost {
+    double msPerByte = 0;
+    double fixedMs = 0;
+};
+CollectiveCost allReduceCost(int gpus, const LinkModel& link);
+
+// The link of a tensor-parallel group of `gpus` GPUs: inside one node, NVLink where the GPU's
+// topology joins that many, else PCIe with a notice (linkFor with NVLink asked for).
+std::optional<LinkModel> tensorParallelLink(const GpuSpec& gpu, int gpus, std::string& reason);
 
 // Ring all-gather producing `bytes` on every GPU, and ring reduce-scatter of a `bytes` input into
 // shards: each (N-1)/N bytes / bandwidth + (N-1) step latencies (half an all-reduce; across nodes

@@ -22,9 +22,10 @@ enum class PassBound : uint8_t {
     Wave,     // one wave of output tiles takes longer than its FLOPs spread over every SM: too few
               // tiles to fill the GPU (small GEMMs, recurrent time steps)
     Latency,  // the fixed time of its kernels (launch gap and ramp, recurrent steps) exceeds its work
+    Link,     // a collective: its bytes over the interconnect (tensor parallelism's all-reduces)
 };
-inline constexpr int kPassBoundCount = 4;
-const char* passBoundName(PassBound b);  // "compute", "memory", "wave", "latency"
+inline constexpr int kPassBoundCount = 5;
+const char* passBoundName(PassBound b);  // "compute", "memory", "wave", "latency", "link"
 
 // The term of `row`'s kernel time that wins at batch n (the row's host floor and casts aside).
 PassBound boundOf(const TimeRow& row, double n);

@@ -35,6 +35,7 @@ enum class OpKind : uint8_t {
     Conv,       // convolution (implicit GEMM)
     Recurrent,  // LSTM/GRU/RNN: GEMMs per time step
     Attention,  // scaled_dot_product_attention: two GEMMs per key/query tile and a softmax between
+    Collective,  // an all-reduce over the GPUs of a tensor-parallel group (AllReduce), timed over the link
 };
 
 // The kernels behind a scaled_dot_product_attention (PyTorch's SDPA backends).
@@ -63,6 +64,7 @@ struct OpBytes {
     // Backward traffic autograd adds beside the op's own formula (the stream model's rows):
     BatchPoly gradientReduction;     // Add: the output gradient read to sum it to a broadcast input's shape
     BatchPoly gradientAccumulation;  // outputs used by several ops needing gradients: their sums (2 reads, 1 write)
+    BatchPoly message;               // collectives: the tensor summed over the group (output, or its gradient)
 };
 
 struct AnalyzedOp {
@@ -82,6 +84,10 @@ struct AnalyzedOp {
     double gemmReduction = 0;
     double gemmColumns = 0;
     bool groupedConv = false;  // a convolution of more than one group (grouped, depthwise)
+    // Collectives: the GPUs of the group, and whether backward sums the gradient (Megatron-LM's f)
+    // rather than forward the output (its g).
+    int collectiveGroup = 0;
+    bool reducesInBackward = false;
     // A dense 3x3 convolution of stride 1 (no dilation): cuDNN runs it with Winograd's transform in
     // FP32 on CUDA cores, with fewer multiplications than its FLOPs.
     bool winogradEligible = false;
@@ -190,6 +196,9 @@ public:
     std::vector<int> segmentStart;  // first op index of each sqrt(L) checkpoint segment
     int workingOps = 0;
     int blocks = 0;  // numbered blocks (the block policies' regions)
+    // The GPUs of a tensor-parallel group when the graph is one GPU's shard (its AllReduce ops'
+    // group size); 1 otherwise.
+    int tensorParallel = 1;
     std::array<CheckpointPlan, kCheckpointingCount> checkpointPlans;  // [None] recomputes nothing
 
     const CheckpointPlan& plan(Checkpointing c) const { return checkpointPlans[size_t(c)]; }

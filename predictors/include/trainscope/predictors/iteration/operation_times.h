@@ -45,6 +45,7 @@ struct TimeRow {
     double architectureFactor = 1;  // already in computeMs, memoryMs and fixedMs
     double alpha = 1;               // the class's share of an origin's efficiency that transfers (cross path)
     double maxRatio = 10;           // the origin's efficiency ratio is clipped to [1 / maxRatio, maxRatio]
+    bool link = false;              // a collective: memoryMs is its message over the interconnect, not DRAM
 
     double tiledMs(double n) const;   // the compute term with its waves
     double kernelMs(double n) const;  // without the host floor and casts
@@ -79,7 +80,10 @@ BatchPoly backwardBytes(const AnalyzedOp& op, const OpBytes& b);
 // reduces gradients of broadcast inputs, plus autograd's sums where the op's outputs fan out.
 BatchPoly streamBackwardBytes(const AnalyzedOp& op, const OpBytes& b);
 
-// Throws ModelError naming the GPU when it is unsupported at `p` (call unsupportedReason first).
+// Throws ModelError naming the GPU when it is unsupported at `p` (call unsupportedReason first), or
+// when the model is a tensor-parallel shard and the database lacks the GPU's link figures.
+// A collective (OpKind::Collective) is timed as an all-reduce of its message over the group's link
+// (tensorParallelLink, allReduceCost) in the pass that reduces; the other pass launches nothing.
 OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu, TrainingPrecision p,
                                      const KernelScalingTable& table = KernelScalingTable::builtin());
 

@@ -89,7 +89,8 @@ struct TrainingPrediction {
     Interval slowestGpuWaitMs;       // per micro-batch: each step waits for the slowest GPU (0 on one GPU)
     Interval otherMs;                // profile only: measured iteration time outside the layers
     Interval hostBoundMs;            // the GPU idle, waiting for the host's dispatch (small batches)
-    Interval scalingEfficiency;      // iteration on one GPU / iteration on N (1 on one GPU)
+    Interval scalingEfficiency;      // iteration on one GPU (one tensor-parallel group) / iteration on N (1 on one)
+    int tensorParallel = 1;          // GPUs of a tensor-parallel group (the model's shard); 1 without
     std::string interconnect;        // the link the all-reduce runs over ("nvlink", ...); empty on one GPU
     std::string interconnectNotice;  // why it is not the one asked for (NVLink -> PCIe); empty when it is
     std::vector<LayerTime> layers;   // graph order; operations that do no work are absent

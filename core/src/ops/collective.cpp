@@ -1,0 +1,52 @@
+// Collectives inside one training step's graph: the all-reduces of tensor parallelism, as
+// Megatron-LM's conjugate operators (Shoeybi et al. 2019, "Megatron-LM", section 3) and PyTorch's
+// ColwiseParallel / RowwiseParallel place them. A graph holding them is one GPU's shard.
+//
+// AllReduce: one input, its output of the same type and shape. Attributes: group_size (the GPUs
+// that reduce, 2 to kMaxGroup), pass ("forward": Megatron's g, the partial sums of a row-parallel
+// layer summed, identity backward; "backward": its f, identity forward, the input's gradient
+// summed before a column-parallel layer). The traffic over the link is timed by the predictor
+// (predictors/.../operation_times.h); here an all-reduce moves its tensor through memory once,
+// in the pass that reduces, and saves nothing.
+#include "ops/registry.h"
+
+namespace ts::ops {
+namespace {
+
+constexpr int64_t kMaxGroup = 1024;
+
+bool reducesForward(const Operation& op) {
+    return op.attrString("pass", "forward") == "forward";
+}
+
+void inferAllReduce(InferCtx& c) {
+    c.expectInputs(1, 1);
+    const Operation& op = c.op();
+    const int64_t group = op.attrInt("group_size", 0);
+    if (group < 2 || group > kMaxGroup)
+        throw ShapeError("AllReduce group_size must be from 2 to " + std::to_string(kMaxGroup) + ", got " +
+                         std::to_string(group));
+    const std::string pass = op.attrString("pass", "forward");
+    if (pass != "forward" && pass != "backward")
+        throw ShapeError("AllReduce pass must be \"forward\" or \"backward\", got \"" + pass + "\"");
+    const Value& x = c.in(0);
+    if (!isFloating(x.dtype)) throw ShapeError("AllReduce sums floating-point tensors, got " + std::string(dtypeName(x.dtype)));
+    c.setOutput(0, x.dtype, x.shape);
+}
+
+OpCost costAllReduce(const CostCtx& c) {
+    OpCost cost;
+    if (reducesForward(c.op())) {
+        cost.bytesRead = c.inBytes(0);
+        cost.bytesWritten = c.outBytes(0);
+    }
+    return cost;
+}
+
+}  // namespace
+
+void registerCollectiveOps(std::vector<OpDef>& t) {
+    t.push_back({"AllReduce", inferAllReduce, costAllReduce});
+}
+
+}  // namespace ts::ops
