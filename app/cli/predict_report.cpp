@@ -159,6 +159,7 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
                     {"source", m.modelSource},
                     {"seq", m.sequenceModel ? ordered_json(m.seq) : ordered_json(nullptr)},
                     {"parameters", m.parameters},
+                    {"model_parameters", m.modelParameters},
                     {"trainable_parameters", m.trainableParameters},
                     {"operations", m.ops.size()}};
     if (!predictions.empty()) {
@@ -186,8 +187,8 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
 void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vector<TrainingPrediction>& predictions,
                        bool allLayers, const LayerBoundLists& bounds) {
     if (predictions.empty()) return;
-    os << m.modelName << " (" << fixed(m.parameters / 1e6, 1) << "M parameters"
-       << (m.tensorParallel > 1 ? " on each GPU" : "");
+    os << m.modelName << " (" << fixed(m.parameters / 1e6, 1) << "M parameters";
+    if (m.tensorParallel > 1) os << " on each GPU, of " << fixed(m.modelParameters / 1e6, 1) << "M";
     if (m.trainableParameters != m.parameters) os << ", " << fixed(m.trainableParameters / 1e6, 2) << "M trainable";
     if (m.sequenceModel) os << ", sequence " << m.seq;
     os << "): " << scenarioLine(predictions.front().scenario, m.tensorParallel) << "\n";

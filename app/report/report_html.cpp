@@ -230,9 +230,14 @@ QString reportHtml(const HardwareChoice& c, const ImageSources& images, const QS
     const QString title = "Hardware choice for " + esc(c.modelLabel);
     QString html = reportHtmlHead(title);
     html += "<h1>" + title + "</h1>\n";
-    html += QString("<p>%1 (%2 M parameters); %3.<br/><span class=\"id\">%4</span></p>\n")
+    const QString parameters =
+        c.tensorParallel > 1 ? QString("%1 M parameters, %2 M on each GPU")
+                                   .arg(c.parameters / 1e6, 0, 'f', 1)
+                                   .arg(c.parametersPerGpu / 1e6, 0, 'f', 1)
+                             : QString("%1 M parameters").arg(c.parameters / 1e6, 0, 'f', 1);
+    html += QString("<p>%1 (%2); %3.<br/><span class=\"id\">%4</span></p>\n")
                 .arg(esc(c.modelName))
-                .arg(c.parameters / 1e6, 0, 'f', 1)
+                .arg(parameters)
                 .arg(scenarioLine(c), generated.toHtmlEscaped());
     html += summary(c) + "\n";
     const QString goal =

@@ -95,6 +95,7 @@ Graph withLora(const Graph& g, const LoraOptions& o) {
     out.source = g.source;
     out.format = g.format;
     out.defaults = g.defaults;
+    out.shard = g.shard;
     for (Value v : g.values) {
         if (v.kind == ValueKind::Parameter) v.frozen = true;
         if (v.kind == ValueKind::Activation) v.producer = -1;

@@ -14,6 +14,7 @@
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
+#include "trainscope/predictors/choice/model_defaults.h"
 #include "trainscope/predictors/iteration/data_parallel.h"
 #include "trainscope/predictors/iteration/training_predictor.h"
 
@@ -60,6 +61,13 @@ TEST(TensorParallel, ShardHoldsItsShareOfTheParameters) {
     EXPECT_DOUBLE_EQ(double(llama3(1).parameterCount()), llama3ShardParameters(1));
     EXPECT_DOUBLE_EQ(double(llama3(4).parameterCount()), llama3ShardParameters(4));
     EXPECT_DOUBLE_EQ(double(llama3(8).parameterCount()), llama3ShardParameters(8));
+    // The whole model stays known (transformers counts 8,030,261,248): the default goal of 20 tokens
+    // per parameter is the model's, not a shard's.
+    const Graph shard = llama3(4);
+    EXPECT_EQ(shard.modelParameterCount(), 8030261248);
+    EXPECT_EQ(shard.shard.group, 4);
+    EXPECT_EQ(ModelAnalysis(shard).modelParameters, 8030261248);
+    EXPECT_DOUBLE_EQ(scenarioDefaultsFor(shard).goal.tokens, 20.0 * 8030261248);
 }
 
 TEST(TensorParallel, EachBlockAllReducesTwiceForwardAndTwiceBackward) {

@@ -585,8 +585,16 @@ Graph buildModel(const Config& full) {
         case Family::Bert:
         case Family::Roberta: return buildEncoder(b, c);
         case Family::Vit: return buildVit(b, c);
-        default: return buildDecoder(b, c);
+        default: break;
     }
+    Graph g = buildDecoder(b, c);
+    if (full.tensorParallel > 1) {
+        // The whole model's parameters (goals per parameter, reports): the model built unsplit.
+        Config whole = full;
+        whole.tensorParallel = 1;
+        g.shard = {int(full.tensorParallel), buildModel(whole).parameterCount()};
+    }
+    return g;
 }
 
 }  // namespace ts::hf

@@ -295,8 +295,9 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
     c.options = options;
     c.modelName = predictor.analysis().modelName;
     c.modelLabel = options.modelLabel.empty() ? c.modelName : options.modelLabel;
-    c.parameters = predictor.analysis().parameters;
+    c.parameters = double(predictor.analysis().modelParameters);
     c.tensorParallel = predictor.analysis().tensorParallel;
+    c.parametersPerGpu = double(predictor.analysis().parameters);
     c.seq = predictor.analysis().sequenceModel ? predictor.analysis().seq : 0;
     if (goal.inTokens() && c.seq <= 0)
         throw ModelError(c.modelLabel, "a training goal in tokens needs a model with a sequence dimension");

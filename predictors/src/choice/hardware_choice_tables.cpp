@@ -104,6 +104,8 @@ std::string hardwareChoiceJson(const HardwareChoice& choice) {
     j["model"] = {{"label", choice.modelLabel},
                   {"name", choice.modelName},
                   {"parameters", choice.parameters},
+                  {"tensor_parallel", choice.tensorParallel},
+                  {"parameters_per_gpu", choice.parametersPerGpu},
                   {"seq", choice.seq > 0 ? ordered_json(choice.seq) : ordered_json(nullptr)}};
     const TrainingScenario& s = choice.base;
     ordered_json precisions = ordered_json::array();

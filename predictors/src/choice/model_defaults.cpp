@@ -34,7 +34,7 @@ ScenarioDefaults scenarioDefaultsFor(const Graph& g) {
     switch (d.kind) {
         case ModelKind::Language:
             d.optimizer = Optimizer::AdamW;
-            d.goal.tokens = kTokensPerParameter * double(std::max<int64_t>(1, g.parameterCount()));
+            d.goal.tokens = kTokensPerParameter * double(std::max<int64_t>(1, g.modelParameterCount()));
             d.goalBasis = "20 tokens per parameter, the compute-optimal ratio of Hoffmann et al. 2022 (Chinchilla)";
             break;
         case ModelKind::Vision:

@@ -164,7 +164,7 @@ bool close(double a, double b) {
 }  // namespace
 
 ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingTable& table)
-    : modelName(g.name), modelSource(g.source.empty() ? g.name : g.source) {
+    : modelName(g.name), modelSource(g.source.empty() ? g.name : g.source), modelParameters(g.modelParameterCount()) {
     ModelCosts costs[3];
     ModelCosts check;
     try {

@@ -82,6 +82,12 @@ public:
     // What the source could not give exactly, in sentences for the user (an importer's caveats:
     // "the file holds only 16 of the rows of parameter 'transformer.wpe.weight' ...").
     std::vector<std::string> notes;
+    // One GPU's shard of a model split by tensor parallelism (a Hugging Face config built with
+    // tensor_parallel): the GPUs of its group and the whole model's parameters; 1 and 0 otherwise.
+    struct TensorParallelShard {
+        int group = 1;
+        int64_t wholeParameters = 0;
+    } shard;
 
     std::vector<Value> values;
     std::vector<Operation> ops;  // topologically ordered
@@ -98,6 +104,8 @@ public:
     // tied weights are counted once; -1 for other values and unused parameters.
     std::vector<int> parameterOwners() const;
     int64_t parameterCount() const;  // elements of all Parameter values that some operation uses
+    // The whole model's: shard.wholeParameters for a shard, else parameterCount().
+    int64_t modelParameterCount() const { return shard.wholeParameters > 0 ? shard.wholeParameters : parameterCount(); }
 
     // Throws std::logic_error when an invariant is broken (dangling index, op using a value
     // produced later, duplicate value names). Used by tests and after import.

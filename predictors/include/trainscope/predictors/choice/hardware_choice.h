@@ -65,8 +65,10 @@ struct HardwareChoiceRow {
 struct HardwareChoice {
     std::string modelLabel;
     std::string modelName;  // ModelAnalysis::modelName
-    double parameters = 0;  // of the graph: one GPU's shard under tensor parallelism
-    int tensorParallel = 1;  // ModelAnalysis::tensorParallel
+    double parameters = 0;  // the whole model's
+    // Under tensor parallelism: the GPUs of a group and the parameters each holds (its shard).
+    int tensorParallel = 1;
+    double parametersPerGpu = 0;
     // The sequence length of a sequence model (its rows' tokensPerS is samplesPerS x seq); 0 for a
     // model without one.
     int64_t seq = 0;
