@@ -40,14 +40,15 @@ std::string padLeft(std::string s, size_t w) {
 }
 
 // `tensorParallel`: the GPUs of a tensor-parallel group (the model is one GPU's shard), 1 without.
-std::string scenarioLine(const TrainingScenario& s, int tensorParallel) {
+std::string scenarioLine(const TrainingScenario& s, int tensorParallel, bool sequenceParallel) {
     std::string line = std::string(trainingPrecisionName(s.precision)) + ", " + optimizerName(s.optimizer);
     // The implementation matters where it changes the step: not for bitsandbytes' own kernel.
     if (s.optimizerImplementation != OptimizerImplementation::Foreach && s.optimizer != Optimizer::Adam8bit)
         line += std::string(" (") + optimizerImplementationName(s.optimizerImplementation) + ")";
     const int replicas = std::max(1, s.dataParallel.gpus / std::max(1, tensorParallel));
     if (tensorParallel > 1)
-        line += ", tensor parallel over " + std::to_string(tensorParallel) + " GPUs" +
+        line += std::string(", tensor parallel") + (sequenceParallel ? " (sequence parallel)" : "") + " over " +
+                std::to_string(tensorParallel) + " GPUs" +
                 (replicas > 1 ? " x " + std::to_string(replicas) + " data-parallel replicas" : "");
     if (replicas > 1)
         line += ", " + std::to_string(s.dataParallel.gpus) + " GPUs over " + interconnectName(s.dataParallel.interconnect);
@@ -169,6 +170,7 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
                            {"optimizer_implementation", optimizerImplementationName(s.optimizerImplementation)},
                            {"gpus", s.dataParallel.gpus},
                            {"tensor_parallel", m.tensorParallel},
+                           {"sequence_parallel", m.sequenceParallel},
                            {"interconnect", interconnectName(s.dataParallel.interconnect)},
                            {"checkpointing", checkpointingName(s.checkpointing)},
                            {"accumulation", s.accumulation},
@@ -191,7 +193,7 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
     if (m.tensorParallel > 1) os << " on each GPU, of " << fixed(m.modelParameters / 1e6, 1) << "M";
     if (m.trainableParameters != m.parameters) os << ", " << fixed(m.trainableParameters / 1e6, 2) << "M trainable";
     if (m.sequenceModel) os << ", sequence " << m.seq;
-    os << "): " << scenarioLine(predictions.front().scenario, m.tensorParallel) << "\n";
+    os << "): " << scenarioLine(predictions.front().scenario, m.tensorParallel, m.sequenceParallel) << "\n";
     os << "Figures are predictions with their expected range in parentheses (docs/prediction.md).\n\n";
     std::vector<std::pair<std::string, size_t>> cols = {{"gpu", 18},       {"batch", 6},     {"iteration ms", 24},
                                                         {"samples/s", 24}, {"peak GiB", 20}, {"of GiB", 7},

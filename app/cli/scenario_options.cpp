@@ -36,6 +36,10 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
                    "vocabulary, and each block all-reduces twice forward and twice backward. For a model built "
                    "from a Hugging Face config.json (decoder families); --gpus must be a multiple of it (default 1)")
         ->check(CLI::Range(1, 64));
+    cmd.add_flag("--sequence-parallel", o.sequenceParallel,
+                 "with --tensor-parallel: sequence parallelism (Megatron-LM's --sequence-parallel; torchtitan's "
+                 "tensor parallelism always has it): norms, dropouts and residual adds each run on 1/T of the "
+                 "tokens, their activations split too; all-gathers and reduce-scatters replace the all-reduces");
     cmd.add_option("--interconnect", o.interconnect, "between the GPUs: nvlink (default), pcie or infiniband");
     cmd.add_option("--infiniband-gbps", o.infinibandGbps, "InfiniBand rate per GPU in Gb/s (default 400, NDR)")
         ->check(CLI::Range(1.0, 1e5));
@@ -130,6 +134,9 @@ int64_t batchFrom(const std::string& text, int64_t modelDefault) {
 }
 
 std::string modelSpecFor(const std::string& spec, const ScenarioOptions& o) {
+    if (o.sequenceParallel && o.tensorParallel <= 1)
+        throw ModelError("--sequence-parallel", "splits the tensors between tensor-parallel layers: it needs "
+                                                "--tensor-parallel above 1");
     if (o.tensorParallel <= 1) return spec;
     const ModelSpec parsed = parseModelSpec(spec);
     const std::string& where = parsed.location;
@@ -139,10 +146,12 @@ std::string modelSpecFor(const std::string& spec, const ScenarioOptions& o) {
         throw ModelError("--tensor-parallel", where + " is " + (zoo ? "a built-in model" : "not a .json file") +
                                                   ": tensor parallelism shards models built from a Hugging Face "
                                                   "config.json (decoder families)");
-    if (parsed.params.count("tensor_parallel"))
-        throw ModelError("--tensor-parallel", "the model " + quoted(spec) +
-                                                  " already sets tensor_parallel: give it in one place");
-    return modelSpecWith(spec, "tensor_parallel", std::to_string(o.tensorParallel));
+    for (const char* option : {"tensor_parallel", "sequence_parallel"})
+        if (parsed.params.count(option))
+            throw ModelError("--tensor-parallel", "the model " + quoted(spec) + " already sets " + option +
+                                                      ": give it in one place");
+    const std::string sharded = modelSpecWith(spec, "tensor_parallel", std::to_string(o.tensorParallel));
+    return o.sequenceParallel ? modelSpecWith(sharded, "sequence_parallel", "1") : sharded;
 }
 
 void checkTensorParallel(const ScenarioOptions& o, const Graph& g, const std::string& spec) {

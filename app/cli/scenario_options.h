@@ -26,6 +26,7 @@ struct ScenarioOptions {
     int64_t seq = 0;        // 0: the profile's, else the model's
     int gpus = 1;            // all of them: data-parallel replicas x tensorParallel
     int tensorParallel = 1;  // GPUs of a tensor-parallel group (the model is built as one GPU's shard)
+    bool sequenceParallel = false;  // with tensorParallel: Megatron-LM's sequence parallelism
     std::string interconnect = "nvlink";
     double infinibandGbps = 400;
     int gpusPerNode = 8;

@@ -116,6 +116,13 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
            "vocabulary, and each block all-reduces twice forward and twice backward. The GPU count is all "
            "GPUs, in whole groups; the figures are per GPU. For a model built from a Hugging Face config.json"));
     connect(tensorParallel_, &QSpinBox::valueChanged, this, [this](int t) { state_.setTensorParallel(t); });
+    sequenceParallel_ = new QCheckBox(tr("Sequence parallel"), this);
+    sequenceParallel_->setObjectName("sequenceParallel");
+    sequenceParallel_->setToolTip(
+        tr("Megatron-LM's sequence parallelism (torchtitan's tensor parallelism always has it): the norms, "
+           "dropouts and residual adds between the group's layers each run on a share of the tokens, their "
+           "activations split too; all-gathers and reduce-scatters replace the all-reduces"));
+    connect(sequenceParallel_, &QCheckBox::toggled, this, [this](bool on) { state_.setSequenceParallel(on); });
 
     interconnect_ = new QComboBox(this);
     interconnect_->setToolTip(tr("How the data-parallel GPUs exchange gradients"));
@@ -220,6 +227,7 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
     row->addWidget(gpuCount_);
     row->addWidget(tensorParallelLabel_);
     row->addWidget(tensorParallel_);
+    row->addWidget(sequenceParallel_);
     row->addWidget(interconnect_);
     row->addWidget(sharding_);
     row->addWidget(checkpointing_);
@@ -237,7 +245,8 @@ void ControlsBar::follow() {
         // The controls show the state without writing it back.
         const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_),
             b7(interconnect_), b8(checkpointing_), b9(seq_), b10(sharding_), b11(accumulation_), b12(lora_),
-            b13(channelsLast_), b14(optimizerImplementation_), b15(masterWeights_), b16(tensorParallel_);
+            b13(channelsLast_), b14(optimizerImplementation_), b15(masterWeights_), b16(tensorParallel_),
+            b17(sequenceParallel_);
         batchSlider_->setValue(sliderAtBatch(s.batch));
         batchSpin_->setValue(int(s.batch));
         precision_->setCurrentIndex(precision_->findData(int(s.precision)));
@@ -249,6 +258,7 @@ void ControlsBar::follow() {
         gpuCount_->setMinimum(s.tensorParallel);
         gpuCount_->setValue(s.gpus);
         tensorParallel_->setValue(s.tensorParallel);
+        sequenceParallel_->setChecked(s.sequenceParallel);
         interconnect_->setCurrentIndex(interconnect_->findData(int(s.interconnect)));
         checkpointing_->setCurrentIndex(checkpointing_->findData(int(s.checkpointing)));
         sharding_->setCurrentIndex(sharding_->findData(s.zeroStage));
@@ -270,6 +280,7 @@ void ControlsBar::follow() {
     // Only a model built from a Hugging Face config can be built as a shard.
     tensorParallel_->setVisible(state_.modelShardable());
     tensorParallelLabel_->setVisible(state_.modelShardable());
+    sequenceParallel_->setVisible(state_.modelShardable() && s.tensorParallel > 1);
     // A trace ran at its own optimizer and GPU count; its batch size and precision change where its
     // recorded shapes allow (TraceRepredictor predicts it again), and the target GPU applies.
     const TraceDocument* trace = state_.trace();

@@ -54,6 +54,7 @@ private:
     QSpinBox* gpuCount_ = nullptr;
     QLabel* tensorParallelLabel_ = nullptr;
     QSpinBox* tensorParallel_ = nullptr;
+    QCheckBox* sequenceParallel_ = nullptr;
     QComboBox* interconnect_ = nullptr;
     QComboBox* checkpointing_ = nullptr;
     QComboBox* sharding_ = nullptr;

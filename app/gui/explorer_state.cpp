@@ -122,6 +122,7 @@ void ExplorerState::install(LoadedModel loaded) {
     settings_.loraRank = 0;  // every parameter trains
     // The model as opened: a shard where its spec says so, with whole groups of GPUs.
     settings_.tensorParallel = predictor.analysis().tensorParallel;
+    settings_.sequenceParallel = predictor.analysis().sequenceParallel;
     settings_.gpus = wholeGroups(settings_.gpus, settings_.tensorParallel);
     applyKindChoices();
     if (loaded.profilePrecision) settings_.precision = *loaded.profilePrecision;
@@ -185,6 +186,7 @@ void ExplorerState::applySettings(const ExplorerSettings& settings) {
     ExplorerSettings s = settings;
     s.batch = std::clamp<int64_t>(s.batch, 1, kMaxBatch);
     s.tensorParallel = settings_.tensorParallel;  // the open model's shard
+    s.sequenceParallel = settings_.sequenceParallel;
     s.gpus = wholeGroups(std::max(s.gpus, 1), s.tensorParallel);
     s.seq = std::max<int64_t>(s.seq, 0);
     if (!db_->find(s.gpuId)) s.gpuId = settings_.gpuId;
@@ -313,7 +315,16 @@ void ExplorerState::setTensorParallel(int gpus) {
     gpus = std::clamp(gpus, 1, 64);
     if (gpus == settings_.tensorParallel || !modelShardable()) return;
     settings_.tensorParallel = gpus;
+    settings_.sequenceParallel &= gpus > 1;  // nothing to split the sequence over
     settings_.gpus = wholeGroups(settings_.gpus, gpus);
+    Q_EMIT settingsChanged();
+    requestPredictions();
+}
+
+void ExplorerState::setSequenceParallel(bool on) {
+    on &= settings_.tensorParallel > 1;
+    if (on == settings_.sequenceParallel || !modelShardable()) return;
+    settings_.sequenceParallel = on;
     Q_EMIT settingsChanged();
     requestPredictions();
 }

@@ -130,6 +130,8 @@ public:
     // 1 to 64 GPUs per group: another shard of the model, built off the GUI thread; the GPU count
     // moves up to a whole number of groups.
     void setTensorParallel(int gpus);
+    // With a tensor-parallel group: sequence parallelism, another shard of the model.
+    void setSequenceParallel(bool on);
     // Rebuilds the model's analysis at another sequence length off the GUI thread (a model
     // without one ignores it); 0 goes back to the model's own.
     void setSequenceLength(int64_t seq);

@@ -169,7 +169,10 @@ void OverviewView::refresh() {
     // How the run is set up beyond the GPU count: sharding, accumulation, checkpointing.
     auto setUp = [](const ExplorerSettings& s) {
         QString more;
-        if (s.tensorParallel > 1) more += tr(" in tensor-parallel groups of %1").arg(s.tensorParallel);
+        if (s.tensorParallel > 1)
+            more += (s.sequenceParallel ? tr(" in tensor- and sequence-parallel groups of %1")
+                                        : tr(" in tensor-parallel groups of %1"))
+                        .arg(s.tensorParallel);
         if (s.zeroStage > 0) more += s.zeroStage == 3 ? tr(" · ZeRO-3 / FSDP") : tr(" · ZeRO-%1").arg(s.zeroStage);
         if (s.accumulation > 1) more += tr(" · accumulation × %1").arg(s.accumulation);
         if (s.loraRank > 0) more += tr(" · LoRA rank %1").arg(s.loraRank);

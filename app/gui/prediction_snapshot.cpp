@@ -16,7 +16,8 @@ bool ExplorerSettings::sameButBatch(const ExplorerSettings& o) const {
            optimizerImplementation == o.optimizerImplementation && gpuId == o.gpuId && gpus == o.gpus &&
            interconnect == o.interconnect && checkpointing == o.checkpointing && zeroStage == o.zeroStage &&
            accumulation == o.accumulation && loraRank == o.loraRank && seq == o.seq && channelsLast == o.channelsLast &&
-           masterWeights == o.masterWeights && tensorParallel == o.tensorParallel;
+           masterWeights == o.masterWeights && tensorParallel == o.tensorParallel &&
+           sequenceParallel == o.sequenceParallel;
 }
 
 std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int generation,
@@ -45,6 +46,7 @@ std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int gen
     }
     m->seq = predictor->analysis().sequenceModel ? predictor->analysis().seq : 0;
     m->tensorParallel = predictor->analysis().tensorParallel;
+    m->sequenceParallel = predictor->analysis().sequenceParallel;
     m->predictor = std::move(predictor);
     return m;
 }
@@ -141,10 +143,12 @@ std::shared_ptr<const PredictionSnapshot> predictSnapshot(std::shared_ptr<const 
     try {
         // Another tensor-parallel group is another shard of the model, built again from its config;
         // LoRA's adapters (below) go beside the new shard's layers.
-        if (settings.tensorParallel != model->tensorParallel) {
+        settings.sequenceParallel &= settings.tensorParallel > 1;
+        if (settings.tensorParallel != model->tensorParallel || settings.sequenceParallel != model->sequenceParallel) {
             const int t = settings.tensorParallel;
+            const std::string sharded = modelSpecWith(model->spec, "tensor_parallel", t > 1 ? std::to_string(t) : "");
             auto base = std::make_shared<const Graph>(
-                loadModel(modelSpecWith(model->spec, "tensor_parallel", t > 1 ? std::to_string(t) : "")));
+                loadModel(modelSpecWith(sharded, "sequence_parallel", settings.sequenceParallel ? "1" : "")));
             model = makeExplorerModel(model->spec, model->generation, base, model->profile,
                                       settings.seq > 0 ? settings.seq : model->seq, *db, base, 0);
         }

@@ -40,6 +40,7 @@ struct ExplorerSettings {
     // GPUs of a tensor-parallel group (a Hugging Face config built as one GPU's shard; `gpus` counts
     // all of them, a multiple of it). Another degree is another graph; it belongs to the model.
     int tensorParallel = 1;
+    bool sequenceParallel = false;  // with tensorParallel: Megatron-LM's sequence parallelism
     int64_t accumulation = 1;  // micro-batches per optimizer step (the batch is a micro-batch)
     bool channelsLast = false;  // activations channels-last (TrainingScenario::channelsLast)
     bool masterWeights = true;  // bf16-params with an fp32 master copy (TrainingScenario::masterWeights)
@@ -58,6 +59,7 @@ struct ExplorerModel {
     std::shared_ptr<const Graph> baseGraph;  // as opened, or rebuilt as another shard (null: `graph` is)
     int64_t loraRank = 0;
     int tensorParallel = 1;  // the graph's tensor-parallel group (ModelAnalysis::tensorParallel)
+    bool sequenceParallel = false;
     std::shared_ptr<const Profile> profile;  // measured runs of this model, when some were opened or recorded
     // At `seq`, starting from `profile` where it was measured at that length.
     std::shared_ptr<const predictors::TrainingPredictor> predictor;

@@ -1,7 +1,8 @@
 // libFuzzer target: a Hugging Face config.json through ts::importHfConfigText, then the costs of the
 // graph it builds (the RMSNorm, rotary, attention and mixture-of-experts operators' cost code included).
 // A quarter of the inputs (by length, so that a corpus entry always builds the same way) are built as
-// a tensor-parallel shard of 2 GPUs and a quarter of 4: the shard's sizes and its AllReduce operators.
+// a tensor-parallel shard of 2 GPUs and a quarter of 4 (half of those with sequence parallelism): the
+// shard's sizes, its AllReduce operators and the split ops' costs.
 #include <map>
 #include <string>
 
@@ -13,7 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
     try {
         static const char* const kGroups[4] = {"1", "1", "2", "4"};
-        const std::map<std::string, std::string> options{{"tensor_parallel", kGroups[size % 4]}};
+        std::map<std::string, std::string> options{{"tensor_parallel", kGroups[size % 4]}};
+        if (size % 4 >= 2 && size % 8 >= 4) options["sequence_parallel"] = "1";
         ts::Graph g = ts::importHfConfigText(text, "fuzz-config.json", options);
         ts::computeCosts(g, 2);
     } catch (const ts::ModelError&) {

@@ -280,10 +280,23 @@ private Q_SLOTS:
         QCOMPARE(state.current().tensorParallel, 2);
         QVERIFY(state.graph()->parameterCount() < whole * 6 / 10);
         QVERIFY(state.current().peakMemoryBytes.value < peak);
+        // Sequence parallelism, shown once there is a group: the same parameters, fewer activations.
+        auto* sequence = window.findChild<QCheckBox*>("sequenceParallel");
+        QVERIFY(sequence && sequence->isVisible());
+        const int64_t shard = state.graph()->parameterCount();
+        const double activations = state.current().memory.activations;
+        sequence->setChecked(true);
+        QVERIFY(state.settings().sequenceParallel);
+        state.waitForPredictions();
+        QCOMPARE(state.graph()->parameterCount(), shard);
+        QVERIFY(state.current().memory.activations < activations);
+        sequence->setChecked(false);
+        state.waitForPredictions();
         group->setValue(1);
         state.waitForPredictions();
         QCOMPARE(state.graph()->parameterCount(), whole);
         QCOMPARE(state.current().tensorParallel, 1);
+        QVERIFY(!sequence->isVisible());
 
         ExplorerState resnet;
         QVERIFY(resnet.openModel(kModel));

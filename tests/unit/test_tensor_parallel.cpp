@@ -108,6 +108,35 @@ TEST(TensorParallel, ActivationsSplitAsKorthikantiEtAlCountThem) {
     EXPECT_LT(a4, a1 / 2.5);  // most of a block's activations are sharded
 }
 
+TEST(TensorParallel, SequenceParallelismSplitsTheRest) {
+    // With sequence parallelism the norms, dropouts and residual adds run on 1/t of the tokens, so
+    // what they keep is split too; left whole is what PyTorch's autograd keeps of the gathered
+    // tensors: the inputs of the attention's and the MLP's first layers (4 s b h bytes a block at
+    // 16 bits) and the LM head's input (2 s b h). (Megatron-LM gathers them again in backward.)
+    const double s = 128, b = 2, h = 768, layers = 12;
+    auto saved = [&](const std::string& options) {
+        const Graph g = loadModel(config("gpt2") + "?seq=128" + options);
+        return ModelAnalysis(g).memoryFor(TrainingPrecision::Bf16Params).savedTotal.at(b);
+    };
+    const double whole = saved(""), split = saved("&tensor_parallel=4&sequence_parallel=1");
+    const double gathered = (4 * layers + 2) * s * b * h;
+    EXPECT_NEAR(split / ((whole - gathered) / 4 + gathered), 1.0, 0.01) << split << " of " << whole;
+    EXPECT_LT(split, saved("&tensor_parallel=4"));
+    EXPECT_NE(errorOf([&] { saved("&sequence_parallel=1"); }).find("needs tensor_parallel above 1"),
+              std::string::npos);
+
+    // Checkpointing every block keeps each block's input, the residual stream: an eighth of it on
+    // each of 8 GPUs under sequence parallelism, all of it without.
+    auto blockInputs = [&](const std::string& options) {
+        const ModelAnalysis m(loadModel(config("llama-3-8b") + "?seq=1024&tensor_parallel=8" + options));
+        double total = 0;
+        for (const BatchPoly& p : m.planMemory(Checkpointing::Blocks, TrainingPrecision::Bf16Params).regionInputs)
+            total += p.at(1);
+        return total;
+    };
+    EXPECT_NEAR(blockInputs("&sequence_parallel=1") / blockInputs(""), 1.0 / 8, 1e-3);
+}
+
 TEST(TensorParallel, AllReducesCostWhatTheLinkModelSays) {
     // Llama-3-8B on 8 H100 SXM, one sequence of 4096 tokens in bf16: each all-reduce sums
     // 4096 x 4096 x 2 bytes over NVLink through NVSwitch at 900 / 2 GB/s per direction x 0.8, a
@@ -142,6 +171,20 @@ TEST(TensorParallel, AllReducesCostWhatTheLinkModelSays) {
     // 2 x 33 forward and 2 x 33 backward all-reduces of 0.23 ms: the iteration holds them all.
     EXPECT_GT(r.forwardMs.value, 33 * expectedMs);
     EXPECT_GT(r.backwardMs.value, 33 * expectedMs);
+
+    // Sequence parallelism: an all-gather and a reduce-scatter in each pass, each half an all-reduce.
+    const TrainingPredictor sp(loadModel(config("llama-3-8b") + "?seq=4096&tensor_parallel=8&sequence_parallel=1"));
+    const TrainingPrediction q = sp.predict(gpu("h100-sxm"), s, true);
+    ASSERT_TRUE(q.supported) << q.reason;
+    int collectives = 0;
+    for (const LayerTime& l : q.layers) {
+        if (l.name.find("layers.3.") == std::string::npos || l.name.find("all_reduce") == std::string::npos) continue;
+        EXPECT_NEAR(l.forwardMs.value, expectedMs / 2, 1e-9) << l.name;
+        EXPECT_NEAR(l.backwardMs.value, expectedMs / 2, 1e-9) << l.name;
+        ++collectives;
+    }
+    EXPECT_EQ(collectives, 4);
+    EXPECT_LT(q.forwardMs.value, r.forwardMs.value);  // the norms on an eighth of the tokens
 }
 
 TEST(TensorParallel, AllReduceOfTensorParallelMessagesMatchesXlasMeasuredH100Table) {

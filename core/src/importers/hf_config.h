@@ -54,11 +54,15 @@ struct Config {
     // The GPUs of one tensor-parallel group: the graph is then one GPU's shard (hf_models.cpp), with
     // heads, MLP and expert widths and the vocabulary divided, and the group's all-reduces in it.
     int64_t tensorParallel = 1;
+    // With tensorParallel: Megatron-LM's sequence parallelism (torchtitan's tensor parallelism has it
+    // always): the norms, dropouts and residual adds between the groups' layers each run on 1/T of
+    // the tokens; the all-reduces become all-gathers and reduce-scatters.
+    bool sequenceParallel = false;
 };
 inline constexpr int64_t kMaxTensorParallel = 64;
 
 // Reads and checks the config (a parsed JSON object as text) and the spec's options
-// (seq, batch, head, attention, tensor_parallel). Throws ConfigError.
+// (seq, batch, head, attention, tensor_parallel, sequence_parallel). Throws ConfigError.
 Config readConfig(const std::string& text, const std::map<std::string, std::string>& options);
 
 // Builds the model graph. Throws ConfigError or ShapeError.

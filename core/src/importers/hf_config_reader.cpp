@@ -370,7 +370,11 @@ const char* familyName(Family f) {
 // vocabulary; so the degree must divide the heads, the key-value heads and the MLP widths.
 void readTensorParallel(Config& c, const std::map<std::string, std::string>& options) {
     c.tensorParallel = optionInt(options, "tensor_parallel", 1, 1, kMaxTensorParallel);
+    c.sequenceParallel = optionInt(options, "sequence_parallel", 0, 0, 1) == 1;
     const int64_t t = c.tensorParallel;
+    if (c.sequenceParallel && t == 1)
+        throw ConfigError("option 'sequence_parallel' splits the tensors between tensor-parallel layers: it needs "
+                          "tensor_parallel above 1");
     if (t == 1) return;
     const std::string option = "option 'tensor_parallel=" + std::to_string(t) + "'";
     if (!isDecoder(c.family))
@@ -419,9 +423,11 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
     }
     c.family = fam->family;
     for (const auto& [key, value] : options)
-        if (key != "seq" && key != "batch" && key != "head" && key != "attention" && key != "tensor_parallel")
+        if (key != "seq" && key != "batch" && key != "head" && key != "attention" && key != "tensor_parallel" &&
+            key != "sequence_parallel")
             throw ConfigError("unknown option '" + key +
-                              "' (a Hugging Face config takes seq, batch, head, attention, tensor_parallel)");
+                              "' (a Hugging Face config takes seq, batch, head, attention, tensor_parallel, "
+                              "sequence_parallel)");
     chooseHead(c, r, *fam, options);
     if (c.family == Family::Vit) readEncoder(c, r);
     else if (isDecoder(c.family)) readDecoder(c, r);

@@ -36,7 +36,11 @@ int shapeConstant(ModelBuilder& b, const Shape& shape) {
 // embedding (sums the partial outputs forward: Megatron-LM's g).
 int tensorParallelAllReduce(ModelBuilder& b, const Config& c, int x, const char* pass, const std::string& module) {
     if (c.tensorParallel <= 1) return x;
-    return b.op1("AllReduce", {x}, {{"group_size", c.tensorParallel}, {"pass", std::string(pass)}}, module);
+    return b.op1("AllReduce", {x},
+                 {{"group_size", c.tensorParallel},
+                  {"pass", std::string(pass)},
+                  {"sequence_parallel", int64_t{c.sequenceParallel ? 1 : 0}}},
+                 module);
 }
 int reduceGradient(ModelBuilder& b, const Config& c, int x, const std::string& module = "all_reduce_grad") {
     return tensorParallelAllReduce(b, c, x, "backward", module);
@@ -576,6 +580,25 @@ Config tensorParallelShard(const Config& full) {
     return c;
 }
 
+// Sequence parallelism: every op downstream of a g (the reduce-scatter after a row-parallel layer or
+// the embedding) and upstream of an f (the all-gather before a column-parallel layer) runs on the
+// group's 1/T of the tokens: marked with sequence_shards, which divides its costs.
+void markSequenceShards(Graph& g, int64_t shards) {
+    std::vector<char> split(g.values.size(), 0);
+    for (Operation& op : g.ops) {
+        bool in = false;
+        for (int v : op.inputs) in |= v >= 0 && split[size_t(v)];
+        if (op.type == "AllReduce") {
+            const bool scatters = op.attrString("pass", "forward") == "forward";
+            for (int v : op.outputs) split[size_t(v)] = scatters;
+            continue;
+        }
+        if (!in) continue;
+        op.attrs["sequence_shards"] = shards;
+        for (int v : op.outputs) split[size_t(v)] = 1;
+    }
+}
+
 }  // namespace
 
 Graph buildModel(const Config& full) {
@@ -588,10 +611,12 @@ Graph buildModel(const Config& full) {
         default: break;
     }
     Graph g = buildDecoder(b, c);
+    if (full.sequenceParallel) markSequenceShards(g, full.tensorParallel);
     if (full.tensorParallel > 1) {
         // The whole model's parameters (goals per parameter, reports): the model built unsplit.
         Config whole = full;
         whole.tensorParallel = 1;
+        whole.sequenceParallel = false;
         g.shard = {int(full.tensorParallel), buildModel(whole).parameterCount()};
     }
     return g;

@@ -8,6 +8,11 @@
 // summed before a column-parallel layer). The traffic over the link is timed by the predictor
 // (predictors/.../operation_times.h); here an all-reduce moves its tensor through memory once,
 // in the pass that reduces, and saves nothing.
+// sequence_parallel (0 or 1): Megatron-LM's sequence parallelism (Korthikanti et al. 2022), where the
+// tensors between the groups' layers are split along the sequence: f all-gathers forward and
+// reduce-scatters backward, g reduce-scatters forward and all-gathers backward (each half an
+// all-reduce of the whole tensor); both passes move the tensor. The graph keeps whole-sequence
+// shapes; the split ops carry sequence_shards (ops/registry.cpp).
 #include "ops/registry.h"
 
 namespace ts::ops {
@@ -36,7 +41,7 @@ void inferAllReduce(InferCtx& c) {
 
 OpCost costAllReduce(const CostCtx& c) {
     OpCost cost;
-    if (reducesForward(c.op())) {
+    if (reducesForward(c.op()) || c.op().attrInt("sequence_parallel", 0) != 0) {
         cost.bytesRead = c.inBytes(0);
         cost.bytesWritten = c.outBytes(0);
     }

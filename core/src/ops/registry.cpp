@@ -247,7 +247,18 @@ OpCost operationCost(const Graph& g, int opIndex, int64_t n, int64_t s, const st
     const ops::OpDef* def = ops::findOpDef(op.type);
     if (!def) throw ShapeError("unsupported operator " + op.type);
     ops::CostCtx ctx{g, opIndex, n, s, gradMask};
-    return def->cost(ctx);
+    OpCost cost = def->cost(ctx);
+    // Sequence parallelism: the op runs on its GPU's 1/k of the tokens (the graph keeps the whole
+    // sequence's shapes, which no symbolic size can divide): its work, traffic and saved bytes.
+    if (const int64_t k = op.attrInt("sequence_shards", 1); k > 1) {
+        const double f = 1.0 / double(k);
+        cost.forwardFlops *= f;
+        cost.backwardFlops *= f;
+        cost.bytesRead *= f;
+        cost.bytesWritten *= f;
+        for (SavedTensor& t : cost.saved) t.bytes *= f;
+    }
+    return cost;
 }
 
 std::vector<bool> requiresGrad(const Graph& g) {

@@ -250,6 +250,8 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
             a.kind = OpKind::Collective;
             a.collectiveGroup = int(op.attrInt("group_size", 1));
             a.reducesInBackward = op.attrString("pass", "forward") == "backward";
+            a.sequenceParallel = op.attrInt("sequence_parallel", 0) != 0;
+            sequenceParallel |= a.sequenceParallel;
             if (tensorParallel > 1 && a.collectiveGroup != tensorParallel)
                 throw ModelError(modelSource, op.name + ": its group of " + std::to_string(a.collectiveGroup) +
                                                   " GPUs is not the model's tensor-parallel group of " +
@@ -437,6 +439,11 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                     savedSamples[pi][it->second][k] = bytes;
                 }
             }
+            // Sequence parallelism's share of the tokens (the op's costs already have it): autograd's
+            // sums and casts counted here from the graph's whole-sequence shapes.
+            if (const int64_t shards = op.attrInt("sequence_shards", 1); shards > 1)
+                for (int row : {3, 4, 7, 8})
+                    for (double& v : y[row]) v /= double(shards);
             OpBytes& b = a.bytes[pi];
             b.read = fit(y[0]);
             b.write = fit(y[1]);
@@ -480,7 +487,20 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         segmentStart.push_back(s == 0 ? 0 : working[s * working.size() / segments]);
     if (segmentStart.empty()) segmentStart.push_back(0);
     blocks = int(units.size()) - 1;
-    buildCheckpointPlans(g, opUnit, numel, es);
+    // Under sequence parallelism a checkpoint keeps its GPU's share of a split tensor: the outputs
+    // of the split ops and of the reduce-scatters (a g with sequence_parallel).
+    std::vector<std::array<double, 3>> kept = numel;
+    for (const Operation& op : g.ops) {
+        int64_t shards = op.attrInt("sequence_shards", 1);
+        if (op.type == "AllReduce" && op.attrInt("sequence_parallel", 0) != 0 &&
+            op.attrString("pass", "forward") == "forward")
+            shards = op.attrInt("group_size", 1);
+        if (shards > 1)
+            for (int v : op.outputs)
+                if (v >= 0)
+                    for (double& e : kept[size_t(v)]) e /= double(shards);
+    }
+    buildCheckpointPlans(g, opUnit, kept, es);
 }
 
 void ModelAnalysis::buildCheckpointPlans(const Graph& g, const std::vector<int>& opUnit,

@@ -35,9 +35,17 @@ void pushCollectiveRows(const AnalyzedOp& op, const OpBytes& b, const Collective
     f.hostMs = hostForwardMs;
     TimeRow r = f;
     r.hostMs = hostBackwardMs;
-    TimeRow& reducing = op.reducesInBackward ? r : f;
-    reducing.memoryMs = b.message * cost.msPerByte;
-    reducing.fixedMs = cost.fixedMs;
+    if (op.sequenceParallel) {
+        // An all-gather and a reduce-scatter, one each way: each half an all-reduce's bytes and steps.
+        for (TimeRow* row : {&f, &r}) {
+            row->memoryMs = b.message * (cost.msPerByte / 2);
+            row->fixedMs = cost.fixedMs / 2;
+        }
+    } else {
+        TimeRow& reducing = op.reducesInBackward ? r : f;
+        reducing.memoryMs = b.message * cost.msPerByte;
+        reducing.fixedMs = cost.fixedMs;
+    }
     out.forward.push_back(f);
     if (op.backward) out.backward.push_back(r);
 }

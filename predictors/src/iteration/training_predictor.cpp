@@ -324,9 +324,15 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
     if (tp > 1) {
         r.tensorParallel = tp;
         if (!t->tensorParallelNotice.empty()) r.notes.push_back(t->tensorParallelNotice);
+        const std::string collectives =
+            analysis_.sequenceParallel
+                ? "with sequence parallelism (norms, dropouts and residuals on 1/" + std::to_string(tp) +
+                      " of the tokens); each block's all-gathers and reduce-scatters (2 of each, forward and "
+                      "backward)"
+                : "each block's all-reduces (2 forward, 2 backward)";
         r.notes.push_back("tensor parallelism over " + std::to_string(tp) + " GPUs: " + std::to_string(gpus) +
-                          (gpus == 1 ? " replica" : " data-parallel replicas") + " of " + std::to_string(tp) +
-                          "; each block's all-reduces (2 forward, 2 backward) over " + t->tensorParallelBasis +
+                          (gpus == 1 ? " replica" : " data-parallel replicas") + " of " + std::to_string(tp) + "; " +
+                          collectives + " over " + t->tensorParallelBasis +
                           ", not overlapped with compute (docs/prediction.md)");
     }
     if (perLayer) {

@@ -88,6 +88,9 @@ struct AnalyzedOp {
     // rather than forward the output (its g).
     int collectiveGroup = 0;
     bool reducesInBackward = false;
+    // Sequence parallelism: the collective is an all-gather one way and a reduce-scatter the other,
+    // in both passes (each half an all-reduce of `message`).
+    bool sequenceParallel = false;
     // A dense 3x3 convolution of stride 1 (no dilation): cuDNN runs it with Winograd's transform in
     // FP32 on CUDA cores, with fewer multiplications than its FLOPs.
     bool winogradEligible = false;
@@ -200,6 +203,7 @@ public:
     // The GPUs of a tensor-parallel group when the graph is one GPU's shard (its AllReduce ops'
     // group size); 1 otherwise.
     int tensorParallel = 1;
+    bool sequenceParallel = false;  // its collectives are sequence parallelism's (AnalyzedOp::sequenceParallel)
     std::array<CheckpointPlan, kCheckpointingCount> checkpointPlans;  // [None] recomputes nothing
 
     const CheckpointPlan& plan(Checkpointing c) const { return checkpointPlans[size_t(c)]; }
