@@ -9,6 +9,10 @@
 
 #include "trainscope/core/graph.h"
 
+namespace ts {
+class ModelBuilder;
+}
+
 namespace ts::hf {
 
 // A problem with the config or the options; the caller adds the file name.
@@ -51,7 +55,7 @@ struct Config {
     int64_t seq = 0;  // sequence length shown by default; 0 for vit (fixed by the image)
     int64_t batch = 1;
     std::string attentionBackend;  // "flash", "efficient", "math"
-    // The GPUs of one tensor-parallel group: the graph is then one GPU's shard (hf_models.cpp), with
+    // The GPUs of one tensor-parallel group: the graph is then one GPU's shard (hf_tensor_parallel.cpp), with
     // heads, MLP and expert widths and the vocabulary divided, and the group's all-reduces in it.
     int64_t tensorParallel = 1;
     // With tensorParallel: Megatron-LM's sequence parallelism (torchtitan's tensor parallelism has it
@@ -67,6 +71,19 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
 
 // Builds the model graph. Throws ConfigError or ShapeError.
 Graph buildModel(const Config& c);
+
+// ---- tensor parallelism of the builders (hf_tensor_parallel.cpp) ----
+// The group's all-reduces (ops/collective.cpp), `x` itself without tensor parallelism:
+// reduceGradient before a column-parallel layer (identity forward, the input's gradient summed
+// backward: Megatron-LM's f), reduceOutput after a row-parallel layer or a vocabulary-parallel
+// embedding (the partial outputs summed forward: its g); with sequence parallelism an all-gather
+// and a reduce-scatter instead.
+int reduceGradient(ModelBuilder& b, const Config& c, int x, const std::string& module = "all_reduce_grad");
+int reduceOutput(ModelBuilder& b, const Config& c, int x, const std::string& module = "all_reduce");
+// One GPU's shard of `full` (itself without tensor parallelism).
+Config tensorParallelShard(const Config& full);
+// Sequence parallelism: marks the ops that run on 1/shards of the tokens (sequence_shards).
+void markSequenceShards(Graph& g, int64_t shards);
 
 const char* familyName(Family f);
 

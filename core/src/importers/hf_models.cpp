@@ -30,25 +30,6 @@ int shapeConstant(ModelBuilder& b, const Shape& shape) {
     return b.graph().addValue(std::move(v));
 }
 
-// Tensor parallelism's all-reduces (ops/collective.cpp), nothing without it: `reduceGradient`
-// before a column-parallel layer (identity forward; backward sums the input's gradient over the
-// group: Megatron-LM's f), `reduceOutput` after a row-parallel one or a vocabulary-parallel
-// embedding (sums the partial outputs forward: Megatron-LM's g).
-int tensorParallelAllReduce(ModelBuilder& b, const Config& c, int x, const char* pass, const std::string& module) {
-    if (c.tensorParallel <= 1) return x;
-    return b.op1("AllReduce", {x},
-                 {{"group_size", c.tensorParallel},
-                  {"pass", std::string(pass)},
-                  {"sequence_parallel", int64_t{c.sequenceParallel ? 1 : 0}}},
-                 module);
-}
-int reduceGradient(ModelBuilder& b, const Config& c, int x, const std::string& module = "all_reduce_grad") {
-    return tensorParallelAllReduce(b, c, x, "backward", module);
-}
-int reduceOutput(ModelBuilder& b, const Config& c, int x, const std::string& module = "all_reduce") {
-    return tensorParallelAllReduce(b, c, x, "forward", module);
-}
-
 int dropout(ModelBuilder& b, const std::string& module, int x, double p) {
     return p > 0 ? b.dropout(module, x, p) : x;
 }
@@ -558,45 +539,6 @@ Graph buildVit(ModelBuilder& b, const Config& c) {
         out = vitModel(b, c, image, false);
     }
     return finishClassification(b, c, b.linear("classifier", firstToken(b, out.sequence), c.numLabels));
-}
-
-}  // namespace
-
-namespace {
-
-// One GPU's shard under tensor parallelism: whole heads and key-value groups, a slice of each MLP
-// and expert width and of the vocabulary (ceil: PyTorch shards an uneven vocabulary, the last GPU's
-// slice smaller); the hidden size, norms and positions are replicated.
-Config tensorParallelShard(const Config& full) {
-    Config c = full;
-    const int64_t t = full.tensorParallel;
-    if (t <= 1) return c;
-    c.heads /= t;
-    c.kvHeads /= t;
-    c.intermediate /= t;
-    c.expertInner /= t;
-    c.vocab = (full.vocab + t - 1) / t;
-    c.architecture += ", one GPU's shard of " + std::to_string(t);
-    return c;
-}
-
-// Sequence parallelism: every op downstream of a g (the reduce-scatter after a row-parallel layer or
-// the embedding) and upstream of an f (the all-gather before a column-parallel layer) runs on the
-// group's 1/T of the tokens: marked with sequence_shards, which divides its costs.
-void markSequenceShards(Graph& g, int64_t shards) {
-    std::vector<char> split(g.values.size(), 0);
-    for (Operation& op : g.ops) {
-        bool in = false;
-        for (int v : op.inputs) in |= v >= 0 && split[size_t(v)];
-        if (op.type == "AllReduce") {
-            const bool scatters = op.attrString("pass", "forward") == "forward";
-            for (int v : op.outputs) split[size_t(v)] = scatters;
-            continue;
-        }
-        if (!in) continue;
-        op.attrs["sequence_shards"] = shards;
-        for (int v : op.outputs) split[size_t(v)] = 1;
-    }
 }
 
 }  // namespace
