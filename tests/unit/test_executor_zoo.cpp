@@ -183,6 +183,16 @@ TEST(ExecutorHfConfig, TinyModelsOfEveryFamilyRunATrainingStep) {
             checkTrainingStep(g, 2, 8, std::string(family) + "?attention=" + attention);
         }
     }
+    // One GPU's tensor-parallel shard (its all-reduces the identity: one process holds one rank), with
+    // and without sequence parallelism, dense and mixture-of-experts.
+    for (size_t family : {size_t(0), size_t(4)})
+        for (const char* sequence : {"0", "1"}) {
+            ts::Graph shard = ts::importHfConfigText(
+                "{" + configs[family].second + sizes + "}", configs[family].first,
+                {{"seq", "8"}, {"tensor_parallel", "2"}, {"sequence_parallel", sequence}});
+            checkTrainingStep(shard, 2, 8,
+                              std::string(configs[family].first) + "?tensor_parallel=2&sequence_parallel=" + sequence);
+        }
     ts::Graph gpt2 = ts::importHfConfigText(
         R"({"model_type": "gpt2", "vocab_size": 97, "n_embd": 32, "n_layer": 1, "n_head": 4, "n_positions": 64})", "gpt2",
         {{"seq", "8"}});
