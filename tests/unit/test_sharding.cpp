@@ -5,9 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "collectives_table.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/predictors/iteration/data_parallel.h"
@@ -98,28 +97,20 @@ TEST(Sharding, CollectivesMatchXlasMeasuredH100Tables) {
     // model, with the NVLink link of the H100 SXM, must be within 10% for the messages FSDP moves
     // (64 MiB and more: a transformer block) over 8 GPUs. Smaller messages are latency-bound and
     // 2 or 4 GPUs reach less bus bandwidth than 8: docs/prediction.md gives those errors.
-    const std::filesystem::path csv =
-        std::filesystem::path(TRAINSCOPE_SOURCE_DIR) / ".." / "shared" / "data" / "xla-perf-tables" / "collectives.csv";
-    if (!std::filesystem::exists(csv)) GTEST_SKIP() << csv << " is not there";
+    if (!std::filesystem::exists(test_data::collectivesTablePath()))
+        GTEST_SKIP() << test_data::collectivesTablePath() << " is not there";
     std::string reason;
     DataParallel dp;
     const auto link = linkFor(gpu("h100-sxm"), dp, reason);
     ASSERT_TRUE(link) << reason;
-    std::ifstream in(csv);
-    std::string line;
-    std::getline(in, line);
     int compared = 0;
-    while (std::getline(in, line)) {
-        std::vector<std::string> f;
-        std::stringstream ss(line);
-        for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
-        if (f.size() != 8 || f[0] != "sm_90" || f[6] != "8") continue;
-        if (f[1] != "all-gather" && f[1] != "reduce-scatter") continue;
-        const double bytes = std::stod(f[4]), measured = std::stod(f[7]);
-        if (bytes < 64.0 * (1 << 20)) continue;
-        const double ms = f[1] == "all-gather" ? allGatherMs(bytes, 8, *link) : reduceScatterMs(bytes, 8, *link);
-        const double predicted = bytes / (ms * 1e-3);
-        EXPECT_NEAR(predicted / measured, 1.0, 0.10) << f[1] << " " << bytes << " B";
+    for (const test_data::MeasuredCollective& row : test_data::measuredCollectives("sm_90", 8)) {
+        if (row.opcode != "all-gather" && row.opcode != "reduce-scatter") continue;
+        if (row.bytes < 64.0 * (1 << 20)) continue;
+        const double ms = row.opcode == "all-gather" ? allGatherMs(row.bytes, 8, *link)
+                                                     : reduceScatterMs(row.bytes, 8, *link);
+        const double predicted = row.bytes / (ms * 1e-3);
+        EXPECT_NEAR(predicted / row.bytesPerSecond, 1.0, 0.10) << row.opcode << " " << row.bytes << " B";
         ++compared;
     }
     EXPECT_GE(compared, 6);

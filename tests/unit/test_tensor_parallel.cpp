@@ -7,10 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <sstream>
 
+#include "collectives_table.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
@@ -191,25 +190,16 @@ TEST(TensorParallel, AllReduceOfTensorParallelMessagesMatchesXlasMeasuredH100Tab
     // The messages tensor parallelism sums (8 to 128 MiB: 1,000 to 8,000 tokens of a 4,096-wide
     // model in bf16) over a group of 8 H100s: within 10% of XLA's measured all-reduce throughput
     // (bytes of the operand per second). Groups of 2 and 4 are in docs/prediction.md.
-    const std::filesystem::path csv =
-        std::filesystem::path(TRAINSCOPE_SOURCE_DIR) / ".." / "shared" / "data" / "xla-perf-tables" / "collectives.csv";
-    if (!std::filesystem::exists(csv)) GTEST_SKIP() << csv << " is not there";
+    if (!std::filesystem::exists(test_data::collectivesTablePath()))
+        GTEST_SKIP() << test_data::collectivesTablePath() << " is not there";
     std::string reason;
     const auto link = tensorParallelLink(gpu("h100-sxm"), 8, reason);
     ASSERT_TRUE(link) << reason;
-    std::ifstream in(csv);
-    std::string line;
-    std::getline(in, line);
     int compared = 0;
-    while (std::getline(in, line)) {
-        std::vector<std::string> f;
-        std::stringstream ss(line);
-        for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
-        if (f.size() != 8 || f[0] != "sm_90" || f[1] != "all-reduce" || f[6] != "8") continue;
-        const double bytes = std::stod(f[4]), measured = std::stod(f[7]);
-        if (bytes < 8.0 * (1 << 20) || bytes > 128.0 * (1 << 20)) continue;
-        const double predicted = bytes / (allReduceMs(bytes, 8, *link) * 1e-3);
-        EXPECT_NEAR(predicted / measured, 1.0, 0.10) << bytes << " B";
+    for (const test_data::MeasuredCollective& row : test_data::measuredCollectives("sm_90", 8)) {
+        if (row.opcode != "all-reduce" || row.bytes < 8.0 * (1 << 20) || row.bytes > 128.0 * (1 << 20)) continue;
+        const double predicted = row.bytes / (allReduceMs(row.bytes, 8, *link) * 1e-3);
+        EXPECT_NEAR(predicted / row.bytesPerSecond, 1.0, 0.10) << row.bytes << " B";
         ++compared;
     }
     EXPECT_GE(compared, 4);
