@@ -268,3 +268,21 @@ TEST(PredictMemory, PersistingGradientsAreAllocatedBesideTheActivations) {
     EXPECT_DOUBLE_EQ(predictor.predict(a100, s).memory.peakAllocated, kept.peakAllocated);
     EXPECT_GT(kept.peakAllocated, once);
 }
+
+TEST(PredictMemory, CrossEntropysBackwardHoldsTwoScoresSizedGradients) {
+    // PyTorch's cross_entropy is log_softmax then nll_loss: its backward writes the log-probabilities'
+    // gradient, then log_softmax's backward writes the scores' gradient beside it. With Llama 3's
+    // 128,256-word vocabulary that pair is the largest transient of the iteration (the LM head's
+    // backward holds one scores-sized gradient, a block's far less), so with SGD (no step temporary)
+    // the workspace is the cuBLAS workspaces plus two fp32 [N x S, V] tensors and the int64 targets.
+    // By hand at N = 2, S = 64; under autocast the loss runs in fp32 too.
+    const Graph g = loadModel(std::string(TRAINSCOPE_TEST_DATA_DIR) + "/hf-configs/llama-3-8b.json?seq=64");
+    const ModelAnalysis m(g);
+    const GpuSpec& h100 = gpu("h100-sxm");
+    const double n = 2, scores = n * 64 * 128256 * 4.0, targets = n * 64 * 8.0;
+    for (TrainingPrecision p : {TrainingPrecision::Fp32, TrainingPrecision::AmpBf16}) {
+        const MemoryBreakdown b = MemoryModel(m, p, Optimizer::Sgd, Checkpointing::None, 1).at(n, h100);
+        EXPECT_NEAR(b.workspace - cublasWorkspaceBytes(h100), 2 * scores + targets, 1e-6 * scores)
+            << trainingPrecisionName(p);
+    }
+}

@@ -222,7 +222,11 @@ void inferWindow(InferCtx& c) {
 // ---- costs ----
 
 // Softmax cross entropy: log-softmax (about 4 FLOPs per score) and a gather; backward is
-// softmax minus one-hot (about 3 per score) from the saved log-probabilities.
+// softmax minus one-hot (about 3 per score) from the saved log-probabilities. PyTorch's
+// cross_entropy is log_softmax then nll_loss, so its backward first writes the log-probabilities'
+// gradient (dense, the scores' size) and log_softmax's backward then writes the scores' gradient
+// beside it: one scores-sized scratch at the loss's backward, which tops the memory of models with
+// a large vocabulary (measured by tests/real_models/check_peak_memory.py).
 OpCost softmaxCrossEntropyCost(const CostCtx& c) {
     OpCost cost;
     double scores = c.inNumel(0);
@@ -235,6 +239,7 @@ OpCost softmaxCrossEntropyCost(const CostCtx& c) {
         if (logProbIsOutput) saveOutput(c, cost, 1);
         else cost.saved.push_back({-1, c.inBytes(0)});
         saveInput(c, cost, 1);
+        cost.backwardScratch = c.inBytes(0);
     }
     return cost;
 }

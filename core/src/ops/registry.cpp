@@ -257,6 +257,7 @@ OpCost operationCost(const Graph& g, int opIndex, int64_t n, int64_t s, const st
         cost.bytesRead *= f;
         cost.bytesWritten *= f;
         for (SavedTensor& t : cost.saved) t.bytes *= f;
+        cost.backwardScratch *= f;
     }
     return cost;
 }

@@ -352,8 +352,8 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         for (int pi = 0; pi < kElementPrecisionCount; ++pi) {
             const TrainingPrecision p = precisionOfElementIndex(pi);
             const std::vector<int>& e = es[pi];
-            double y[10][3] = {};  // read, write, readActivations, castForward, castBackward, saved, castWeights,
-                                   // gradientReduction, gradientAccumulation, message
+            double y[11][3] = {};  // read, write, readActivations, castForward, castBackward, saved, castWeights,
+                                   // gradientReduction, gradientAccumulation, message, backwardScratch
             for (int k = 0; k < 3; ++k) {
                 const OpCost& ck = costs[k].layers[i].cost;
                 double in32 = 0, inP = 0, inActP = 0, out32 = 0, outP = 0;
@@ -386,6 +386,11 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                     outP += numel[out][k] * e[out];
                 }
                 if (a.kind == OpKind::Collective) y[9][k] = outP;
+                if (ck.backwardScratch > 0 && !op.inputs.empty() && op.inputs[0] >= 0) {
+                    const Value& v = g.values[op.inputs[0]];
+                    const int r = readSize(g, op, a.opClass.empty() ? cls : a.opClass, op.inputs[0], p, e);
+                    y[10][k] = ck.backwardScratch * r / dtypeSize(v.dtype);
+                }
                 if (a.reductionKernels > 0 && !op.outputs.empty())
                     y[7][k] = a.reductionKernels * numel[op.outputs[0]][k] * e[op.outputs[0]];
                 for (int out : op.outputs)
@@ -454,6 +459,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
             b.gradientReduction = fit(y[7]);
             b.gradientAccumulation = fit(y[8]);
             b.message = fit(y[9]);
+            b.backwardScratch = fit(y[10]);
             a.castWeightElements = y[6][0];
             memory[pi].castWeightBytes += y[6][0] * (p == TrainingPrecision::Fp8 && a.opClass == "linear" ? 1 : 2);
         }

@@ -88,7 +88,8 @@ MemoryModel::MemoryModel(const ModelAnalysis& m, TrainingPrecision p, Optimizer 
     for (size_t i = n; i-- > 0;) {
         const AnalyzedOp& op = m.ops[i];
         gradientsFrom_[i] = gradientsFrom_[i + 1] + op.parameterBytes;
-        if (op.backward) transient_[i] = m.bytes(op, p).write + m.bytes(op, p).readActivations;
+        if (op.backward)
+            transient_[i] = m.bytes(op, p).write + m.bytes(op, p).readActivations + m.bytes(op, p).backwardScratch;
         parameterWaste_ += blockWaste(op.parameterBytes) + blockWaste(frozenOpBytes(op, p));
     }
 }

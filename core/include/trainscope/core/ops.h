@@ -35,6 +35,10 @@ struct OpCost {
     double bytesRead = 0;
     double bytesWritten = 0;
     std::vector<SavedTensor> saved;  // activations autograd saves (parameters excluded)
+    // Bytes the backward allocates beside its inputs' gradients and alive with them, at the graph's
+    // dtype of input 0 (it narrows with that input where a precision narrows it): e.g. the
+    // log-probabilities' gradient between cross_entropy's nll_loss and log_softmax backward.
+    double backwardScratch = 0;
     double savedBytes() const;
 };
 

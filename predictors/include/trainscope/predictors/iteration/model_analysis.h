@@ -65,6 +65,7 @@ struct OpBytes {
     BatchPoly gradientReduction;     // Add: the output gradient read to sum it to a broadcast input's shape
     BatchPoly gradientAccumulation;  // outputs used by several ops needing gradients: their sums (2 reads, 1 write)
     BatchPoly message;               // collectives: the tensor summed over the group (output, or its gradient)
+    BatchPoly backwardScratch;       // what its backward allocates beside the input gradients (OpCost::backwardScratch)
 };
 
 struct AnalyzedOp {
