@@ -19,11 +19,10 @@ Set-up read from QwenLM/Qwen's finetune.py (commit 00dceeb) and finetune/finetun
   Q-LoRA   Qwen-*-Chat-Int4: GPTQ 4-bit base weights (auto-gptq's kernels, exllama disabled), fp16
            under DeepSpeed ZeRO-2 on the one GPU (finetune_qlora_single_gpu.sh), the same LoRA.
            Predicted as --qlora (bitsandbytes' NF4, the 4-bit format TrainScope models) at 16 bits:
-           shown, but not held to the check: the kernels that dequantise differ, and Qwen v1's loss
-           runs on fp16 logits where autocast's runs in fp32.
+           shown, but not held to the check: the kernels that dequantise differ.
   LoRA (emb) the same with the embedding and the output layer trained too (PEFT's modules_to_save,
            "wte" and "lm_head" in Qwen's finetune.py for a base model): predicted with --train
-           embed_tokens,lm_head, which trains bf16 copies beside the frozen originals PEFT keeps
+           wte,lm_head, which trains bf16 copies beside the frozen originals PEFT keeps
            (2 + 2 bytes of weights, 2 of gradient, 4 of AdamW's bf16 states a parameter, and foreach
            AdamW's temporary).
 The full-parameter and multi-node rows are left out (DeepSpeed set-ups the table does not give).
@@ -33,9 +32,9 @@ adapters' fp32 training state at 256 tokens is about the same for the three size
 2.7 GB: the CUDA context, cuBLAS's workspace, the allocator's cache), as it should be; read as GiB it
 would grow with the model (2.7, 3.8 and 5.3 GB). Both readings are printed.
 
-The models are tests/data/hf-configs/qwen-{1.8b,7b,14b}.json: Qwen v1 in transformers' qwen2 form
-(same modules and parameter counts; Qwen v1's fused c_attn becomes q_proj, k_proj and v_proj, so
-the adapters on it are 3 x r x 2h where Qwen's are r x 4h: 0.2-0.3% of the memory).
+The models are tests/data/hf-configs/qwen-{1.8b,7b,14b}.json: Qwen v1's own config.json (model_type
+qwen), built as its remote code runs: the fused c_attn (one adapter of r x 4h, as PEFT puts on it),
+and the loss on the bf16 logits, without transformers' fp32 copy.
 """
 import argparse
 import json
@@ -76,7 +75,7 @@ def predict(cli, model, seq, method):
     else:
         args.append("--no-master-weights")
     if method == "LoRA (emb)":
-        args += ["--train", "embed_tokens,lm_head"]
+        args += ["--train", "wte,lm_head"]
     out = subprocess.run(args, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"{' '.join(args)}: {out.stderr.strip()}")
@@ -94,7 +93,7 @@ def main():
     a = ap.parse_args()
     print(SOURCE)
     print("predicted at bf16-params without master weights, LoRA r=64 alpha 16 on every linear layer of the "
-          "blocks, checkpointing every block; LoRA (emb) rows with --train embed_tokens,lm_head; Q-LoRA rows "
+          "blocks, checkpointing every block; LoRA (emb) rows with --train wte,lm_head; Q-LoRA rows "
           "with --qlora and master weights (NF4; Qwen ran GPTQ int4 under DeepSpeed): not checked")
     print(f"{'model':5} {'method':10} {'seq':>5}  {'memory G':>8} {'predicted':>9} {'(GB)':>7} {'(GiB)':>7}  "
           f"{'s/step':>6} {'predicted':>9} {'error':>7}")

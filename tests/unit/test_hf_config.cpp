@@ -77,8 +77,8 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
         // The models of torchtitan's published runs (docs/prediction.md, LLM training throughput).
         {"llama-2-13b.json", 13'015'864'320},   {"llama-2-70b.json", 68'976'648'192},
         {"llama-3-8b.json", 8'030'261'248},     {"llama-3-70b.json", 70'553'706'496},
-        // Qwen (v1) in qwen2's form, the models of Qwen's published LoRA runs (scripts/validate_lora_runs.py):
-        // transformers counts them as above (1.84, 7.72 and 14.17 billion).
+        // Qwen (v1)'s own configs (model_type qwen, its remote code), the models of Qwen's published LoRA runs
+        // (scripts/validate_lora_runs.py): the counts Qwen publishes (1.84, 7.72 and 14.17 billion).
         {"qwen-1.8b.json", 1'836'828'672},      {"qwen-7b.json", 7'721'324'544},
         {"qwen-14b.json", 14'167'290'880},
         // Qwen3: q_norm and k_norm (128 weights each per layer); 0.6B ties its embeddings.
@@ -128,6 +128,39 @@ TEST(HfConfig, ModulePathsFollowTransformers) {
     ts::Graph bert = ts::loadModel(kConfigs + "bert-base-uncased.json");
     EXPECT_TRUE(hasModule(bert, "bert.encoder.layer.11.attention.self.query"));
     EXPECT_TRUE(hasModule(bert, "cls.predictions.decoder"));
+}
+
+// Qwen (v1)'s remote code: transformer.h.i with a fused c_attn (q | k | v, with a bias: 3 x 4096 rows),
+// c_proj without one, QWenMLP's w1, w2 and c_proj of intermediate_size / 2 = 11008 features, and its
+// CrossEntropyLoss on the logits in the model's dtype, where transformers' loss functions upcast them
+// (Llama's last Cast before the loss; Qwen's graph has none). Written out from Qwen's modeling_qwen.py.
+TEST(HfConfig, QwenV1FollowsItsRemoteCode) {
+    ts::Graph g = ts::loadModel(kConfigs + "qwen-7b.json?seq=64");
+    EXPECT_EQ(g.name, "QWenLMHeadModel");
+    for (const char* path : {"transformer.wte", "transformer.h.0.ln_1", "transformer.h.0.attn.c_attn",
+                             "transformer.h.0.attn.c_proj", "transformer.h.31.mlp.w1", "transformer.h.31.mlp.w2",
+                             "transformer.h.31.mlp.c_proj", "transformer.ln_f", "lm_head"})
+        EXPECT_TRUE(hasModule(g, path)) << path;
+    const auto elements = [&](const std::string& name) {
+        const int v = g.findValue(name);
+        return v < 0 ? int64_t{-1} : ts::numel(g.values[size_t(v)].shape).constant();
+    };
+    EXPECT_EQ(elements("transformer.h.0.attn.c_attn.bias"), 3 * 4096);
+    EXPECT_EQ(elements("transformer.h.0.attn.c_proj.bias"), -1);
+    EXPECT_EQ(elements("transformer.h.0.mlp.w1.weight"), 4096 * 11008);
+    const auto castBeforeLoss = [](const ts::Graph& m) {
+        for (const ts::Operation& op : m.ops)
+            if (op.type == "SoftmaxCrossEntropyLoss")
+                for (const ts::Operation& p : m.ops)
+                    if (!p.outputs.empty() && p.outputs[0] == op.inputs[0]) return p.type == "Cast";
+        return false;
+    };
+    EXPECT_FALSE(castBeforeLoss(g));
+    EXPECT_TRUE(castBeforeLoss(ts::loadModel(kConfigs + "llama-3.1-8b.json?seq=64")));
+    // QWenLMHeadModel is its only head class.
+    EXPECT_NE(errorOf(R"({"model_type": "qwen", "architectures": ["QWenForSequenceClassification"],
+        "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
+        "intermediate_size": 128})").find("QWenLMHeadModel"), std::string::npos);
 }
 
 TEST(HfConfig, HeadOptionOverridesArchitectures) {

@@ -20,7 +20,8 @@ struct ConfigError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-enum class Family { Llama, Mistral, Mixtral, Qwen2, Qwen3, Qwen3Moe, Gemma, Phi3, Gpt2, GptNeoX, Bert, Roberta, Vit };
+// Qwen is Qwen (v1)'s remote code (QWenLMHeadModel, model_type "qwen"), not part of transformers.
+enum class Family { Llama, Mistral, Mixtral, Qwen, Qwen2, Qwen3, Qwen3Moe, Gemma, Phi3, Gpt2, GptNeoX, Bert, Roberta, Vit };
 enum class Head { CausalLm, MaskedLm, SequenceClassification, ImageClassification, Base };
 
 struct Config {
@@ -50,6 +51,9 @@ struct Config {
     int64_t numLabels = 2;
     int64_t image = 0, patch = 0, channels = 3, poolerSize = 0;  // vit
     double embeddingDropout = 0, attentionDropout = 0, residualDropout = 0, classifierDropout = 0;
+    // transformers' loss functions upcast the logits (logits.float()); Qwen (v1)'s CrossEntropyLoss takes
+    // them in the model's dtype.
+    bool lossInFp32 = true;
 
     // Options from the model spec.
     int64_t seq = 0;  // sequence length shown by default; 0 for vit (fixed by the image)

@@ -33,7 +33,8 @@ struct FamilyInfo {
 };
 const FamilyInfo kFamilies[] = {
     {"llama", Family::Llama, "Llama"},       {"mistral", Family::Mistral, "Mistral"},
-    {"mixtral", Family::Mixtral, "Mixtral"}, {"qwen2", Family::Qwen2, "Qwen2"},
+    {"mixtral", Family::Mixtral, "Mixtral"}, {"qwen", Family::Qwen, "QWen"},
+    {"qwen2", Family::Qwen2, "Qwen2"},
     {"qwen3", Family::Qwen3, "Qwen3"},       {"qwen3_moe", Family::Qwen3Moe, "Qwen3Moe"},
     {"gemma", Family::Gemma, "Gemma"},
     {"phi3", Family::Phi3, "Phi3"},          {"gpt2", Family::Gpt2, "GPT2"},
@@ -147,7 +148,7 @@ bool headFits(Family f, Head h) {
     switch (h) {
         case Head::CausalLm: return isDecoder(f);
         case Head::MaskedLm: return f == Family::Bert || f == Family::Roberta;
-        case Head::SequenceClassification: return f != Family::Vit;
+        case Head::SequenceClassification: return f != Family::Vit && f != Family::Qwen;  // Qwen: no such class
         case Head::ImageClassification: return f == Family::Vit;
         case Head::Base: return true;
     }
@@ -156,7 +157,7 @@ bool headFits(Family f, Head h) {
 
 const char* headSuffix(Family f, Head h) {
     switch (h) {
-        case Head::CausalLm: return f == Family::Gpt2 ? "LMHeadModel" : "ForCausalLM";
+        case Head::CausalLm: return f == Family::Gpt2 || f == Family::Qwen ? "LMHeadModel" : "ForCausalLM";
         case Head::MaskedLm: return "ForMaskedLM";
         case Head::SequenceClassification: return "ForSequenceClassification";
         case Head::ImageClassification: return "ForImageClassification";
@@ -250,7 +251,35 @@ void readExperts(Config& c, const Reader& r) {
     }
 }
 
+// Qwen (v1)'s config.json (QWenConfig of its remote code): QWenMLP is w1 and w2 of intermediate_size / 2
+// features each and c_proj; c_attn (q | k | v, always with a bias) and c_proj of kv_channels per head;
+// no_bias drops the other biases.
+void readQwen(Config& c, const Reader& r) {
+    c.vocab = r.integer("vocab_size", 1, kMaxVocab);
+    c.hidden = r.integer("hidden_size", 1, kMaxHidden);
+    c.layers = r.integer("num_hidden_layers", 1, kMaxLayers);
+    c.heads = r.integer("num_attention_heads", 1, kMaxHeads);
+    c.kvHeads = c.heads;
+    if (!r.has("kv_channels") && c.hidden % c.heads != 0)
+        throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\" (and no \"kv_channels\")");
+    c.headDim = r.integer("kv_channels", 1, kMaxHidden, c.hidden / c.heads);
+    const int64_t intermediate = r.integer("intermediate_size", 2, kMaxIntermediate);
+    if (intermediate % 2 != 0) throw ConfigError("\"intermediate_size\" must be even (QWenMLP halves it)");
+    c.intermediate = intermediate / 2;
+    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 8192);
+    c.activation = "Silu";
+    c.eps = r.number("layer_norm_epsilon", 0, 1, 1e-6);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
+    c.qkvBias = true;
+    c.outputBias = c.mlpBias = !r.boolean("no_bias", true);
+    c.rotaryFraction = r.number("rotary_pct", 0, 1, 1.0);
+    c.embeddingDropout = r.number("emb_dropout_prob", 0, 0.999, 0.0);
+    c.attentionDropout = r.number("attn_dropout_prob", 0, 0.999, 0.0);
+    c.lossInFp32 = false;
+}
+
 void readDecoder(Config& c, const Reader& r) {
+    if (c.family == Family::Qwen) return readQwen(c, r);
     const bool gpt2 = c.family == Family::Gpt2;
     c.vocab = r.integer("vocab_size", 1, kMaxVocab);
     c.hidden = r.integer(gpt2 ? "n_embd" : "hidden_size", 1, kMaxHidden);
@@ -378,7 +407,7 @@ void readTensorParallel(Config& c, const std::map<std::string, std::string>& opt
     if (t == 1) return;
     const std::string option = "option 'tensor_parallel=" + std::to_string(t) + "'";
     if (!isDecoder(c.family))
-        throw ConfigError(option + " applies to the decoder families (llama, mistral, mixtral, qwen2, qwen3, "
+        throw ConfigError(option + " applies to the decoder families (llama, mistral, mixtral, qwen, qwen2, qwen3, "
                                    "qwen3_moe, gemma, phi3, gpt2, gpt_neox), not model_type \"" +
                           c.modelType + "\"");
     auto divides = [&](int64_t n, const std::string& what) {

@@ -214,6 +214,43 @@ std::pair<int, int> llamaModel(ModelBuilder& b, const Config& c, int ids) {
     return {rmsNorm(b, c, "norm", x), embedWeight};
 }
 
+// ---- qwen (v1): QWenLMHeadModel of Qwen's remote code ----
+
+std::pair<int, int> qwenModel(ModelBuilder& b, const Config& c, int ids) {
+    int x = reduceOutput(b, c, b.embedding("wte", ids, c.vocab, c.hidden), "wte");
+    const int embedWeight = b.graph().findValue(b.childPath("wte") + ".weight");
+    x = dropout(b, "drop", x, c.embeddingDropout);
+    const Rotary r = rotaryTables(b, c, "rotary_emb");
+    {
+        auto h = b.scope("h");
+        for (int64_t i = 0; i < c.layers; ++i) {
+            auto block = b.scope(std::to_string(i));
+            int y = rmsNorm(b, c, "ln_1", x);
+            {
+                auto attn = b.scope("attn");
+                const int64_t width = c.heads * c.headDim;  // projection_size, or its shard
+                std::vector<int> qkv =
+                    splitLastAxis(b, b.linear("c_attn", reduceGradient(b, c, y), 3 * width, true), 3, width);
+                int context = attention(b, c, rotate(b, r, toHeads(b, qkv[0], c.heads, c.headDim)),
+                                        rotate(b, r, toHeads(b, qkv[1], c.heads, c.headDim)),
+                                        toHeads(b, qkv[2], c.heads, c.headDim), -1, true);
+                y = reduceOutput(b, c, b.linear("c_proj", fromHeads(b, context, width), c.hidden, c.outputBias));
+            }
+            x = b.add(x, y);
+            y = rmsNorm(b, c, "ln_2", x);
+            {
+                auto mlp = b.scope("mlp");  // a1 = w1(x), a2 = w2(x), c_proj(a1 * silu(a2))
+                y = reduceGradient(b, c, y);
+                int a1 = b.linear("w1", y, c.intermediate, c.mlpBias);
+                int a2 = b.linear("w2", y, c.intermediate, c.mlpBias);
+                y = reduceOutput(b, c, b.linear("c_proj", b.mul(a1, activation(b, c, a2, "act")), c.hidden, c.mlpBias));
+            }
+            x = b.add(x, y);
+        }
+    }
+    return {rmsNorm(b, c, "ln_f", x), embedWeight};
+}
+
 // ---- gpt2 ----
 
 std::pair<int, int> gpt2Model(ModelBuilder& b, const Config& c, int ids) {
@@ -438,11 +475,12 @@ int mlmDecoder(ModelBuilder& b, const Config& c, int h, int wordEmbeddings) {
 
 // Token-level loss over [N, S, vocab] logits with [N, S] labels (transformers shifts the labels of a
 // causal LM by one: S-1 positions; here all S count). transformers' loss functions take the logits
-// in fp32 (logits.float()): a kernel and an fp32 copy wherever the model runs in 16 bits.
+// in fp32 (logits.float()): a kernel and an fp32 copy wherever the model runs in 16 bits; Qwen (v1)
+// takes them as they are.
 Graph finishTokenLoss(ModelBuilder& b, const Config& c, int logits) {
     int labels = b.input("labels", {Dim::batch(), Dim::seq()}, DType::Int64);
-    int scores = b.op1("Cast", {b.reshape(logits, {-1, c.vocab})},
-                       {{"to", int64_t{1}}, {"dtype_role", std::string("fp32")}});
+    int scores = b.reshape(logits, {-1, c.vocab});
+    if (c.lossInFp32) scores = b.op1("Cast", {scores}, {{"to", int64_t{1}}, {"dtype_role", std::string("fp32")}});
     int loss = crossEntropy(b, scores, b.reshape(labels, {-1}));
     return b.finish({loss, logits});
 }
@@ -455,12 +493,15 @@ Graph finishClassification(ModelBuilder& b, const Config& c, int logits) {
 Graph buildDecoder(ModelBuilder& b, const Config& c) {
     int ids = b.input("input_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
     const bool base = c.head == Head::Base;
-    const char* bodyName = c.family == Family::Gpt2 ? "transformer" : c.family == Family::GptNeoX ? "gpt_neox" : "model";
+    const char* bodyName = c.family == Family::Gpt2 || c.family == Family::Qwen ? "transformer"
+                           : c.family == Family::GptNeoX                       ? "gpt_neox"
+                                                                               : "model";
     std::pair<int, int> body;
     {
         std::optional<ModelBuilder::ScopeGuard> scope;
         if (!base) scope.emplace(b.scope(bodyName));
         if (c.family == Family::Gpt2) body = gpt2Model(b, c, ids);
+        else if (c.family == Family::Qwen) body = qwenModel(b, c, ids);
         else if (c.family == Family::GptNeoX) body = gptNeoXModel(b, c, ids);
         else body = llamaModel(b, c, ids);
     }
