@@ -1,6 +1,7 @@
 #pragma once
 // Internal: a Hugging Face transformers config.json read into the figures the model builders need
-// (hf_config_reader.cpp), and the builders of each family (hf_models.cpp). docs/huggingface.md.
+// (hf_config_reader.cpp), and the builders of each family (hf_models.cpp, hf_decoders.cpp,
+// hf_encoders.cpp). docs/huggingface.md.
 #include <cstdint>
 #include <map>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// Tensor parallelism of the Hugging Face builders (hf_models.cpp): the shard's sizes, the group's
+// Tensor parallelism of the Hugging Face builders (hf_decoders.cpp): the shard's sizes, the group's
 // all-reduces placed as Megatron-LM places them, and sequence parallelism's split ops. See
 // docs/prediction.md, "Tensor parallelism".
 #include <string>

@@ -1,0 +1,311 @@
+// The decoder families of the Hugging Face builders (hf_models.cpp): llama, mistral, mixtral, qwen (v1), qwen2, qwen3, qwen3_moe, gemma,
+// phi3, gpt2 and gpt_neox, each body with its head (causal LM, sequence classification or none).
+#include <cmath>
+#include <cstdint>
+#include <optional>
+
+#include "importers/hf_model_parts.h"
+#include "zoo/zoo_common.h"
+
+namespace ts::hf {
+namespace {
+
+using zoo::forwardConstant;
+using zoo::splitLastAxis;
+
+// transformers' RMSNorm modules are Python, each step a kernel of its own, computed in fp32 whatever
+// the model's dtype: h = x.to(float32); h = h * rsqrt(h.pow(2).mean(-1, keepdim) + eps), then
+// weight * h.to(x.dtype) (Llama, Mistral, Qwen2, Phi-3) or (h * (1 + weight.float())).type_as(x)
+// (Gemma). The casts' "dtype_role" says which is which, since in this float32 graph both cast to
+// float32: where the model runs in bf16 (bf16-params) the first is an upcast to fp32 and the second
+// a cast back to bf16; in fp32 or under autocast both are no-ops (model_analysis.cpp).
+// `width` is the normalised size: the hidden size, or a head's (Qwen3's q_norm and k_norm).
+int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x, int64_t width) {
+    int w = b.parameter(module, "weight", {width});
+    const int64_t kFloat = 1;  // ONNX TensorProto FLOAT
+    int h = b.op1("Cast", {x}, {{"to", kFloat}, {"dtype_role", std::string("fp32")}}, module);
+    int variance = b.op1("ReduceMean", {b.op1("Pow", {h, b.constantFloat(2.0)}, {}, module)},
+                         {{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t{1}}}, module);
+    int inverse = b.op1("Reciprocal", {b.op1("Sqrt", {b.op1("Add", {variance, b.constantFloat(c.eps)}, {}, module)},
+                                             {}, module)},
+                        {}, module);
+    h = b.op1("Mul", {h, inverse}, {}, module);
+    const std::map<std::string, Attribute> back{{"to", kFloat}, {"dtype_role", std::string("model")}};
+    if (c.family == Family::Gemma) {
+        int scale = b.op1("Add", {w, b.constantFloat(1.0)}, {}, module);
+        return b.op1("Cast", {b.op1("Mul", {h, scale}, {}, module)}, back, module);
+    }
+    return b.op1("Mul", {w, b.op1("Cast", {h}, back, module)}, {}, module);
+}
+int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x) {
+    return rmsNorm(b, c, module, x, c.hidden);
+}
+
+struct Rotary {
+    int cos = -1, sin = -1;
+    int64_t width = 0;  // rotated features per head; 0: no rotary embedding
+};
+
+int rotate(ModelBuilder& b, const Rotary& r, int x) {
+    if (r.width == 0) return x;
+    return b.op1("RotaryEmbedding", {x, r.cos, r.sin}, {{"rotary_embedding_dim", r.width}});
+}
+
+// ---- decoders with rotary embeddings and RMSNorm: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, gemma,
+// phi3 ----
+
+int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r) {
+    auto s = b.scope("self_attn");
+    const int64_t qWidth = c.heads * c.headDim, kvWidth = c.kvHeads * c.headDim;
+    x = reduceGradient(b, c, x);
+    int q, k, v;
+    if (c.family == Family::Phi3) {  // one fused projection, split as q | k | v
+        int qkv = b.linear("qkv_proj", x, qWidth + 2 * kvWidth, false);
+        int sizes = b.constantInts({qWidth, kvWidth, kvWidth}, {Dim(3)});
+        std::vector<int> parts = b.op("Split", {qkv, sizes}, {{"axis", int64_t{-1}}}, 3);
+        q = parts[0], k = parts[1], v = parts[2];
+    } else {
+        q = b.linear("q_proj", x, qWidth, c.qkvBias);
+        k = b.linear("k_proj", x, kvWidth, c.qkvBias);
+        v = b.linear("v_proj", x, kvWidth, c.qkvBias);
+    }
+    if (c.qkNorm) {  // Qwen3: q_norm(q.view(N, T, heads, d)).transpose(1, 2), k alike
+        auto heads = [&](int x, int64_t n, const char* norm) {
+            int perHead = rmsNorm(b, c, norm, b.reshape(x, {0, 0, n, c.headDim}), c.headDim);
+            return b.transpose(perHead, {0, 2, 1, 3});
+        };
+        q = rotate(b, r, heads(q, c.heads, "q_norm"));
+        k = rotate(b, r, heads(k, c.kvHeads, "k_norm"));
+    } else {
+        q = rotate(b, r, toHeads(b, q, c.heads, c.headDim));
+        k = rotate(b, r, toHeads(b, k, c.kvHeads, c.headDim));
+    }
+    v = toHeads(b, v, c.kvHeads, c.headDim);
+    int context = fromHeads(b, attention(b, c, q, k, v, -1, true), qWidth);
+    return reduceOutput(b, c, b.linear("o_proj", context, c.hidden, c.outputBias));
+}
+
+int gatedMlp(ModelBuilder& b, const Config& c, int x) {
+    auto s = b.scope("mlp");
+    x = reduceGradient(b, c, x);
+    int gate, up;
+    if (c.family == Family::Phi3) {  // gate_up_proj, chunked gate | up
+        std::vector<int> parts = splitLastAxis(b, b.linear("gate_up_proj", x, 2 * c.intermediate, false), 2,
+                                               c.intermediate);
+        gate = parts[0], up = parts[1];
+        return reduceOutput(
+            b, c, b.linear("down_proj", b.mul(up, activation(b, c, gate, "activation_fn")), c.hidden, false));
+    }
+    gate = b.linear("gate_proj", x, c.intermediate, c.mlpBias);
+    up = b.linear("up_proj", x, c.intermediate, c.mlpBias);
+    return reduceOutput(b, c, b.linear("down_proj", b.mul(activation(b, c, gate, "act_fn"), up), c.hidden, c.mlpBias));
+}
+
+// transformers' sparse MoE block (mlp): the router `gate` (a [E, H] weight, no bias), the softmax of
+// its logits in fp32, and the experts (gate_up_proj [E, 2I, H], down_proj [E, H, I]) as one operator,
+// as transformers 5's default grouped-GEMM implementation runs them.
+int sparseMoe(ModelBuilder& b, const Config& c, int x) {
+    auto s = b.scope("mlp");
+    const int64_t kFloat = 1;  // ONNX TensorProto FLOAT
+    int logits = b.linear("gate", x, c.experts, false);
+    b.graph().ops[size_t(b.graph().values[size_t(logits)].producer)].attrs["router"] = int64_t{1};  // no LoRA target
+    logits = b.op1("Cast", {logits}, {{"to", kFloat}, {"dtype_role", std::string("fp32")}}, "gate");
+    int probs = b.op1("Softmax", {logits}, {{"axis", int64_t{-1}}}, "gate");
+    // The experts compute in the model's dtype and return it (the top-k weights are cast back, or
+    // their fp32 product is): the probabilities' fp32 island ends here.
+    probs = b.op1("Cast", {probs}, {{"to", kFloat}, {"dtype_role", std::string("model")}}, "gate");
+    int gateUp = b.parameter("experts", "gate_up_proj", {c.experts, 2 * c.expertInner, c.hidden});
+    int down = b.parameter("experts", "down_proj", {c.experts, c.hidden, c.expertInner});
+    // Under tensor parallelism every GPU routes every token (the router is replicated) and holds a
+    // slice of each expert's width, as Megatron-LM's experts without expert parallelism.
+    int experts = b.op1("MixtureOfExperts", {reduceGradient(b, c, x), probs, gateUp, down},
+                        {{"top_k", c.topK}, {"normalize", int64_t{c.normTopK ? 1 : 0}}, {"activation", c.activation}},
+                        "experts");
+    return reduceOutput(b, c, experts);
+}
+
+Rotary rotaryTables(ModelBuilder& b, const Config& c, const std::string& module) {
+    Rotary r;
+    r.width = static_cast<int64_t>(static_cast<double>(c.headDim) * c.rotaryFraction);
+    r.width -= r.width % 2;
+    if (r.width == 0) return r;
+    // cos and sin of every position, computed once per forward by the rotary_emb module (its
+    // inv_freq is a buffer, not a parameter).
+    const std::string prefix = b.childPath(module);
+    r.cos = forwardConstant(b, prefix + ".cos", {1, Dim::seq(), r.width / 2}, DType::Float32);
+    r.sin = forwardConstant(b, prefix + ".sin", {1, Dim::seq(), r.width / 2}, DType::Float32);
+    return r;
+}
+
+// The decoder body in the current module; returns the final hidden states and the embedding weight.
+std::pair<int, int> llamaModel(ModelBuilder& b, const Config& c, int ids) {
+    int x = reduceOutput(b, c, b.embedding("embed_tokens", ids, c.vocab, c.hidden), "embed_tokens");
+    const int embedWeight = b.graph().findValue(b.childPath("embed_tokens") + ".weight");
+    if (c.family == Family::Gemma) x = b.scale(x, std::sqrt(static_cast<double>(c.hidden)), "embed_tokens");
+    x = dropout(b, "embed_dropout", x, c.embeddingDropout);
+    const Rotary r = rotaryTables(b, c, "rotary_emb");
+    {
+        auto layers = b.scope("layers");
+        for (int64_t i = 0; i < c.layers; ++i) {
+            auto layer = b.scope(std::to_string(i));
+            int y = llamaAttention(b, c, rmsNorm(b, c, "input_layernorm", x), r);
+            x = b.add(x, dropout(b, "resid_attn_dropout", y, c.residualDropout));
+            const int normed = rmsNorm(b, c, "post_attention_layernorm", x);
+            y = c.moeLayer(i) ? sparseMoe(b, c, normed) : gatedMlp(b, c, normed);
+            x = b.add(x, dropout(b, "resid_mlp_dropout", y, c.residualDropout));
+        }
+    }
+    return {rmsNorm(b, c, "norm", x), embedWeight};
+}
+
+// ---- qwen (v1): QWenLMHeadModel of Qwen's remote code ----
+
+std::pair<int, int> qwenModel(ModelBuilder& b, const Config& c, int ids) {
+    int x = reduceOutput(b, c, b.embedding("wte", ids, c.vocab, c.hidden), "wte");
+    const int embedWeight = b.graph().findValue(b.childPath("wte") + ".weight");
+    x = dropout(b, "drop", x, c.embeddingDropout);
+    const Rotary r = rotaryTables(b, c, "rotary_emb");
+    {
+        auto h = b.scope("h");
+        for (int64_t i = 0; i < c.layers; ++i) {
+            auto block = b.scope(std::to_string(i));
+            int y = rmsNorm(b, c, "ln_1", x);
+            {
+                auto attn = b.scope("attn");
+                const int64_t width = c.heads * c.headDim;  // projection_size, or its shard
+                std::vector<int> qkv =
+                    splitLastAxis(b, b.linear("c_attn", reduceGradient(b, c, y), 3 * width, true), 3, width);
+                int context = attention(b, c, rotate(b, r, toHeads(b, qkv[0], c.heads, c.headDim)),
+                                        rotate(b, r, toHeads(b, qkv[1], c.heads, c.headDim)),
+                                        toHeads(b, qkv[2], c.heads, c.headDim), -1, true);
+                y = reduceOutput(b, c, b.linear("c_proj", fromHeads(b, context, width), c.hidden, c.outputBias));
+            }
+            x = b.add(x, y);
+            y = rmsNorm(b, c, "ln_2", x);
+            {
+                auto mlp = b.scope("mlp");  // a1 = w1(x), a2 = w2(x), c_proj(a1 * silu(a2))
+                y = reduceGradient(b, c, y);
+                int a1 = b.linear("w1", y, c.intermediate, c.mlpBias);
+                int a2 = b.linear("w2", y, c.intermediate, c.mlpBias);
+                y = reduceOutput(b, c, b.linear("c_proj", b.mul(a1, activation(b, c, a2, "act")), c.hidden, c.mlpBias));
+            }
+            x = b.add(x, y);
+        }
+    }
+    return {rmsNorm(b, c, "ln_f", x), embedWeight};
+}
+
+// ---- gpt2 ----
+
+std::pair<int, int> gpt2Model(ModelBuilder& b, const Config& c, int ids) {
+    int positions = forwardConstant(b, b.childPath("position_ids"), {1, Dim::seq()}, DType::Int64);
+    int x = reduceOutput(b, c, b.embedding("wte", ids, c.vocab, c.hidden), "wte");
+    const int embedWeight = b.graph().findValue(b.childPath("wte") + ".weight");
+    x = b.add(x, b.embedding("wpe", positions, c.maxPositions, c.hidden));
+    x = dropout(b, "drop", x, c.embeddingDropout);
+    {
+        auto h = b.scope("h");
+        for (int64_t i = 0; i < c.layers; ++i) {
+            auto block = b.scope(std::to_string(i));
+            int y = b.layerNorm("ln_1", x, c.eps);
+            {
+                auto attn = b.scope("attn");
+                const int64_t width = c.heads * c.headDim;  // the hidden size, or its shard
+                // Conv1D layers: weight [in, out], as the MatMul here stores it.
+                std::vector<int> qkv =
+                    splitLastAxis(b, b.linear("c_attn", reduceGradient(b, c, y), 3 * width), 3, width);
+                int context = attention(b, c, toHeads(b, qkv[0], c.heads, c.headDim),
+                                        toHeads(b, qkv[1], c.heads, c.headDim),
+                                        toHeads(b, qkv[2], c.heads, c.headDim), -1, true);
+                y = reduceOutput(b, c, b.linear("c_proj", fromHeads(b, context, width), c.hidden));
+                y = dropout(b, "resid_dropout", y, c.residualDropout);
+            }
+            x = b.add(y, x);
+            y = b.layerNorm("ln_2", x, c.eps);
+            {
+                auto mlp = b.scope("mlp");
+                y = activation(b, c, b.linear("c_fc", reduceGradient(b, c, y), c.intermediate), "act");
+                y = dropout(b, "dropout", reduceOutput(b, c, b.linear("c_proj", y, c.hidden)), c.residualDropout);
+            }
+            x = b.add(y, x);
+        }
+    }
+    return {b.layerNorm("ln_f", x, c.eps), embedWeight};
+}
+
+// ---- gpt_neox ----
+
+std::pair<int, int> gptNeoXModel(ModelBuilder& b, const Config& c, int ids) {
+    int x = reduceOutput(b, c, b.embedding("embed_in", ids, c.vocab, c.hidden), "embed_in");
+    const int embedWeight = b.graph().findValue(b.childPath("embed_in") + ".weight");
+    x = dropout(b, "emb_dropout", x, c.residualDropout);
+    const Rotary r = rotaryTables(b, c, "rotary_emb");
+    {
+        auto layers = b.scope("layers");
+        for (int64_t i = 0; i < c.layers; ++i) {
+            auto layer = b.scope(std::to_string(i));
+            int attended;
+            {
+                int y = b.layerNorm("input_layernorm", x, c.eps);
+                auto attn = b.scope("attention");
+                // query_key_value interleaves per head: [N, T, heads, 3*dim] -> q, k, v of [N, heads, T, dim].
+                const int64_t width = c.heads * c.headDim;  // the hidden size, or its shard
+                int qkv = b.linear("query_key_value", reduceGradient(b, c, y), 3 * width, c.qkvBias);
+                qkv = b.transpose(b.reshape(qkv, {0, 0, c.heads, 3 * c.headDim}), {0, 2, 1, 3});
+                std::vector<int> parts = splitLastAxis(b, qkv, 3, c.headDim);
+                int context = attention(b, c, rotate(b, r, parts[0]), rotate(b, r, parts[1]), parts[2], -1, true);
+                attended =
+                    reduceOutput(b, c, b.linear("dense", fromHeads(b, context, width), c.hidden, c.outputBias));
+            }
+            attended = dropout(b, "post_attention_dropout", attended, c.residualDropout);
+            auto mlp = [&](int in) {
+                int y = b.layerNorm("post_attention_layernorm", in, c.eps);
+                auto s = b.scope("mlp");
+                y = activation(b, c, b.linear("dense_h_to_4h", reduceGradient(b, c, y), c.intermediate, c.mlpBias),
+                               "act");
+                return reduceOutput(b, c, b.linear("dense_4h_to_h", y, c.hidden, c.mlpBias));
+            };
+            if (c.parallelResidual) {  // x + attn(ln1(x)) + mlp(ln2(x))
+                int m = dropout(b, "post_mlp_dropout", mlp(x), c.residualDropout);
+                x = b.add(b.add(m, attended), x);
+            } else {
+                x = b.add(attended, x);
+                x = b.add(dropout(b, "post_mlp_dropout", mlp(x), c.residualDropout), x);
+            }
+        }
+    }
+    return {b.layerNorm("final_layer_norm", x, c.eps), embedWeight};
+}
+
+}  // namespace
+
+Graph buildDecoder(ModelBuilder& b, const Config& c) {
+    int ids = b.input("input_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
+    const bool base = c.head == Head::Base;
+    const char* bodyName = c.family == Family::Gpt2 || c.family == Family::Qwen ? "transformer"
+                           : c.family == Family::GptNeoX                       ? "gpt_neox"
+                                                                               : "model";
+    std::pair<int, int> body;
+    {
+        std::optional<ModelBuilder::ScopeGuard> scope;
+        if (!base) scope.emplace(b.scope(bodyName));
+        if (c.family == Family::Gpt2) body = gpt2Model(b, c, ids);
+        else if (c.family == Family::Qwen) body = qwenModel(b, c, ids);
+        else if (c.family == Family::GptNeoX) body = gptNeoXModel(b, c, ids);
+        else body = llamaModel(b, c, ids);
+    }
+    auto [hidden, embedWeight] = body;
+    if (base) return b.finish({hidden});
+    // The LM head is column-parallel over the vocabulary: each GPU scores its slice, and the loss is
+    // Megatron-LM's vocabulary-parallel cross-entropy (its all-reduces are of one number per token,
+    // not modelled).
+    if (c.head == Head::CausalLm)
+        return finishTokenLoss(b, c,
+                               vocabProjection(b, c, "lm_head", reduceGradient(b, c, hidden, "lm_head"), embedWeight));
+    // Sequence classification: score every token, keep the last one's (no padding in the batch).
+    int scores = b.linear("score", hidden, c.numLabels, false);
+    int last = zoo::sliceAxis(b, scores, 1, -1, INT64_MAX);
+    return finishClassification(b, c, b.reshape(last, {Dim::batch(), c.numLabels}));
+}
+
+}  // namespace ts::hf

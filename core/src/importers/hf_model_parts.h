@@ -1,0 +1,35 @@
+#pragma once
+// What the Hugging Face builders share: hf_models.cpp holds these and the dispatch by family,
+// hf_decoders.cpp the decoder families, hf_encoders.cpp BERT, RoBERTa and ViT.
+#include <cstdint>
+#include <string>
+
+#include "importers/hf_config.h"
+#include "trainscope/core/builder.h"
+
+namespace ts::hf {
+
+// `x` itself when p is 0 (no module then), else a Dropout in `module`.
+int dropout(ModelBuilder& b, const std::string& module, int x, double p);
+// The config's activation (Config::activation) in `module`.
+int activation(ModelBuilder& b, const Config& c, int x, const std::string& module);
+// [N, T, heads*dim] -> [N, heads, T, dim] and back.
+int toHeads(ModelBuilder& b, int x, int64_t heads, int64_t dim);
+int fromHeads(ModelBuilder& b, int x, int64_t width);
+// One ScaledDotProductAttention operator on the config's backend; mask -1 for none.
+int attention(ModelBuilder& b, const Config& c, int q, int k, int v, int mask, bool causal);
+
+// ---- heads ----
+int crossEntropy(ModelBuilder& b, int scores, int targets);
+// Logits over the vocabulary: the embedding matrix transposed when tied, else a weight of its own.
+int vocabProjection(ModelBuilder& b, const Config& c, const std::string& module, int x, int embedWeight);
+// Token-level loss over [N, S, vocab] logits with [N, S] labels (finishTokenLoss, hf_models.cpp).
+Graph finishTokenLoss(ModelBuilder& b, const Config& c, int logits);
+Graph finishClassification(ModelBuilder& b, const Config& c, int logits);
+
+// The families' graphs (hf_decoders.cpp, hf_encoders.cpp), with `b` made for the config's architecture.
+Graph buildDecoder(ModelBuilder& b, const Config& c);
+Graph buildEncoder(ModelBuilder& b, const Config& c);
+Graph buildVit(ModelBuilder& b, const Config& c);
+
+}  // namespace ts::hf
