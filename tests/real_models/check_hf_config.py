@@ -23,21 +23,14 @@ import json
 import os
 import subprocess
 import sys
-import warnings
 
-SKIP = 77
+from real_models_common import torch_and_transformers
+
 BATCH, SEQ = 2, 16
 
-try:
-    import torch
-    import transformers
-    from torch.utils.flop_counter import FlopCounterMode
-except Exception as e:  # noqa: BLE001: any import problem means "cannot check here"
-    print(f"SKIP: torch and transformers are needed ({e})")
-    sys.exit(SKIP)
+torch, transformers = torch_and_transformers()
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402: after the check that torch imports
 
-warnings.filterwarnings("ignore")
-transformers.logging.set_verbosity_error()
 T = transformers
 SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=176, vocab_size=1000)
 

@@ -31,28 +31,19 @@ skipped) without torch and transformers.
 """
 import argparse
 import bisect
-import json
 import os
-import subprocess
 import sys
-import warnings
 
-SKIP = 77
+from real_models_common import predicted_memory, torch_and_transformers
+
 BATCH = 2
 ITERATIONS = 3  # the first creates the optimizer's states; the later ones have them from the start
 CUBLAS_A100 = (4096 * 2 + 16 * 8) * 1024 + (1 << 20)  # PyTorch's cuBLAS + cuBLASLt workspaces before CC 9.0
 
-try:
-    import torch
-    import transformers
-    from torch._C._profiler import _EventType
-    from torch.profiler import ProfilerActivity, profile
-except Exception as e:  # noqa: BLE001: any import problem means "cannot check here"
-    print(f"SKIP: torch and transformers are needed ({e})")
-    sys.exit(SKIP)
+torch, transformers = torch_and_transformers()
+from torch._C._profiler import _EventType  # noqa: E402: after the check that torch imports
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
-warnings.filterwarnings("ignore")
-transformers.logging.set_verbosity_error()
 T = transformers
 # Large enough that the blocks' tensors (not the allocator's 512-byte rounding of small ones) make the
 # peak, small enough for a 2-core CPU: 4 layers of width 256, a 4096-word vocabulary, no dropout.
@@ -230,12 +221,7 @@ def predicted(cli, path, setup, seq):
         options = options + ["--optimizer", "adamw"]
     if "--precision" not in options:
         options = options + ["--precision", "fp32-strict"]
-    out = subprocess.run([cli, "predict", f"{path}?seq={seq}&attention=flash", "--gpu", "a100-sxm4-80gb",
-                          "--batch", str(BATCH), "--json"] + options, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"trainscope-cli predict {path}: {out.stderr.strip()}")
-    j = json.loads(out.stdout)
-    m = (j["predictions"][0] if "predictions" in j else j)["memory_bytes"]
+    m = predicted_memory(cli, f"{path}?seq={seq}&attention=flash", ["--batch", str(BATCH)] + options)
     return m["peak_allocated"] - CUBLAS_A100, m["peak_reserved"] - CUBLAS_A100
 
 

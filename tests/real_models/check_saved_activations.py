@@ -26,24 +26,14 @@ saved intermediates in bf16, the router's probabilities in fp32), against --prec
 Exits 77 (ctest: skipped) without torch and transformers.
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
-import warnings
 
-SKIP = 77
+from real_models_common import predicted_memory, torch_and_transformers
+
 BATCH, SEQ = 2, 96  # batch x sequence differs from every width, so no activation has a weight's shape
 
-try:
-    import torch
-    import transformers
-except Exception as e:  # noqa: BLE001: any import problem means "cannot check here"
-    print(f"SKIP: torch and transformers are needed ({e})")
-    sys.exit(SKIP)
-
-warnings.filterwarnings("ignore")
-transformers.logging.set_verbosity_error()
+torch, transformers = torch_and_transformers()
 T = transformers
 SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=176, vocab_size=1000,
              max_position_embeddings=256)
@@ -124,13 +114,8 @@ LABEL = {"fp32": "fp32", "autocast": "bf16 autocast", "bf16": "bf16 model"}
 
 
 def predicted_bytes(cli, path, backend, mode):
-    out = subprocess.run([cli, "predict", f"{path}?seq={SEQ}&attention={backend}", "--gpu", "a100-sxm4-80gb",
-                          "--batch", str(BATCH), "--precision", PRECISION[mode],
-                          "--optimizer", "adamw", "--json"], capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"trainscope-cli predict {path}: {out.stderr.strip()}")
-    j = json.loads(out.stdout)
-    m = (j["predictions"][0] if "predictions" in j else j)["memory_bytes"]
+    m = predicted_memory(cli, f"{path}?seq={SEQ}&attention={backend}",
+                         ["--batch", str(BATCH), "--precision", PRECISION[mode], "--optimizer", "adamw"])
     return m["activations"], m["cast_weight_copies"]
 
 
