@@ -63,7 +63,7 @@ ModelCosts computeCosts(const Graph& g, int64_t batch, int64_t seq) {
         t.bytesRead += lc.cost.bytesRead;
         t.bytesWritten += lc.cost.bytesWritten;
         for (const SavedTensor& s : lc.cost.saved)
-            if (s.value < 0 || savedValues.insert(s.value).second) t.activationBytes += s.bytes;
+            if (!s.onlyWhenNarrowed && (s.value < 0 || savedValues.insert(s.value).second)) t.activationBytes += s.bytes;
 
         int m = moduleFor(mc, moduleIndex, op.modulePath);
         mc.modules[m].layers.push_back(lc.op);
@@ -72,7 +72,8 @@ ModelCosts computeCosts(const Graph& g, int64_t batch, int64_t seq) {
             ModuleCost& mod = mc.modules[a];
             // A tensor saved by two layers of one module is kept once by autograd.
             for (const SavedTensor& s : lc.cost.saved)
-                if (s.value < 0 || moduleSaved[a].insert(s.value).second) mod.activationBytes += s.bytes;
+                if (!s.onlyWhenNarrowed && (s.value < 0 || moduleSaved[a].insert(s.value).second))
+                    mod.activationBytes += s.bytes;
             mod.parameters += lc.parameters;
             mod.forwardFlops += lc.cost.forwardFlops;
             mod.backwardFlops += lc.cost.backwardFlops;

@@ -57,6 +57,26 @@ def small_configs(family):
         if family == "phi3":
             out.append(("partial-rotary", cls(**dict(base, partial_rotary_factor=0.5)), "Phi3ForCausalLM"))
         return out
+    if family in ("gemma2", "gemma3_text"):
+        # Gemma 2's soft caps (default 50 and 30), its alternating sliding windows, Gemma 3's q/k norms and
+        # its every-sixth-layer global attention; windows shorter than SEQ so that they bind.
+        g2 = family == "gemma2"
+        cls = T.Gemma2Config if g2 else T.Gemma3TextConfig
+        lm, seqcls, base_cls = (("Gemma2ForCausalLM", "Gemma2ForSequenceClassification", "Gemma2Model") if g2 else
+                                ("Gemma3ForCausalLM", "Gemma3TextForSequenceClassification", "Gemma3TextModel"))
+        base = dict(SMALL, num_hidden_layers=3, num_key_value_heads=2, pad_token_id=0, head_dim=16, sliding_window=8,
+                    query_pre_attn_scalar=24)
+        out = [("window", cls(**base), lm),
+               ("untied", cls(**dict(base, tie_word_embeddings=False, head_dim=24)), lm),
+               ("seqcls", cls(**dict(base, num_labels=3)), seqcls),
+               ("base", cls(**dict(base, num_key_value_heads=1)), base_cls)]
+        if g2:
+            out.append(("no-softcap", cls(**dict(base, attn_logit_softcapping=None, final_logit_softcapping=None)), lm))
+        else:
+            out.append(("softcap", cls(**dict(base, attn_logit_softcapping=40.0, final_logit_softcapping=20.0,
+                                              layer_types=["full_attention", "sliding_attention", "full_attention"])),
+                        lm))
+        return out
     if family in ("mixtral", "qwen3_moe"):
         base = dict(SMALL, num_key_value_heads=2, pad_token_id=0, num_experts_per_tok=2)
         if family == "mixtral":

@@ -24,7 +24,8 @@ side's margin).
 
 What is CUDA-specific is kept out of both sides: dropout is off (the CPU keeps a float mask of its
 input's size where CUDA keeps one byte per element) and the attention is transformers' sdpa, whose CPU
-flash kernel saves what CUDA's does (the output and the log-sum-exp). The optimizer is torch.optim's
+flash kernel saves what CUDA's does (the output and the log-sum-exp), except Gemma 2's, eager as
+transformers runs it by default (sdpa cannot soft-cap). The optimizer is torch.optim's
 AdamW with its defaults (foreach on CUDA; on the CPU foreach is off by default, so it is asked for,
 which keeps the parameter-sized temporary TrainScope predicts) or SGD with momentum. Exits 77 (ctest:
 skipped) without torch and transformers.
@@ -73,8 +74,20 @@ CASES = [
     ("gpt2", T.GPT2Config(n_embd=256, n_layer=4, n_head=4, vocab_size=4096, n_positions=512, resid_pdrop=0.0,
                           embd_pdrop=0.0, attn_pdrop=0.0), "GPT2LMHeadModel", "adamw", 256),
     ("bert", T.BertConfig(**SIZE, **NO_DROPOUT), "BertForMaskedLM", "adamw", 256),
+    # Gemma 2 in its default eager attention (soft caps; windows of 128 in layers 0 and 2), in fp32 and as a bf16
+    # model, and Gemma 3 in sdpa with its local layers' windows as masks at 256 tokens.
+    ("gemma2", T.Gemma2Config(**SIZE, num_key_value_heads=2, head_dim=64, sliding_window=128), "Gemma2ForCausalLM",
+     "adamw", 256),
+    ("gemma2", T.Gemma2Config(**SIZE, num_key_value_heads=2, head_dim=64, sliding_window=128), "Gemma2ForCausalLM",
+     "bf16", 256),
+    ("gemma3_text", T.Gemma3TextConfig(**SIZE, num_key_value_heads=2, head_dim=64, sliding_window=128),
+     "Gemma3ForCausalLM", "adamw", 256),
     ("llama", T.LlamaConfig(**LARGE), "LlamaForCausalLM", "adamw", 512),
 ]
+
+# transformers' attention and TrainScope's backend (None: its default, which follows transformers'); sdpa and
+# flash unless named here.
+ATTENTION = {"gemma2": ("eager", "math"), "gemma3_text": ("sdpa", None)}
 
 # set-up: (predict's options, accumulation steps, checkpointing, optimizer, the model in bf16)
 SETUPS = {
@@ -168,11 +181,11 @@ def allocation_trace(prof):
     return [(p, n) for _, p, n in events]
 
 
-def measure(config, arch, setup, seq):
+def measure(family, config, arch, setup, seq):
     """Peak allocated and the caching allocator model's peak reserved (bytes) of ITERATIONS iterations."""
     _, accumulation, checkpointing, optimizer, bf16 = SETUPS[setup]
     torch.manual_seed(0)
-    model = getattr(T, arch)._from_config(config, attn_implementation="sdpa")
+    model = getattr(T, arch)._from_config(config, attn_implementation=ATTENTION.get(family, ("sdpa",))[0])
     if bf16:
         model = model.to(torch.bfloat16)
     if checkpointing:
@@ -215,13 +228,14 @@ def measure(config, arch, setup, seq):
     return peak, allocator.peak_reserved
 
 
-def predicted(cli, path, setup, seq):
+def predicted(cli, path, setup, seq, backend):
     options = SETUPS[setup][0]
     if "--optimizer" not in options:
         options = options + ["--optimizer", "adamw"]
     if "--precision" not in options:
         options = options + ["--precision", "fp32-strict"]
-    m = predicted_memory(cli, f"{path}?seq={seq}&attention=flash", ["--batch", str(BATCH)] + options)
+    spec = f"{path}?seq={seq}" + (f"&attention={backend}" if backend else "")
+    m = predicted_memory(cli, spec, ["--batch", str(BATCH)] + options)
     return m["peak_allocated"] - CUBLAS_A100, m["peak_reserved"] - CUBLAS_A100
 
 
@@ -240,8 +254,8 @@ def main():
         config.architectures = [arch]
         path = os.path.join(a.out, f"peak-{family}-{seq}.json")
         config.to_json_file(path)
-        peak, reserved = measure(config, arch, setup, seq)
-        p_peak, p_reserved = predicted(a.cli, path, setup, seq)
+        peak, reserved = measure(family, config, arch, setup, seq)
+        p_peak, p_reserved = predicted(a.cli, path, setup, seq, ATTENTION.get(family, (None, "flash"))[1])
         err = 100 * (p_peak / peak - 1)
         print(f"{family:9} {setup:13} {seq:4} tokens: allocated {peak / 2**20:7.1f} measured {p_peak / 2**20:7.1f} predicted "
               f"({err:+5.1f}%); reserved {reserved / 2**20:7.1f} replayed {p_reserved / 2**20:7.1f} predicted "

@@ -75,6 +75,20 @@ CASES = [
      "bf16"),
     ("mixtral", T.MixtralConfig(**SMALL, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2),
      "MixtralForCausalLM", "sdpa", "flash", "bf16"),
+    # Gemma 2 in its default eager attention (soft-capped scores, a window of 32 in layer 0) and Gemma 3 in
+    # transformers' default sdpa (TrainScope's default backend: None), whose local layer gets the window as a
+    # mask at 96 tokens (k and v repeated to every head, the efficient kernel), in fp32 and as a bf16 model
+    # (eager keeps the fp32 softmax's probabilities and their bf16 copy).
+    ("gemma2", T.Gemma2Config(**SMALL, num_key_value_heads=2, head_dim=16, sliding_window=32), "Gemma2ForCausalLM",
+     "eager", "math", "fp32"),
+    ("gemma2", T.Gemma2Config(**SMALL, num_key_value_heads=2, head_dim=16, sliding_window=32), "Gemma2ForCausalLM",
+     "eager", "math", "bf16"),
+    ("gemma3_text", T.Gemma3TextConfig(**SMALL, num_key_value_heads=1, head_dim=16, sliding_window=32,
+                                       layer_types=["sliding_attention", "full_attention"]), "Gemma3ForCausalLM",
+     "sdpa", None, "fp32"),
+    ("gemma3_text", T.Gemma3TextConfig(**SMALL, num_key_value_heads=1, head_dim=16, sliding_window=32,
+                                       layer_types=["sliding_attention", "full_attention"]), "Gemma3ForCausalLM",
+     "sdpa", None, "bf16"),
 ]
 
 
@@ -114,7 +128,7 @@ LABEL = {"fp32": "fp32", "autocast": "bf16 autocast", "bf16": "bf16 model"}
 
 
 def predicted_bytes(cli, path, backend, mode):
-    m = predicted_memory(cli, f"{path}?seq={SEQ}&attention={backend}",
+    m = predicted_memory(cli, f"{path}?seq={SEQ}" + (f"&attention={backend}" if backend else ""),
                          ["--batch", str(BATCH), "--precision", PRECISION[mode], "--optimizer", "adamw"])
     return m["activations"], m["cast_weight_copies"]
 

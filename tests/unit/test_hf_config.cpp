@@ -4,6 +4,7 @@
 // compares small configs of every family with transformers itself at test time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -34,6 +35,13 @@ const std::string kSmallQwen3Moe = R"({"architectures": ["Qwen3MoeForCausalLM"],
   "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
   "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 176, "moe_intermediate_size": 48,
   "num_experts": 4, "num_experts_per_tok": 2})";
+
+// Gemma 2's sizes as small: 4 heads of 16 (2 key/value heads), a window of 4 keys in the even layers, the
+// soft caps at their defaults (50 and 30), queries scaled by 24^-0.5.
+const std::string kSmallGemma2 = R"({"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2",
+  "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 176, "sliding_window": 4,
+  "query_pre_attn_scalar": 24})";
 
 ts::Graph load(const std::string& text, std::map<std::string, std::string> params = {}) {
     return ts::importHfConfigText(text, "config.json", params);
@@ -83,6 +91,9 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
         {"qwen-14b.json", 14'167'290'880},
         // Qwen3: q_norm and k_norm (128 weights each per layer); 0.6B ties its embeddings.
         {"qwen3-8b.json", 8'190'735'360},       {"qwen3-0.6b.json", 596'049'920},
+        // Gemma 2 (four RMSNorms a layer) and Gemma 3's text model (and q_norm, k_norm), tied embeddings.
+        {"gemma-2-9b.json", 9'241'705'984},     {"gemma-2-27b.json", 27'227'128'320},
+        {"gemma-3-1b.json", 999'885'952},
     };
     for (const auto& [file, params] : expected) {
         ts::Graph g = ts::loadModel(kConfigs + file);
@@ -161,6 +172,127 @@ TEST(HfConfig, QwenV1FollowsItsRemoteCode) {
     EXPECT_NE(errorOf(R"({"model_type": "qwen", "architectures": ["QWenForSequenceClassification"],
         "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
         "intermediate_size": 128})").find("QWenLMHeadModel"), std::string::npos);
+}
+
+// Gemma 2 and Gemma 3 (text), as their modeling code runs: four RMSNorms a layer (the attention's and the
+// MLP's outputs normalised before the residual adds), Gemma 3's per-head q_norm and k_norm, the layers'
+// windows (Gemma 2: the even layers; Gemma 3: five of every six), the score soft-cap in every layer
+// and Gemma 2's logits capped (divide, tanh, multiply) before the loss. transformers' default
+// attention: eager for Gemma 2 (sdpa cannot soft-cap), sdpa for Gemma 3, where the window reaches the
+// kernel as a mask.
+TEST(HfConfig, GemmaTwoAndThreeFollowTheirModelingCode) {
+    ts::Graph g2 = ts::loadModel(kConfigs + "gemma-2-9b.json?seq=64");
+    EXPECT_EQ(g2.name, "Gemma2ForCausalLM");
+    for (const char* path : {"model.layers.0.input_layernorm", "model.layers.0.post_attention_layernorm",
+                             "model.layers.0.pre_feedforward_layernorm", "model.layers.0.post_feedforward_layernorm",
+                             "model.layers.41.mlp.down_proj", "model.norm"})
+        EXPECT_TRUE(hasModule(g2, path)) << path;
+    std::vector<const ts::Operation*> attention;
+    for (const ts::Operation& op : g2.ops)
+        if (op.type == "ScaledDotProductAttention") attention.push_back(&op);
+    ASSERT_EQ(attention.size(), 42u);
+    for (size_t i = 0; i < attention.size(); ++i) {
+        EXPECT_EQ(attention[i]->attrString("backend", ""), "math");
+        EXPECT_DOUBLE_EQ(attention[i]->attrFloat("softcap", 0), 50.0);
+        EXPECT_DOUBLE_EQ(attention[i]->attrFloat("scale", 0), 1.0 / 16);  // query_pre_attn_scalar 256
+        EXPECT_EQ(attention[i]->attrInt("window", 0), i % 2 == 0 ? 4096 : 0) << i;
+    }
+    // The logits (the tied embedding's product) capped before the loss: x / 30, tanh, x * 30.
+    std::vector<std::string> types;
+    for (const ts::Operation& op : g2.ops) types.push_back(op.type);
+    const auto tanh = std::find(types.begin(), types.end(), "Tanh");
+    ASSERT_NE(tanh, types.end());
+    EXPECT_EQ(std::count(types.begin(), types.end(), "Tanh"), 1);
+    EXPECT_EQ(std::vector<std::string>(tanh - 2, tanh + 4),
+              (std::vector<std::string>{"MatMul", "Mul", "Tanh", "Mul", "Reshape", "Cast"}));
+
+    ts::Graph g3 = ts::loadModel(kConfigs + "gemma-3-1b.json?seq=64");
+    EXPECT_EQ(g3.name, "Gemma3ForCausalLM");
+    EXPECT_TRUE(hasModule(g3, "model.layers.0.self_attn.q_norm"));
+    EXPECT_TRUE(hasModule(g3, "model.layers.0.self_attn.k_norm"));
+    int layer = 0;
+    for (const ts::Operation& op : g3.ops) {
+        if (op.type != "ScaledDotProductAttention") continue;
+        const bool sliding = (layer + 1) % 6 != 0;  // sliding_window_pattern 6
+        EXPECT_EQ(op.attrString("backend", ""), "flash");
+        EXPECT_EQ(op.attrInt("window", 0), sliding ? 512 : 0) << layer;
+        EXPECT_EQ(op.attrInt("window_as_mask", 0), sliding ? 1 : 0) << layer;
+        EXPECT_FALSE(op.hasAttr("softcap"));
+        ++layer;
+    }
+    EXPECT_EQ(layer, 26);
+    for (const ts::Operation& op : g3.ops) EXPECT_NE(op.type, "Tanh");  // no final soft-cap
+    // The flash option is flash-attn's kernel, which applies the window itself.
+    for (const ts::Operation& op : ts::loadModel(kConfigs + "gemma-3-1b.json?seq=64&attention=flash").ops)
+        EXPECT_FALSE(op.hasAttr("window_as_mask"));
+    // Gemma 3's text classes.
+    std::string base = kSmallGemma2;
+    base.replace(base.find("\"gemma2\""), 8, "\"gemma3_text\"");
+    base.replace(base.find("Gemma2ForCausalLM"), 17, "Gemma3TextModel");
+    EXPECT_EQ(load(base).name, "Gemma3TextModel");
+    EXPECT_EQ(load(base, {{"head", "sequence-classification"}}).name, "Gemma3TextForSequenceClassification");
+}
+
+// Windows and soft caps in the attention's costs, by hand at sequence 16 with a window of 4: each head's
+// queries see 1, 2, 3, then 4 keys (58 pairs, against the causal triangle's 136). flash-attn's kernel
+// (?attention=flash) computes those; transformers' sdpa, with the window as a mask, runs the efficient
+// kernel over all 256 pairs, and at sequence 4 the window is the causal mask (no mask, flash). Eager
+// (Gemma 2's default) computes every score, caps them (divide, tanh, multiply: 3 more per score forward,
+// 5 backward) and keeps tanh's output beside the probabilities; in a bf16 model the probabilities are
+// kept twice, in fp32 (the softmax's) and in bf16 (the product's).
+TEST(HfConfig, SlidingWindowAndSoftcapCosts) {
+    const double N = 2, S = 16, heads = 4, d = 16;
+    const double windowed = N * heads * 58, causal = N * heads * 136, all = N * heads * S * S;
+    auto sdpa = [&](const std::map<std::string, std::string>& options, int64_t seq, int nth) {
+        const ts::Graph g = load(kSmallGemma2, options);
+        const ts::ModelCosts c = ts::computeCosts(g, int64_t(N), seq);
+        return layerOf(g, c, "ScaledDotProductAttention", nth).cost;
+    };
+    // Layer 0 slides, layer 1 does not; the cap adds 3 per score.
+    EXPECT_DOUBLE_EQ(sdpa({{"attention", "flash"}}, 16, 0).forwardFlops, 4 * windowed * d + 9 * windowed);
+    EXPECT_DOUBLE_EQ(sdpa({{"attention", "flash"}}, 16, 1).forwardFlops, 4 * causal * d + 9 * causal);
+    EXPECT_DOUBLE_EQ(sdpa({{"attention", "efficient"}}, 16, 0).forwardFlops, 4 * all * d + 10 * all);  // + mask
+    std::string noCap = kSmallGemma2;
+    noCap.insert(noCap.size() - 1, R"(, "attn_logit_softcapping": null, "final_logit_softcapping": null)");
+    noCap.replace(noCap.find("\"gemma2\""), 8, "\"gemma3_text\"");
+    noCap.replace(noCap.find("Gemma2ForCausalLM"), 17, "Gemma3ForCausalLM");
+    noCap.insert(noCap.size() - 1, R"(, "layer_types": ["sliding_attention", "full_attention"])");
+    {
+        const ts::Graph g = load(noCap, {{"seq", "16"}});  // sdpa: layer 0 the efficient kernel with the mask
+        const ts::ModelCosts c = ts::computeCosts(g, int64_t(N), 16);
+        EXPECT_DOUBLE_EQ(layerOf(g, c, "ScaledDotProductAttention", 0).cost.forwardFlops, 4 * all * d + 7 * all);
+        EXPECT_DOUBLE_EQ(layerOf(g, c, "ScaledDotProductAttention", 1).cost.forwardFlops, 4 * causal * d + 6 * causal);
+        const ts::ModelCosts c4 = ts::computeCosts(g, int64_t(N), 4);  // the window holds the whole sequence
+        const double tri = N * heads * 10;
+        EXPECT_DOUBLE_EQ(layerOf(g, c4, "ScaledDotProductAttention", 0).cost.forwardFlops, 4 * tri * d + 6 * tri);
+        // The time model runs the masked layer on the efficient kernel, the other on flash.
+        const ts::predictors::ModelAnalysis a(g, 16);
+        int seen = 0;
+        for (const auto& op : a.ops) {
+            if (op.kind != ts::predictors::OpKind::Attention) continue;
+            EXPECT_EQ(op.attentionBackend, seen == 0 ? ts::predictors::AttentionBackend::Efficient
+                                                     : ts::predictors::AttentionBackend::Flash);
+            ++seen;
+        }
+        EXPECT_EQ(seen, 2);
+    }
+    // Eager: every score, the causal and window mask add, the cap.
+    const ts::OpCost eager = sdpa({}, 16, 0);
+    EXPECT_DOUBLE_EQ(eager.forwardFlops, 4 * all * d + 10 * all);
+    EXPECT_DOUBLE_EQ(eager.backwardFlops, 8 * all * d + 9 * all);
+    const ts::Graph g = load(kSmallGemma2);
+    const ts::predictors::ModelAnalysis a(g, 16);
+    auto savedBy = [&](ts::TrainingPrecision p) {
+        double bytes = 0;
+        for (const ts::predictors::SavedActivation& s : a.memoryFor(p).saved)
+            if (g.ops[size_t(s.freedAfter)].type == "ScaledDotProductAttention" &&
+                g.ops[size_t(s.freedAfter)].modulePath == "model.layers.0.self_attn")
+                bytes += s.bytes.at(N);
+        return bytes;
+    };
+    const double q = N * heads * S * d;  // elements of q, and of k and v repeated to every head
+    EXPECT_DOUBLE_EQ(savedBy(ts::TrainingPrecision::Fp32), 3 * q * 4 + all * 4 + all * 4);
+    EXPECT_DOUBLE_EQ(savedBy(ts::TrainingPrecision::Bf16Params), 3 * q * 2 + all * 4 + all * 2 + all * 2);
 }
 
 TEST(HfConfig, HeadOptionOverridesArchitectures) {
@@ -267,6 +399,13 @@ TEST(HfConfig, BadConfigsGiveOneLineNamingTheProblem) {
             "num_attention_heads": 4, "intermediate_size": 176, "tie_word_embeddings": "yes"})",
          "\"tie_word_embeddings\" must be true or false"},
         {R"({"model_type": "qwen2_moe", "num_experts": 60})", "mixture-of-experts"},
+        {R"({"model_type": "gemma3", "text_config": {"model_type": "gemma3_text"}})", "image-text model"},
+        {kSmallGemma2.substr(0, kSmallGemma2.size() - 1) + R"(, "layer_types": ["full_attention"]})",
+         "\"layer_types\" must list one type per layer (2)"},
+        {kSmallGemma2.substr(0, kSmallGemma2.size() - 1) + R"(, "layer_types": ["full_attention", "chunked"]})",
+         "\"layer_types\" entries must be"},
+        {kSmallGemma2.substr(0, kSmallGemma2.size() - 1) + R"(, "use_bidirectional_attention": true})",
+         "use_bidirectional_attention"},
         {kSmallMixtral.substr(0, kSmallMixtral.size() - 1) + R"(, "num_experts_per_tok": 9})",
          "\"num_experts_per_tok\" must be between 1 and 4"},
         {kSmallMixtral.substr(0, kSmallMixtral.size() - 1) + R"(, "hidden_act": "tanh"})",

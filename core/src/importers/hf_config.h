@@ -22,7 +22,10 @@ struct ConfigError : std::runtime_error {
 };
 
 // Qwen is Qwen (v1)'s remote code (QWenLMHeadModel, model_type "qwen"), not part of transformers.
-enum class Family { Llama, Mistral, Mixtral, Qwen, Qwen2, Qwen3, Qwen3Moe, Gemma, Phi3, Gpt2, GptNeoX, Bert, Roberta, Vit };
+// Gemma3 is the text model (model_type "gemma3_text"); the image-text "gemma3" is refused.
+enum class Family {
+    Llama, Mistral, Mixtral, Qwen, Qwen2, Qwen3, Qwen3Moe, Gemma, Gemma2, Gemma3, Phi3, Gpt2, GptNeoX, Bert, Roberta, Vit
+};
 enum class Head { CausalLm, MaskedLm, SequenceClassification, ImageClassification, Base };
 
 struct Config {
@@ -36,7 +39,15 @@ struct Config {
     double eps = 1e-5;
     bool tieEmbeddings = false;
     bool qkvBias = false, outputBias = false, mlpBias = false;
-    bool qkNorm = false;        // qwen3: an RMSNorm over each head of q and k, before the rotary embedding
+    bool qkNorm = false;        // qwen3, gemma3: an RMSNorm over each head of q and k, before the rotary embedding
+    // Gemma 2 and 3: queries scaled by query_pre_attn_scalar^-0.5 (0: head_dim's), tanh soft-capping of
+    // the attention scores and of the logits (cap * tanh(x / cap); 0: none), and sliding-window
+    // attention (each query sees the `slidingWindow` keys up to itself) in the layers `slidingLayers`
+    // marks. Mistral's `sliding_window` applies to every layer.
+    double queryPreAttnScalar = 0, attentionSoftcap = 0, finalSoftcap = 0;
+    int64_t slidingWindow = 0;
+    std::vector<bool> slidingLayers;
+    bool slidingLayer(int64_t layer) const;
     // Sparse mixture-of-experts MLPs (mixtral, qwen3_moe): `experts` gated MLPs of width `expertInner`,
     // `topK` of them per token, the top-k probabilities renormalised or not. Qwen3-MoE keeps a dense
     // MLP (`intermediate`) in the layers of `mlpOnlyLayers` and those off its `sparseStep`.
@@ -60,6 +71,10 @@ struct Config {
     int64_t seq = 0;  // sequence length shown by default; 0 for vit (fixed by the image)
     int64_t batch = 1;
     std::string attentionBackend;  // "flash", "efficient", "math"
+    // No `attention` option: the backend transformers picks. With sdpa a sliding window is a mask once the
+    // sequence outgrows it (PyTorch's flash kernel takes none), so those layers run the efficient kernel
+    // over every pair; the flash option is flash-attn's kernel, which skips the tiles outside the window.
+    bool attentionByDefault = true;
     // The GPUs of one tensor-parallel group: the graph is then one GPU's shard (hf_tensor_parallel.cpp), with
     // heads, MLP and expert widths and the vocabulary divided, and the group's all-reduces in it.
     int64_t tensorParallel = 1;

@@ -36,7 +36,8 @@ const FamilyInfo kFamilies[] = {
     {"mixtral", Family::Mixtral, "Mixtral"}, {"qwen", Family::Qwen, "QWen"},
     {"qwen2", Family::Qwen2, "Qwen2"},
     {"qwen3", Family::Qwen3, "Qwen3"},       {"qwen3_moe", Family::Qwen3Moe, "Qwen3Moe"},
-    {"gemma", Family::Gemma, "Gemma"},
+    {"gemma", Family::Gemma, "Gemma"},       {"gemma2", Family::Gemma2, "Gemma2"},
+    {"gemma3_text", Family::Gemma3, "Gemma3"},
     {"phi3", Family::Phi3, "Phi3"},          {"gpt2", Family::Gpt2, "GPT2"},
     {"gpt_neox", Family::GptNeoX, "GPTNeoX"}, {"bert", Family::Bert, "Bert"},
     {"roberta", Family::Roberta, "Roberta"}, {"vit", Family::Vit, "ViT"},
@@ -135,15 +136,6 @@ std::string activationOf(const std::string& name, const char* key) {
                       "\" is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu, tanh)");
 }
 
-Head headOfSuffix(const std::string& suffix) {
-    if (suffix == "ForCausalLM" || suffix == "LMHeadModel") return Head::CausalLm;
-    if (suffix == "ForMaskedLM") return Head::MaskedLm;
-    if (suffix == "ForSequenceClassification") return Head::SequenceClassification;
-    if (suffix == "ForImageClassification") return Head::ImageClassification;
-    if (suffix == "Model") return Head::Base;
-    throw ConfigError("");
-}
-
 bool headFits(Family f, Head h) {
     switch (h) {
         case Head::CausalLm: return isDecoder(f);
@@ -155,15 +147,25 @@ bool headFits(Family f, Head h) {
     return false;
 }
 
+// Gemma 3's text classes are Gemma3TextModel and Gemma3TextForSequenceClassification (Gemma3Model and
+// Gemma3ForSequenceClassification are the image-text model's).
 const char* headSuffix(Family f, Head h) {
     switch (h) {
         case Head::CausalLm: return f == Family::Gpt2 || f == Family::Qwen ? "LMHeadModel" : "ForCausalLM";
         case Head::MaskedLm: return "ForMaskedLM";
-        case Head::SequenceClassification: return "ForSequenceClassification";
+        case Head::SequenceClassification:
+            return f == Family::Gemma3 ? "TextForSequenceClassification" : "ForSequenceClassification";
         case Head::ImageClassification: return "ForImageClassification";
-        case Head::Base: return "Model";
+        case Head::Base: return f == Family::Gemma3 ? "TextModel" : "Model";
     }
     return "Model";
+}
+
+Head headOfSuffix(Family f, const std::string& suffix) {
+    for (Head h : {Head::CausalLm, Head::MaskedLm, Head::SequenceClassification, Head::ImageClassification, Head::Base})
+        if (suffix == headSuffix(f, h)) return h;
+    if (suffix == "LMHeadModel" || suffix == "ForCausalLM") return Head::CausalLm;
+    throw ConfigError("");
 }
 
 // The head: ?head= first, then the first of `architectures`, then the family's usual one.
@@ -190,7 +192,7 @@ void chooseHead(Config& c, const Reader& r, const FamilyInfo& fam, const std::ma
         bool known = name.rfind(prefix, 0) == 0;
         if (known) {
             try {
-                c.head = headOfSuffix(name.substr(prefix.size()));
+                c.head = headOfSuffix(c.family, name.substr(prefix.size()));
             } catch (const ConfigError&) {
                 known = false;
             }
@@ -278,6 +280,40 @@ void readQwen(Config& c, const Reader& r) {
     c.lossInFp32 = false;
 }
 
+bool gemma2or3(Family f) {
+    return f == Family::Gemma2 || f == Family::Gemma3;
+}
+
+// Gemma 2 and Gemma 3's text model: the query scale, the soft caps, and which layers slide. Layer
+// types come from `layer_types`, else from Gemma 3's `sliding_window_pattern` (every sixth layer
+// global) or Gemma 2's alternation (even layers slide), as their config classes fill them in.
+void readGemma2or3(Config& c, const Reader& r) {
+    const bool g2 = c.family == Family::Gemma2;
+    c.queryPreAttnScalar = r.number("query_pre_attn_scalar", 1e-6, 1e12, 256);
+    c.attentionSoftcap = r.number("attn_logit_softcapping", 1e-6, 1e12, g2 ? 50.0 : 0.0);
+    c.finalSoftcap = r.number("final_logit_softcapping", 1e-6, 1e12, g2 ? 30.0 : 0.0);
+    if (r.boolean("use_bidirectional_attention", false))
+        throw ConfigError("\"use_bidirectional_attention\" (an encoder's attention) is not supported: TrainScope "
+                          "builds Gemma's causal decoder");
+    c.slidingWindow = r.integer("sliding_window", 1, kMaxPositions, 4096);
+    c.slidingLayers.assign(static_cast<size_t>(c.layers), false);
+    if (r.has("layer_types")) {
+        const json& types = r.doc().at("layer_types");
+        if (!types.is_array() || types.size() != static_cast<size_t>(c.layers))
+            throw ConfigError("\"layer_types\" must list one type per layer (" + std::to_string(c.layers) + ")");
+        for (size_t i = 0; i < types.size(); ++i) {
+            const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
+            if (t != "sliding_attention" && t != "full_attention")
+                throw ConfigError("\"layer_types\" entries must be \"sliding_attention\" or \"full_attention\", got " +
+                                  types[i].dump());
+            c.slidingLayers[i] = t == "sliding_attention";
+        }
+        return;
+    }
+    const int64_t pattern = g2 ? 2 : r.integer("sliding_window_pattern", 1, kMaxLayers, 6);
+    for (int64_t i = 0; i < c.layers; ++i) c.slidingLayers[static_cast<size_t>(i)] = (i + 1) % pattern != 0;
+}
+
 void readDecoder(Config& c, const Reader& r) {
     if (c.family == Family::Qwen) return readQwen(c, r);
     const bool gpt2 = c.family == Family::Gpt2;
@@ -301,9 +337,13 @@ void readDecoder(Config& c, const Reader& r) {
     }
     c.intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
     c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 2048);
-    c.activation = activationOf(r.string("hidden_act", c.family == Family::Gemma ? "gelu_pytorch_tanh"
-                                                       : c.family == Family::GptNeoX ? "gelu" : "silu"),
-                                "hidden_act");
+    if (gemma2or3(c.family)) {  // Gemma2MLP and Gemma3MLP read hidden_activation
+        c.activation = activationOf(r.string("hidden_activation", "gelu_pytorch_tanh"), "hidden_activation");
+    } else {
+        c.activation = activationOf(r.string("hidden_act", c.family == Family::Gemma ? "gelu_pytorch_tanh"
+                                                           : c.family == Family::GptNeoX ? "gelu" : "silu"),
+                                    "hidden_act");
+    }
     c.attentionDropout = r.number("attention_dropout", 0, 0.999, 0.0);
     if (c.family == Family::GptNeoX) {
         c.kvHeads = c.heads;
@@ -324,19 +364,25 @@ void readDecoder(Config& c, const Reader& r) {
         throw ConfigError("\"num_attention_heads\" (" + std::to_string(c.heads) +
                           ") is not a multiple of \"num_key_value_heads\" (" + std::to_string(c.kvHeads) + ")");
     const bool defaultHeadDim = !r.has("head_dim");
-    if (defaultHeadDim && c.family != Family::Gemma && c.family != Family::Qwen3 && c.hidden % c.heads != 0)
+    const bool gemma = c.family == Family::Gemma || gemma2or3(c.family);
+    if (defaultHeadDim && !gemma && c.family != Family::Qwen3 && c.hidden % c.heads != 0)
         throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\" (and no \"head_dim\")");
     // Gemma's and Qwen3's configs default head_dim to 256 and 128, whatever the width.
-    const int64_t headDim = c.family == Family::Gemma ? 256 : c.family == Family::Qwen3 ? 128 : c.hidden / c.heads;
+    const int64_t headDim = gemma ? 256 : c.family == Family::Qwen3 ? 128 : c.hidden / c.heads;
     c.headDim = r.integer("head_dim", 1, kMaxHidden, headDim);
     c.eps = r.number("rms_norm_eps", 0, 1, c.family == Family::Phi3 ? 1e-5 : 1e-6);
-    c.tieEmbeddings = r.boolean("tie_word_embeddings", c.family == Family::Gemma);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", gemma);
     if (c.family == Family::Qwen2) {
         c.qkvBias = true;  // Qwen2Attention: q, k, v with bias, o_proj without
-    } else if (c.family == Family::Llama || c.family == Family::Gemma || c.family == Family::Qwen3) {
+    } else if (c.family == Family::Llama || gemma || c.family == Family::Qwen3) {
         c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
     }
-    c.qkNorm = c.family == Family::Qwen3 || c.family == Family::Qwen3Moe;
+    c.qkNorm = c.family == Family::Qwen3 || c.family == Family::Qwen3Moe || c.family == Family::Gemma3;
+    if (gemma2or3(c.family)) readGemma2or3(c, r);
+    if (c.family == Family::Mistral) {  // every layer windowed when sliding_window is set (Mistral 7B v0.1)
+        c.slidingWindow = r.integer("sliding_window", 1, kMaxPositions, 0);
+        if (c.slidingWindow > 0) c.slidingLayers.assign(static_cast<size_t>(c.layers), true);
+    }
     if (c.family == Family::Qwen3Moe) c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
     if (c.family == Family::Mixtral || c.family == Family::Qwen3Moe) readExperts(c, r);
     if (c.family == Family::Llama) c.mlpBias = r.boolean("mlp_bias", false);
@@ -382,6 +428,11 @@ void readEncoder(Config& c, const Reader& r) {
 
 }  // namespace
 
+bool Config::slidingLayer(int64_t layer) const {
+    return slidingWindow > 0 && layer >= 0 && static_cast<size_t>(layer) < slidingLayers.size() &&
+           slidingLayers[static_cast<size_t>(layer)];
+}
+
 bool Config::moeLayer(int64_t layer) const {
     if (experts == 0) return false;
     if (std::find(mlpOnlyLayers.begin(), mlpOnlyLayers.end(), layer) != mlpOnlyLayers.end()) return false;
@@ -408,7 +459,7 @@ void readTensorParallel(Config& c, const std::map<std::string, std::string>& opt
     const std::string option = "option 'tensor_parallel=" + std::to_string(t) + "'";
     if (!isDecoder(c.family))
         throw ConfigError(option + " applies to the decoder families (llama, mistral, mixtral, qwen, qwen2, qwen3, "
-                                   "qwen3_moe, gemma, phi3, gpt2, gpt_neox), not model_type \"" +
+                                   "qwen3_moe, gemma, gemma2, gemma3_text, phi3, gpt2, gpt_neox), not model_type \"" +
                           c.modelType + "\"");
     auto divides = [&](int64_t n, const std::string& what) {
         if (n % t != 0)
@@ -442,6 +493,10 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
     const FamilyInfo* fam = nullptr;
     for (const FamilyInfo& i : kFamilies)
         if (c.modelType == i.modelType) fam = &i;
+    if (c.modelType == "gemma3")
+        throw ConfigError("model_type \"gemma3\" is Gemma 3's image-text model (Gemma3ForConditionalGeneration, with "
+                          "its vision tower), which is not supported; its \"text_config\" as a file of its own "
+                          "(model_type \"gemma3_text\") gives the text model alone");
     if (!fam) {
         std::string names;
         for (const FamilyInfo& i : kFamilies) names += std::string(names.empty() ? "" : ", ") + i.modelType;
@@ -493,8 +548,10 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
         c.seq = optionInt(options, "seq", std::min<int64_t>(512, maxSeq), 1, maxSeq);
     }
     const bool masked = c.family == Family::Bert || c.family == Family::Roberta;
-    c.attentionBackend = masked ? "efficient" : "flash";  // flash takes no padding mask
+    // transformers' default: sdpa (flash takes no padding mask); Gemma 2's eager, as sdpa cannot soft-cap.
+    c.attentionBackend = masked ? "efficient" : c.family == Family::Gemma2 ? "math" : "flash";
     if (auto it = options.find("attention"); it != options.end()) {
+        c.attentionByDefault = false;
         if (it->second != "flash" && it->second != "efficient" && it->second != "math")
             throw ConfigError("option 'attention' must be flash, efficient or math, got '" + it->second + "'");
         c.attentionBackend = it->second;

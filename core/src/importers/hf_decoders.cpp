@@ -1,5 +1,5 @@
 // The decoder families of the Hugging Face builders (hf_models.cpp): llama, mistral, mixtral, qwen (v1), qwen2, qwen3, qwen3_moe, gemma,
-// phi3, gpt2 and gpt_neox, each body with its head (causal LM, sequence classification or none).
+// gemma2, gemma3_text, phi3, gpt2 and gpt_neox, each body with its head (causal LM, sequence classification or none).
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -12,6 +12,10 @@ namespace {
 
 using zoo::forwardConstant;
 using zoo::splitLastAxis;
+
+bool gemmaFamily(Family f) {
+    return f == Family::Gemma || f == Family::Gemma2 || f == Family::Gemma3;
+}
 
 // transformers' RMSNorm modules are Python, each step a kernel of its own, computed in fp32 whatever
 // the model's dtype: h = x.to(float32); h = h * rsqrt(h.pow(2).mean(-1, keepdim) + eps), then
@@ -31,7 +35,7 @@ int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x, 
                         {}, module);
     h = b.op1("Mul", {h, inverse}, {}, module);
     const std::map<std::string, Attribute> back{{"to", kFloat}, {"dtype_role", std::string("model")}};
-    if (c.family == Family::Gemma) {
+    if (gemmaFamily(c.family)) {
         int scale = b.op1("Add", {w, b.constantFloat(1.0)}, {}, module);
         return b.op1("Cast", {b.op1("Mul", {h, scale}, {}, module)}, back, module);
     }
@@ -51,10 +55,33 @@ int rotate(ModelBuilder& b, const Rotary& r, int x) {
     return b.op1("RotaryEmbedding", {x, r.cos, r.sin}, {{"rotary_embedding_dim", r.width}});
 }
 
+// Causal self-attention of decoder layer `layer`: Gemma's query scale and score soft-cap, and the
+// layer's sliding window (its attributes; the window's cost depends on the sequence, known only when
+// costed: ops/transformer.cpp).
+int windowedAttention(ModelBuilder& b, const Config& c, int q, int k, int v, int64_t layer) {
+    int out = attention(b, c, q, k, v, -1, true);
+    Operation& op = b.graph().ops[size_t(b.graph().values[size_t(out)].producer)];
+    if (c.queryPreAttnScalar > 0) op.attrs["scale"] = 1.0 / std::sqrt(c.queryPreAttnScalar);
+    if (c.attentionSoftcap > 0) op.attrs["softcap"] = c.attentionSoftcap;
+    if (c.slidingLayer(layer)) {
+        op.attrs["window"] = c.slidingWindow;
+        // sdpa gets the window as a mask; flash-attn's kernel (the flash option) and eager apply it themselves.
+        if (c.attentionByDefault && c.attentionBackend == "flash") op.attrs["window_as_mask"] = int64_t{1};
+    }
+    return out;
+}
+
+// Gemma 2's logits: cap * tanh(logits / cap), three kernels over [N, S, vocab].
+int softcapLogits(ModelBuilder& b, const Config& c, int logits) {
+    if (c.finalSoftcap <= 0) return logits;
+    int x = b.scale(logits, 1.0 / c.finalSoftcap);
+    return b.scale(b.op1("Tanh", {x}), c.finalSoftcap);
+}
+
 // ---- decoders with rotary embeddings and RMSNorm: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, gemma,
 // phi3 ----
 
-int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r) {
+int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r, int64_t layer) {
     auto s = b.scope("self_attn");
     const int64_t qWidth = c.heads * c.headDim, kvWidth = c.kvHeads * c.headDim;
     x = reduceGradient(b, c, x);
@@ -81,7 +108,7 @@ int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r) {
         k = rotate(b, r, toHeads(b, k, c.kvHeads, c.headDim));
     }
     v = toHeads(b, v, c.kvHeads, c.headDim);
-    int context = fromHeads(b, attention(b, c, q, k, v, -1, true), qWidth);
+    int context = fromHeads(b, windowedAttention(b, c, q, k, v, layer), qWidth);
     return reduceOutput(b, c, b.linear("o_proj", context, c.hidden, c.outputBias));
 }
 
@@ -141,14 +168,21 @@ Rotary rotaryTables(ModelBuilder& b, const Config& c, const std::string& module)
 std::pair<int, int> llamaModel(ModelBuilder& b, const Config& c, int ids) {
     int x = reduceOutput(b, c, b.embedding("embed_tokens", ids, c.vocab, c.hidden), "embed_tokens");
     const int embedWeight = b.graph().findValue(b.childPath("embed_tokens") + ".weight");
-    if (c.family == Family::Gemma) x = b.scale(x, std::sqrt(static_cast<double>(c.hidden)), "embed_tokens");
+    if (gemmaFamily(c.family)) x = b.scale(x, std::sqrt(static_cast<double>(c.hidden)), "embed_tokens");
     x = dropout(b, "embed_dropout", x, c.embeddingDropout);
     const Rotary r = rotaryTables(b, c, "rotary_emb");
+    const bool sandwich = c.family == Family::Gemma2 || c.family == Family::Gemma3;
     {
         auto layers = b.scope("layers");
         for (int64_t i = 0; i < c.layers; ++i) {
             auto layer = b.scope(std::to_string(i));
-            int y = llamaAttention(b, c, rmsNorm(b, c, "input_layernorm", x), r);
+            int y = llamaAttention(b, c, rmsNorm(b, c, "input_layernorm", x), r, i);
+            if (sandwich) {  // Gemma 2 and 3 also normalise each sub-layer's output before the residual add
+                x = b.add(x, rmsNorm(b, c, "post_attention_layernorm", y));
+                y = gatedMlp(b, c, rmsNorm(b, c, "pre_feedforward_layernorm", x));
+                x = b.add(x, rmsNorm(b, c, "post_feedforward_layernorm", y));
+                continue;
+            }
             x = b.add(x, dropout(b, "resid_attn_dropout", y, c.residualDropout));
             const int normed = rmsNorm(b, c, "post_attention_layernorm", x);
             y = c.moeLayer(i) ? sparseMoe(b, c, normed) : gatedMlp(b, c, normed);
@@ -240,6 +274,7 @@ std::pair<int, int> gptNeoXModel(ModelBuilder& b, const Config& c, int ids) {
     const int embedWeight = b.graph().findValue(b.childPath("embed_in") + ".weight");
     x = dropout(b, "emb_dropout", x, c.residualDropout);
     const Rotary r = rotaryTables(b, c, "rotary_emb");
+    const bool sandwich = c.family == Family::Gemma2 || c.family == Family::Gemma3;
     {
         auto layers = b.scope("layers");
         for (int64_t i = 0; i < c.layers; ++i) {
@@ -300,8 +335,9 @@ Graph buildDecoder(ModelBuilder& b, const Config& c) {
     // Megatron-LM's vocabulary-parallel cross-entropy (its all-reduces are of one number per token,
     // not modelled).
     if (c.head == Head::CausalLm)
-        return finishTokenLoss(b, c,
-                               vocabProjection(b, c, "lm_head", reduceGradient(b, c, hidden, "lm_head"), embedWeight));
+        return finishTokenLoss(
+            b, c,
+            softcapLogits(b, c, vocabProjection(b, c, "lm_head", reduceGradient(b, c, hidden, "lm_head"), embedWeight)));
     // Sequence classification: score every token, keep the last one's (no padding in the batch).
     int scores = b.linear("score", hidden, c.numLabels, false);
     int last = zoo::sliceAxis(b, scores, 1, -1, INT64_MAX);

@@ -230,7 +230,8 @@ OpCost zeroCost(const CostCtx&) { return {}; }
 
 double OpCost::savedBytes() const {
     double b = 0;
-    for (const SavedTensor& s : saved) b += s.bytes;
+    for (const SavedTensor& s : saved)
+        if (!s.onlyWhenNarrowed) b += s.bytes;
     return b;
 }
 

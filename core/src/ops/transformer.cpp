@@ -11,6 +11,13 @@
 // - "flash" and "efficient" (memory-efficient) kernels: tile the scores in on-chip memory, skip
 //   the tiles a causal mask hides, keep only the output and a float logsumexp per query, and
 //   recompute the scores in backward.
+// Two attributes of Gemma's attention: `softcap` (scores capped as cap * tanh(s / cap) before the
+// softmax: three more passes over the scores in eager, a few instructions inside a tiled kernel) and
+// `window` (sliding-window attention: query i sees keys i-window+1..i). A tiled kernel that takes a
+// window (flash-attn's, "flash") skips the tiles outside it; eager masks them. `window_as_mask`: the
+// window reaches PyTorch's sdpa as a boolean mask once the sequence outgrows it, so that layer runs
+// the efficient kernel over every pair (the flash kernel takes no mask).
+#include <algorithm>
 #include <cmath>
 
 #include "ops/registry.h"
@@ -143,6 +150,8 @@ void inferSdpa(InferCtx& c) {
     backendOf(op);
     const double dropout = op.attrFloat("dropout", 0.0);
     if (!(dropout >= 0 && dropout < 1)) throw ShapeError("ScaledDotProductAttention dropout must be in [0, 1)");
+    if (op.attrInt("window", 0) < 0) throw ShapeError("ScaledDotProductAttention window must not be negative");
+    if (!(op.attrFloat("softcap", 0.0) >= 0)) throw ShapeError("ScaledDotProductAttention softcap must not be negative");
     const Value& q = c.in(0);
     const Value& k = c.in(1);
     const Value& v = c.in(2);
@@ -193,6 +202,22 @@ double causalPairs(double t, double s) {
     return s * (s + 1) / 2 + (t - s) * s;
 }
 
+// Query-key pairs a causal mask with a sliding window of `w` keys keeps: query i sees keys
+// max(0, i-w+1)..min(i, s-1).
+double windowedCausalPairs(double t, double s, double w) {
+    if (w <= 0 || w >= std::max(t, s)) return causalPairs(t, s);
+    const double m = std::min(t, s);  // queries 0..m-1 see min(i+1, w) keys
+    double pairs = m <= w ? m * (m + 1) / 2 : w * (w + 1) / 2 + (m - w) * w;
+    if (t > s) {  // queries s+j (j < t-s) see min(s, w-1-j) keys while that is positive
+        const double n = t - s;
+        const double full = std::clamp(w - s, 0.0, n);  // those that still see all s keys
+        pairs += full * s;
+        const double end = std::min(n, w - 1);
+        if (end > full) pairs += (end - full) * (w - 1) - (full + end - 1) * (end - full) / 2;
+    }
+    return pairs;
+}
+
 // Per score: the scale (1) and softmax (max, subtract, exp, sum, divide: 5), plus the additive
 // mask (1) and dropout (random draw and masked scale: 2) when present.
 constexpr double kScoreFlops = 6;
@@ -200,27 +225,49 @@ constexpr double kScoreFlops = 6;
 OpCost costSdpa(const CostCtx& c) {
     OpCost cost;
     const Operation& op = c.op();
-    const Backend backend = backendOf(op);
+    Backend backend = backendOf(op);
     const bool causal = op.attrInt("causal", 0) != 0;
     const double dropout = op.attrFloat("dropout", 0.0);
+    const double softcap = op.attrFloat("softcap", 0.0);
     const auto q = c.inShape(0), k = c.inShape(1), v = c.inShape(2);
     const auto out = c.outShape(0);
     const double batch = static_cast<double>(out[0]), heads = static_cast<double>(q[1]);
     const double t = static_cast<double>(q[2]), s = static_cast<double>(k[2]);
     const double d = static_cast<double>(q[3]), dv = static_cast<double>(v[3]);
     const double fullPairs = batch * heads * t * s;
+    // A window the sequence outgrows: sdpa's mask (the efficient kernel over every pair) or a tiled
+    // kernel's own window.
+    double window = static_cast<double>(op.attrInt("window", 0));
+    if (window >= std::max(t, s)) window = 0;
+    // (PyTorch's efficient kernel has no window of its own: a mask it computes every pair of.)
+    const bool windowMask = window > 0 && (op.attrInt("window_as_mask", 0) != 0 || backend == Backend::Efficient);
+    if (windowMask) backend = Backend::Efficient;
     // The math backend computes every score and masks; the tiled kernels skip the masked tiles.
-    const double pairs = causal && backend != Backend::Math ? batch * heads * causalPairs(t, s) : fullPairs;
-    const bool masked = c.hasInput(3) || (causal && backend == Backend::Math);
-    const double perScore = kScoreFlops + (masked ? 1 : 0) + (dropout > 0 ? 2 : 0);
+    double pairs = fullPairs;
+    if (causal && backend != Backend::Math && !windowMask)
+        pairs = batch * heads * windowedCausalPairs(t, s, window);
+    const bool masked = c.hasInput(3) || windowMask || ((causal || window > 0) && backend == Backend::Math);
+    // The cap: divide, tanh, multiply.
+    const double perScore = kScoreFlops + (masked ? 1 : 0) + (dropout > 0 ? 2 : 0) + (softcap > 0 ? 3 : 0);
     cost.forwardFlops = 2 * pairs * d + 2 * pairs * dv + perScore * pairs;
     cost.bytesRead = c.allInputBytes();
     cost.bytesWritten = c.allOutputBytes();
     const double scoreBytes = fullPairs * dtypeSize(c.g.values[static_cast<size_t>(c.inputValue(0))].dtype);
     const double statsBytes = batch * heads * t * 4;  // float logsumexp per query
+    // transformers' repeat_kv copies k and v unless there is one key-value head (a stride-0 view then).
+    const bool repeatCopies = static_cast<double>(k[1]) != heads && k[1] > 1;
+    if (windowMask) {
+        cost.bytesRead += batch * t * s;  // the [N, 1, T, S] boolean mask
+        if (repeatCopies) {  // k and v repeated to every head first (below)
+            const double repeated = batch * heads * s * (d + dv) * dtypeSize(c.g.values[size_t(c.inputValue(1))].dtype);
+            cost.bytesWritten += repeated;
+            cost.bytesRead += repeated;
+        }
+    }
     if (backend == Backend::Math) {
-        // Scores and probabilities (and the dropped probabilities) go through memory.
-        const double copies = dropout > 0 ? 3 : 2;
+        // Scores and probabilities (and the dropped probabilities, and the cap's three steps) go
+        // through memory.
+        const double copies = 2 + (dropout > 0 ? 1 : 0) + (softcap > 0 ? 3 : 0);
         cost.bytesWritten += copies * scoreBytes;
         cost.bytesRead += copies * scoreBytes;
     } else {
@@ -228,8 +275,9 @@ OpCost costSdpa(const CostCtx& c) {
     }
     const bool dq = c.inNeedsGrad(0), dk = c.inNeedsGrad(1), dvGrad = c.inNeedsGrad(2);
     if (!(dq || dk || dvGrad)) return cost;
-    // dP = dO V^T, the softmax (and dropout) backward, then dQ = dS K, dK = dS^T Q, dV = P^T dO.
-    cost.backwardFlops = 2 * pairs * dv + (4 + (dropout > 0 ? 1 : 0)) * pairs;
+    // dP = dO V^T, the softmax (and dropout) backward, then dQ = dS K, dK = dS^T Q, dV = P^T dO; the
+    // cap's backward (1 - tanh^2) and its two scalings.
+    cost.backwardFlops = 2 * pairs * dv + (4 + (dropout > 0 ? 1 : 0) + (softcap > 0 ? 5 : 0)) * pairs;
     if (dq) cost.backwardFlops += 2 * pairs * d;
     if (dk) cost.backwardFlops += 2 * pairs * d;
     if (dvGrad) cost.backwardFlops += 2 * pairs * dv;
@@ -241,10 +289,14 @@ OpCost costSdpa(const CostCtx& c) {
             saveInput(c, cost, 1);
             saveInput(c, cost, 2);
         } else {  // grouped-query: key and value are repeated to every query head before the products
-            cost.saved.push_back({-1, batch * heads * s * d * elem});
-            cost.saved.push_back({-1, batch * heads * s * dv * elem});
+            cost.saved.push_back({-1, batch * heads * s * d * elem, true});
+            cost.saved.push_back({-1, batch * heads * s * dv * elem, true});
         }
-        cost.saved.push_back({-1, scoreBytes});  // the probabilities
+        // The probabilities: transformers' eager computes the softmax in fp32 (kept for its backward)
+        // and casts it back to the model's dtype for the product with v, which keeps that copy too.
+        cost.saved.push_back({-1, scoreBytes});
+        cost.saved.push_back({-1, scoreBytes, false, true});
+        if (softcap > 0) cost.saved.push_back({-1, scoreBytes, true});  // tanh's output, for its gradient
         if (dropout > 0) {
             cost.saved.push_back({-1, fullPairs});       // bool mask
             cost.saved.push_back({-1, scoreBytes});      // dropped probabilities
@@ -252,7 +304,16 @@ OpCost costSdpa(const CostCtx& c) {
     } else {
         // Recompute the scores and probabilities from the saved logsumexp: QK^T, scale, exp.
         cost.backwardFlops += 2 * pairs * d + 2 * pairs;
-        for (size_t i = 0; i < 3; ++i) saveInput(c, cost, i);
+        saveInput(c, cost, 0);
+        if (windowMask && repeatCopies) {
+            // With a mask transformers repeats k and v to every query head (sdpa's grouped-query path
+            // takes no mask), and the kernel keeps the copies.
+            cost.saved.push_back({-1, batch * heads * s * d * elem, true});
+            cost.saved.push_back({-1, batch * heads * s * dv * elem, true});
+        } else {
+            saveInput(c, cost, 1);
+            saveInput(c, cost, 2);
+        }
         saveOutput(c, cost, 0);
         cost.saved.push_back({-1, statsBytes});
     }

@@ -299,6 +299,10 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
             a.attentionBackend = backend == "flash"       ? AttentionBackend::Flash
                                  : backend == "efficient" ? AttentionBackend::Efficient
                                                           : AttentionBackend::Math;
+            // A sliding window that sdpa gets as a mask runs the efficient kernel (ops/transformer.cpp).
+            const int64_t window = op.attrInt("window", 0);
+            if (window > 0 && window < seq && op.attrInt("window_as_mask", 0) != 0)
+                a.attentionBackend = AttentionBackend::Efficient;
         }
         if (a.kind == OpKind::Recurrent && !op.inputs.empty() && op.inputs[0] >= 0) {
             const std::vector<int64_t> x = evalShape(g.values[op.inputs[0]].shape, 1, seq);
@@ -427,9 +431,11 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                         if (input && size != e[st.value]) key = -1 - int(s) - extraKey;
                     } else {
                         key = -1 - int(s) - extraKey;
-                        if (st.inOutputDtype && !op.outputs.empty() && op.outputs[0] >= 0) {
+                        if ((st.inOutputDtype || st.onlyWhenNarrowed) && !op.outputs.empty() && op.outputs[0] >= 0) {
                             size = e[op.outputs[0]];
-                            bytes = st.bytes * size / dtypeSize(g.values[op.outputs[0]].dtype);
+                            const int graphSize = dtypeSize(g.values[op.outputs[0]].dtype);
+                            if (st.onlyWhenNarrowed && size >= graphSize) continue;
+                            bytes = st.bytes * size / graphSize;
                         }
                     }
                     y[5][k] += bytes;

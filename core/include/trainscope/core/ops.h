@@ -27,6 +27,10 @@ struct SavedTensor {
     // An extra buffer in the operator's output dtype (the size above is at the graph's dtype): it
     // narrows with the output where a precision narrows it. Otherwise an extra buffer keeps its size.
     bool inOutputDtype = false;
+    // A copy that exists only where a precision narrows the output below the graph's dtype (transformers'
+    // eager attention: the probabilities, computed in fp32, cast back to the model's dtype for the
+    // product with v). Not part of the graph-dtype totals (savedBytes, the cost report).
+    bool onlyWhenNarrowed = false;
 };
 
 struct OpCost {
