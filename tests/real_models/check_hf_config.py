@@ -77,17 +77,40 @@ def small_configs(family):
                                               layer_types=["full_attention", "sliding_attention", "full_attention"])),
                         lm))
         return out
-    if family in ("mixtral", "qwen3_moe"):
+    if family == "deepseek_v3":
+        # multi-head latent attention (q through a rank-24 bottleneck or one q_proj; a rank-32 key-value latent;
+        # heads of 16 + 8 rotated features, values of 12), a dense first layer, sigmoid-scored experts with a
+        # shared one
+        base = dict(SMALL, num_key_value_heads=4, pad_token_id=0, n_routed_experts=4, num_experts_per_tok=2,
+                    moe_intermediate_size=48,
+                    n_shared_experts=1, first_k_dense_replace=1, kv_lora_rank=32, q_lora_rank=24, qk_nope_head_dim=16,
+                    qk_rope_head_dim=8, v_head_dim=12, n_group=2, topk_group=1)
+        cls = T.DeepseekV3Config
+        return [("mla", cls(**base), "DeepseekV3ForCausalLM"),
+                ("q-proj", cls(**dict(base, q_lora_rank=None, n_shared_experts=2, first_k_dense_replace=0)),
+                 "DeepseekV3ForCausalLM"),
+                ("seqcls", cls(**dict(base, num_labels=3)), "DeepseekV3ForSequenceClassification"),
+                ("base", cls(**base), "DeepseekV3Model")]
+    if family in ("mixtral", "qwen2_moe", "qwen3_moe"):
         base = dict(SMALL, num_key_value_heads=2, pad_token_id=0, num_experts_per_tok=2)
         if family == "mixtral":
             cls, prefix = T.MixtralConfig, "Mixtral"
             base["num_local_experts"] = 4
+        elif family == "qwen2_moe":  # and a shared expert of 96 with its sigmoid gate
+            cls, prefix = T.Qwen2MoeConfig, "Qwen2Moe"
+            base.update(num_experts=4, moe_intermediate_size=48, shared_expert_intermediate_size=96)
         else:
             cls, prefix = T.Qwen3MoeConfig, "Qwen3Moe"
             base.update(num_experts=4, moe_intermediate_size=48)
         out = [("moe", cls(**base), prefix + "ForCausalLM"),
                ("seqcls", cls(**dict(base, num_labels=3)), prefix + "ForSequenceClassification"),
                ("base", cls(**dict(base, num_experts_per_tok=3, tie_word_embeddings=True)), prefix + "Model")]
+        if family == "qwen2_moe":  # a dense MLP off the sparse step and in mlp_only_layers; no q, k, v biases
+            out.append(("dense-layers", cls(**dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, num_experts=4,
+                                                   num_experts_per_tok=2, moe_intermediate_size=48,
+                                                   shared_expert_intermediate_size=32, qkv_bias=False,
+                                                   norm_topk_prob=True, decoder_sparse_step=2, mlp_only_layers=[3])),
+                        "Qwen2MoeForCausalLM"))
         if family == "qwen3_moe":  # dense MLPs in layer 0 (mlp_only_layers) and off the sparse step
             out.append(("dense-layers", cls(**dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, num_experts=4,
                                                    num_experts_per_tok=2, moe_intermediate_size=48, head_dim=24,
@@ -176,8 +199,10 @@ def trainscope_matmul_flops(report, config):
         if layer["op"] in ("MatMul", "Gemm", "Conv"):
             total += layer["forward_flops"]
         elif layer["op"] == "ScaledDotProductAttention":  # q k^T and p v, every score (math backend)
-            n, h, t, d = layer["output_shape"]
-            total += 4 * n * h * t * t * d
+            n, h, t, dv = layer["output_shape"]
+            # DeepSeek-V3's query and key heads are wider than its value heads.
+            dq = (config.qk_nope_head_dim + config.qk_rope_head_dim) if hasattr(config, "qk_nope_head_dim") else dv
+            total += 2 * n * h * t * t * (dq + dv)
         elif layer["op"] == "MixtureOfExperts":  # per route: gate-up (H x 2I) and down (I x H) products
             n, t, h = layer["output_shape"]
             inner = getattr(config, "moe_intermediate_size", None) or config.intermediate_size

@@ -54,6 +54,17 @@ CASES = [
     ("qwen3_moe", T.Qwen3MoeConfig(**SMALL, num_key_value_heads=2, head_dim=16, num_experts=4, num_experts_per_tok=2,
                                    moe_intermediate_size=48, norm_topk_prob=True), "Qwen3MoeForCausalLM", "sdpa",
      "flash", "fp32"),
+    ("qwen2_moe", T.Qwen2MoeConfig(**SMALL, num_key_value_heads=2, num_experts=4, num_experts_per_tok=2,
+                                   moe_intermediate_size=48, shared_expert_intermediate_size=96),
+     "Qwen2MoeForCausalLM", "sdpa", "flash", "fp32"),
+    # DeepSeek-V3's latent attention with value heads as wide as the query heads (8 + 8 rotated and 16), so that the
+    # CPU runs sdpa's fused kernel (it takes no narrower value heads, and neither does CUDA's flash: the efficient
+    # kernel runs DeepSeek-V3's there); sigmoid-scored experts, a shared one, a dense first layer.
+    ("deepseek_v3", T.DeepseekV3Config(**SMALL, num_key_value_heads=4, n_routed_experts=4, num_experts_per_tok=2,
+                                       moe_intermediate_size=48, n_shared_experts=1, first_k_dense_replace=1,
+                                       kv_lora_rank=32, q_lora_rank=24, qk_nope_head_dim=8, qk_rope_head_dim=8,
+                                       v_head_dim=16, n_group=2, topk_group=1), "DeepseekV3ForCausalLM", "sdpa", None,
+     "fp32"),
     ("gemma", T.GemmaConfig(**SMALL, num_key_value_heads=1, head_dim=16), "GemmaForCausalLM", "sdpa", "flash",
      "fp32"),
     ("phi3", T.Phi3Config(**SMALL, num_key_value_heads=2, pad_token_id=0), "Phi3ForCausalLM", "sdpa", "flash", "fp32"),

@@ -94,6 +94,11 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
         // Gemma 2 (four RMSNorms a layer) and Gemma 3's text model (and q_norm, k_norm), tied embeddings.
         {"gemma-2-9b.json", 9'241'705'984},     {"gemma-2-27b.json", 27'227'128'320},
         {"gemma-3-1b.json", 999'885'952},
+        // Qwen2-MoE: 60 experts of 1408 and a shared expert of 5632 in each of 24 layers, q, k, v biases.
+        {"qwen1.5-moe-a2.7b.json", 14'315'784'192},
+        // DeepSeek-V3 as transformers builds DeepseekV3ForCausalLM (its multi-token-prediction layer is not part
+        // of it): the 671 billion DeepSeek publishes.
+        {"deepseek-v3.json", 671'026'404'352},
     };
     for (const auto& [file, params] : expected) {
         ts::Graph g = ts::loadModel(kConfigs + file);
@@ -398,7 +403,7 @@ TEST(HfConfig, BadConfigsGiveOneLineNamingTheProblem) {
         {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2,
             "num_attention_heads": 4, "intermediate_size": 176, "tie_word_embeddings": "yes"})",
          "\"tie_word_embeddings\" must be true or false"},
-        {R"({"model_type": "qwen2_moe", "num_experts": 60})", "mixture-of-experts"},
+        {R"({"model_type": "olmoe", "num_experts": 64})", "mixture-of-experts families, mixtral, qwen2_moe"},
         {R"({"model_type": "gemma3", "text_config": {"model_type": "gemma3_text"}})", "image-text model"},
         {kSmallGemma2.substr(0, kSmallGemma2.size() - 1) + R"(, "layer_types": ["full_attention"]})",
          "\"layer_types\" must list one type per layer (2)"},
@@ -496,6 +501,89 @@ TEST(HfConfig, Qwen3MoeLayersFollowTheSparseStep) {
 // optimizer state but do the same work per token. In a bf16 model at a batch whose products outweigh
 // the experts' weights (32 x 1024 tokens), the forward and backward passes slow only by the extra
 // weights' reads and gradient writes, while the optimizer's step and the memory grow with the experts.
+// Qwen2-MoE's sparse block as its modeling code runs: the router and the routed experts, then a shared expert
+// (a SwiGLU MLP every token takes) scaled by sigmoid(shared_expert_gate(x)) and added. By hand: the shared
+// expert's weights (3 x 64 x 96) and gate (64) per layer, its FLOPs (2 x tokens x 3 x 64 x 96 forward).
+TEST(HfConfig, Qwen2MoeAddsAGatedSharedExpert) {
+    const std::string config = R"({"architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe",
+      "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "num_key_value_heads": 2, "intermediate_size": 176, "moe_intermediate_size": 48,
+      "shared_expert_intermediate_size": 96, "num_experts": 4, "num_experts_per_tok": 2})";
+    const ts::Graph g = load(config);
+    for (const char* path : {"model.layers.0.mlp.gate", "model.layers.0.mlp.experts", "model.layers.0.mlp.shared_expert.gate_proj",
+                             "model.layers.0.mlp.shared_expert.down_proj", "model.layers.1.mlp.shared_expert_gate"})
+        EXPECT_TRUE(hasModule(g, path)) << path;
+    const int64_t H = 64, V = 1000, E = 4, I = 48, shared = 96, d = 16;
+    const int64_t attention = H * 4 * d + 4 * d + 2 * (H * 2 * d + 2 * d) + 4 * d * H;  // q, k, v with biases; o
+    const int64_t layer = attention + 2 * H + H * E + 3 * E * H * I + 3 * H * shared + H;
+    EXPECT_EQ(g.parameterCount(), 2 * V * H + 2 * layer + H);
+    const ts::ModelCosts c = ts::computeCosts(g, 2, 16);
+    const double tokens = 32;
+    double sharedFlops = 0;
+    for (const ts::LayerCost& l : c.layers)
+        if (g.ops[size_t(l.op)].modulePath.rfind("model.layers.0.mlp.shared_expert.", 0) == 0 &&
+            g.ops[size_t(l.op)].type == "MatMul")
+            sharedFlops += l.cost.forwardFlops;
+    EXPECT_DOUBLE_EQ(sharedFlops, 2 * tokens * 3 * H * shared);
+    bool sigmoid = false;
+    for (const ts::Operation& op : g.ops) sigmoid |= op.type == "Sigmoid" && op.modulePath == "model.layers.0.mlp.shared_expert_gate";
+    EXPECT_TRUE(sigmoid);
+    // Tensor parallelism divides the shared expert's width too, and refuses a degree that does not divide it.
+    EXPECT_NE(errorOf(config, {{"tensor_parallel", "32"}}).find("attention heads"), std::string::npos);
+    std::string odd = config;
+    const std::string width = "\"shared_expert_intermediate_size\": 96";
+    odd.replace(odd.find(width), width.size(), "\"shared_expert_intermediate_size\": 97");
+    EXPECT_NE(errorOf(odd, {{"tensor_parallel", "2"}}).find("features of the shared expert"), std::string::npos);
+    const ts::Graph shard = load(config, {{"tensor_parallel", "2"}});
+    const int w = shard.findValue("model.layers.0.mlp.shared_expert.gate_proj.weight");
+    ASSERT_GE(w, 0);
+    EXPECT_EQ(ts::numel(shard.values[size_t(w)].shape).constant(), H * shared / 2);
+}
+
+// DeepSeek-V3 as DeepseekV3Attention and DeepseekV3MoE run: the query through q_a_proj, q_a_layernorm and
+// q_b_proj, keys and values from the 512-feature latent (kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj), heads
+// of 128 + 64 rotated features for q and k and 128 for v, on the efficient kernel (PyTorch's flash kernel takes
+// no narrower value heads); the first three layers dense, the rest 256 sigmoid-scored experts (8 a token) and
+// one shared expert of 2048.
+TEST(HfConfig, DeepseekV3LatentAttentionAndSharedExperts) {
+    const ts::Graph g = ts::loadModel(kConfigs + "deepseek-v3.json?seq=64");
+    for (const char* path : {"model.layers.0.self_attn.q_a_proj", "model.layers.0.self_attn.q_a_layernorm",
+                             "model.layers.0.self_attn.q_b_proj", "model.layers.0.self_attn.kv_a_proj_with_mqa",
+                             "model.layers.0.self_attn.kv_a_layernorm", "model.layers.0.self_attn.kv_b_proj",
+                             "model.layers.2.mlp.down_proj", "model.layers.3.mlp.experts",
+                             "model.layers.3.mlp.shared_experts.down_proj", "model.layers.60.mlp.gate"})
+        EXPECT_TRUE(hasModule(g, path)) << path;
+    EXPECT_FALSE(hasModule(g, "model.layers.3.mlp.down_proj"));
+    const auto elements = [&](const std::string& name) {
+        const int v = g.findValue(name);
+        return v < 0 ? int64_t{-1} : ts::numel(g.values[size_t(v)].shape).constant();
+    };
+    EXPECT_EQ(elements("model.layers.0.self_attn.kv_a_proj_with_mqa.weight"), 7168 * (512 + 64));
+    EXPECT_EQ(elements("model.layers.0.self_attn.kv_b_proj.weight"), 512 * 128 * (128 + 128));
+    EXPECT_EQ(elements("model.layers.0.self_attn.q_b_proj.weight"), 1536 * 128 * 192);
+    EXPECT_EQ(elements("model.layers.3.mlp.shared_experts.gate_proj.weight"), 7168 * 2048);
+    int routers = 0;
+    for (const ts::Operation& op : g.ops) routers += op.type == "Sigmoid" && op.modulePath == "model.layers.3.mlp.gate";
+    EXPECT_EQ(routers, 1);
+    // One layer's attention at batch 1 and 64 tokens: the causal pairs, q k^T over 192 features and p v over 128.
+    const ts::ModelCosts c = ts::computeCosts(g, 1, 64);
+    const ts::LayerCost& a = layerOf(g, c, "ScaledDotProductAttention");
+    EXPECT_EQ(g.ops[size_t(a.op)].attrString("backend", ""), "efficient");
+    const double pairs = 128.0 * 64 * 65 / 2;
+    EXPECT_DOUBLE_EQ(a.cost.forwardFlops, 2 * pairs * 192 + 2 * pairs * 128 + 6 * pairs);
+    EXPECT_EQ(a.outputShape, (std::vector<int64_t>{1, 128, 64, 128}));
+    EXPECT_NE(errorOf(R"({"model_type": "deepseek_v3", "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 1,
+        "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128, "qk_rope_head_dim": 7})")
+                  .find("\"qk_rope_head_dim\" must be even"),
+              std::string::npos);
+    try {
+        ts::loadModel(kConfigs + "deepseek-v3.json?tensor_parallel=8");
+        ADD_FAILURE() << "tensor parallelism of the latent attention accepted";
+    } catch (const ts::ModelError& e) {
+        EXPECT_NE(std::string(e.what()).find("latent attention is not modelled"), std::string::npos) << e.what();
+    }
+}
+
 TEST(HfConfig, MoreExpertsAddWeightsNotWorkPerToken) {
     const std::string sized = R"({"model_type": "mixtral", "vocab_size": 32000, "hidden_size": 1024,
         "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 4, "intermediate_size": 2816,

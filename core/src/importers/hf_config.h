@@ -24,7 +24,8 @@ struct ConfigError : std::runtime_error {
 // Qwen is Qwen (v1)'s remote code (QWenLMHeadModel, model_type "qwen"), not part of transformers.
 // Gemma3 is the text model (model_type "gemma3_text"); the image-text "gemma3" is refused.
 enum class Family {
-    Llama, Mistral, Mixtral, Qwen, Qwen2, Qwen3, Qwen3Moe, Gemma, Gemma2, Gemma3, Phi3, Gpt2, GptNeoX, Bert, Roberta, Vit
+    Llama, Mistral, Mixtral, Qwen, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, DeepseekV3, Gemma, Gemma2, Gemma3, Phi3, Gpt2,
+    GptNeoX, Bert, Roberta, Vit
 };
 enum class Head { CausalLm, MaskedLm, SequenceClassification, ImageClassification, Base };
 
@@ -45,13 +46,22 @@ struct Config {
     // attention (each query sees the `slidingWindow` keys up to itself) in the layers `slidingLayers`
     // marks. Mistral's `sliding_window` applies to every layer.
     double queryPreAttnScalar = 0, attentionSoftcap = 0, finalSoftcap = 0;
+    // DeepSeek-V3's multi-head latent attention: queries through a rank-`qLoraRank` bottleneck (0: one
+    // q_proj), keys and values from a rank-`kvLoraRank` latent; each query and key head is `qkNopeDim`
+    // features without position and `qkRopeDim` rotated ones (one rotated key shared by every head),
+    // each value head `vHeadDim`.
+    int64_t qLoraRank = 0, kvLoraRank = 0, qkNopeDim = 0, qkRopeDim = 0, vHeadDim = 0;
     int64_t slidingWindow = 0;
     std::vector<bool> slidingLayers;
     bool slidingLayer(int64_t layer) const;
-    // Sparse mixture-of-experts MLPs (mixtral, qwen3_moe): `experts` gated MLPs of width `expertInner`,
-    // `topK` of them per token, the top-k probabilities renormalised or not. Qwen3-MoE keeps a dense
-    // MLP (`intermediate`) in the layers of `mlpOnlyLayers` and those off its `sparseStep`.
-    int64_t experts = 0, topK = 0, expertInner = 0, sparseStep = 1;
+    // Sparse mixture-of-experts MLPs (mixtral, qwen2_moe, qwen3_moe): `experts` gated MLPs of width
+    // `expertInner`, `topK` of them per token, the top-k probabilities renormalised or not. Qwen2-MoE and
+    // Qwen3-MoE keep a dense MLP (`intermediate`) in the layers of `mlpOnlyLayers` and those off their
+    // `sparseStep`; Qwen2-MoE adds to every sparse block a shared expert (a gated MLP of width
+    // `sharedExpertInner` that every token takes, scaled by a sigmoid gate of its own).
+    // DeepSeek-V3's shared experts are one ungated MLP of n_shared_experts x moe_intermediate_size, and its
+    // first `firstDenseLayers` layers are dense.
+    int64_t experts = 0, topK = 0, expertInner = 0, sparseStep = 1, sharedExpertInner = 0, firstDenseLayers = 0;
     bool normTopK = true;
     std::vector<int64_t> mlpOnlyLayers;
     bool moeLayer(int64_t layer) const;

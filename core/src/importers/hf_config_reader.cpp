@@ -34,8 +34,9 @@ struct FamilyInfo {
 const FamilyInfo kFamilies[] = {
     {"llama", Family::Llama, "Llama"},       {"mistral", Family::Mistral, "Mistral"},
     {"mixtral", Family::Mixtral, "Mixtral"}, {"qwen", Family::Qwen, "QWen"},
-    {"qwen2", Family::Qwen2, "Qwen2"},
+    {"qwen2", Family::Qwen2, "Qwen2"},       {"qwen2_moe", Family::Qwen2Moe, "Qwen2Moe"},
     {"qwen3", Family::Qwen3, "Qwen3"},       {"qwen3_moe", Family::Qwen3Moe, "Qwen3Moe"},
+    {"deepseek_v3", Family::DeepseekV3, "DeepseekV3"},
     {"gemma", Family::Gemma, "Gemma"},       {"gemma2", Family::Gemma2, "Gemma2"},
     {"gemma3_text", Family::Gemma3, "Gemma3"},
     {"phi3", Family::Phi3, "Phi3"},          {"gpt2", Family::Gpt2, "GPT2"},
@@ -229,13 +230,53 @@ int64_t optionInt(const std::map<std::string, std::string>& options, const std::
 
 // The experts of mixtral (every layer, renormalised top-k) and qwen3_moe (the layers its sparse step
 // and mlp_only_layers leave, renormalised when norm_topk_prob).
+// DeepSeek-V3's MoE (DeepseekV3MoE): n_routed_experts routed experts, num_experts_per_tok a token
+// (sigmoid scores, chosen within the best topk_group of n_group groups: which experts, not how much
+// work, so not read), n_shared_experts folded into one shared MLP, dense layers before
+// first_k_dense_replace. Defaults are DeepseekV3Config's (DeepSeek-V3's own sizes).
+void readDeepseekExperts(Config& c, const Reader& r) {
+    c.experts = r.integer("n_routed_experts", 1, kMaxExperts, 256);
+    c.topK = r.integer("num_experts_per_tok", 1, c.experts, 8);
+    c.expertInner = r.integer("moe_intermediate_size", 1, kMaxIntermediate, 2048);
+    const int64_t shared = r.integer("n_shared_experts", 0, kMaxExperts, 1);
+    if (shared * c.expertInner > kMaxIntermediate)
+        throw ConfigError("\"n_shared_experts\" x \"moe_intermediate_size\" is beyond " + std::to_string(kMaxIntermediate));
+    c.sharedExpertInner = shared * c.expertInner;
+    c.normTopK = r.boolean("norm_topk_prob", true);
+    c.firstDenseLayers = r.integer("first_k_dense_replace", 0, kMaxLayers, 3);
+    if (c.activation != "Silu" && c.activation != "Gelu" && c.activation != "GeluTanh" && c.activation != "Relu")
+        throw ConfigError("\"hidden_act\" of the experts must be silu, gelu, gelu_pytorch_tanh or relu");
+}
+
+// DeepSeek-V3's multi-head latent attention sizes (DeepseekV3Attention).
+void readLatentAttention(Config& c, const Reader& r) {
+    // null: one q_proj (DeepSeek-V2-Lite's form); absent: the config class's 1536.
+    const bool oneQProj = r.doc().contains("q_lora_rank") && r.doc().at("q_lora_rank").is_null();
+    c.qLoraRank = oneQProj ? 0 : r.integer("q_lora_rank", 1, kMaxHidden, 1536);
+    c.kvLoraRank = r.integer("kv_lora_rank", 1, kMaxHidden, 512);
+    c.qkNopeDim = r.integer("qk_nope_head_dim", 0, kMaxHidden, 128);
+    c.qkRopeDim = r.integer("qk_rope_head_dim", 0, kMaxHidden, 64);
+    c.vHeadDim = r.integer("v_head_dim", 1, kMaxHidden, 128);
+    if (c.qkNopeDim == 0 || c.qkRopeDim == 0)
+        throw ConfigError("\"qk_nope_head_dim\" and \"qk_rope_head_dim\" must both be positive (DeepSeek-V3's "
+                          "heads have features with and without position)");
+    if (c.qkRopeDim % 2 != 0) throw ConfigError("\"qk_rope_head_dim\" must be even (rotary pairs)");
+    c.headDim = c.qkNopeDim + c.qkRopeDim;
+    c.kvHeads = c.heads;  // the latent is expanded to every head
+    c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
+}
+
 void readExperts(Config& c, const Reader& r) {
-    const bool mixtral = c.family == Family::Mixtral;
+    if (c.family == Family::DeepseekV3) return readDeepseekExperts(c, r);
+    const bool mixtral = c.family == Family::Mixtral, qwen2 = c.family == Family::Qwen2Moe;
     // transformers 5 writes num_local_experts for both (num_experts is its alias); Qwen's configs say num_experts.
+    // The defaults are the config classes': Mixtral 8x7B's, Qwen1.5-MoE-A2.7B's and Qwen3-30B-A3B's.
     const char* expertsKey = r.has("num_local_experts") ? "num_local_experts" : "num_experts";
-    c.experts = r.integer(expertsKey, 1, kMaxExperts, mixtral ? 8 : 128);
-    c.topK = r.integer("num_experts_per_tok", 1, c.experts, mixtral ? 2 : 8);
-    c.expertInner = mixtral ? c.intermediate : r.integer("moe_intermediate_size", 1, kMaxIntermediate, 768);
+    c.experts = r.integer(expertsKey, 1, kMaxExperts, mixtral ? 8 : qwen2 ? 60 : 128);
+    c.topK = r.integer("num_experts_per_tok", 1, c.experts, mixtral ? 2 : qwen2 ? 4 : 8);
+    c.expertInner =
+        mixtral ? c.intermediate : r.integer("moe_intermediate_size", 1, kMaxIntermediate, qwen2 ? 1408 : 768);
+    if (qwen2) c.sharedExpertInner = r.integer("shared_expert_intermediate_size", 1, kMaxIntermediate, 5632);
     if (c.activation != "Silu" && c.activation != "Gelu" && c.activation != "GeluTanh" && c.activation != "Relu")
         throw ConfigError("\"hidden_act\" of the experts must be silu, gelu, gelu_pytorch_tanh or relu");
     if (mixtral) return;
@@ -378,13 +419,17 @@ void readDecoder(Config& c, const Reader& r) {
         c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
     }
     c.qkNorm = c.family == Family::Qwen3 || c.family == Family::Qwen3Moe || c.family == Family::Gemma3;
+    if (c.family == Family::Qwen2Moe) c.qkvBias = r.boolean("qkv_bias", true);  // o_proj has none
     if (gemma2or3(c.family)) readGemma2or3(c, r);
     if (c.family == Family::Mistral) {  // every layer windowed when sliding_window is set (Mistral 7B v0.1)
         c.slidingWindow = r.integer("sliding_window", 1, kMaxPositions, 0);
         if (c.slidingWindow > 0) c.slidingLayers.assign(static_cast<size_t>(c.layers), true);
     }
     if (c.family == Family::Qwen3Moe) c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
-    if (c.family == Family::Mixtral || c.family == Family::Qwen3Moe) readExperts(c, r);
+    if (c.family == Family::Mixtral || c.family == Family::Qwen2Moe || c.family == Family::Qwen3Moe ||
+        c.family == Family::DeepseekV3)
+        readExperts(c, r);
+    if (c.family == Family::DeepseekV3) readLatentAttention(c, r);
     if (c.family == Family::Llama) c.mlpBias = r.boolean("mlp_bias", false);
     if (c.family == Family::Phi3) {
         c.rotaryFraction = r.ropeNumber("partial_rotary_factor", nullptr, 1.0);
@@ -434,7 +479,7 @@ bool Config::slidingLayer(int64_t layer) const {
 }
 
 bool Config::moeLayer(int64_t layer) const {
-    if (experts == 0) return false;
+    if (experts == 0 || layer < firstDenseLayers) return false;
     if (std::find(mlpOnlyLayers.begin(), mlpOnlyLayers.end(), layer) != mlpOnlyLayers.end()) return false;
     return (layer + 1) % sparseStep == 0;
 }
@@ -457,9 +502,11 @@ void readTensorParallel(Config& c, const std::map<std::string, std::string>& opt
                           "tensor_parallel above 1");
     if (t == 1) return;
     const std::string option = "option 'tensor_parallel=" + std::to_string(t) + "'";
+    if (c.family == Family::DeepseekV3)
+        throw ConfigError(option + ": tensor parallelism of DeepSeek-V3's latent attention is not modelled");
     if (!isDecoder(c.family))
         throw ConfigError(option + " applies to the decoder families (llama, mistral, mixtral, qwen, qwen2, qwen3, "
-                                   "qwen3_moe, gemma, gemma2, gemma3_text, phi3, gpt2, gpt_neox), not model_type \"" +
+                                   "qwen2_moe, qwen3_moe, gemma, gemma2, gemma3_text, phi3, gpt2, gpt_neox), not model_type \"" +
                           c.modelType + "\"");
     auto divides = [&](int64_t n, const std::string& what) {
         if (n % t != 0)
@@ -472,6 +519,7 @@ void readTensorParallel(Config& c, const std::map<std::string, std::string>& opt
     for (int64_t i = 0; i < c.layers && !dense; ++i) dense = !c.moeLayer(i);
     if (dense) divides(c.intermediate, "MLP features (the intermediate size)");
     if (c.experts > 0) divides(c.expertInner, "features of each expert");
+    if (c.sharedExpertInner > 0) divides(c.sharedExpertInner, "features of the shared expert");
 }
 
 Config readConfig(const std::string& text, const std::map<std::string, std::string>& options) {
@@ -500,8 +548,8 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
     if (!fam) {
         std::string names;
         for (const FamilyInfo& i : kFamilies) names += std::string(names.empty() ? "" : ", ") + i.modelType;
-        std::string extra = r.has("num_local_experts") || r.has("num_experts")
-                                ? " (of the mixture-of-experts families, mixtral and qwen3_moe are)"
+        std::string extra = r.has("num_local_experts") || r.has("num_experts") || r.has("n_routed_experts")
+                                ? " (of the mixture-of-experts families, mixtral, qwen2_moe, qwen3_moe and deepseek_v3 are)"
                                 : "";
         throw ConfigError("model_type \"" + c.modelType + "\" is not supported" + extra + " (supported: " + names + ")");
     }
@@ -549,7 +597,11 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
     }
     const bool masked = c.family == Family::Bert || c.family == Family::Roberta;
     // transformers' default: sdpa (flash takes no padding mask); Gemma 2's eager, as sdpa cannot soft-cap.
-    c.attentionBackend = masked ? "efficient" : c.family == Family::Gemma2 ? "math" : "flash";
+    // DeepSeek-V3's value heads are narrower than its query and key heads, which PyTorch's flash kernel
+    // does not take: sdpa runs the efficient one.
+    c.attentionBackend = masked || c.family == Family::DeepseekV3 ? "efficient"
+                         : c.family == Family::Gemma2           ? "math"
+                                                                : "flash";
     if (auto it = options.find("attention"); it != options.end()) {
         c.attentionByDefault = false;
         if (it->second != "flash" && it->second != "efficient" && it->second != "math")

@@ -71,6 +71,38 @@ int windowedAttention(ModelBuilder& b, const Config& c, int q, int k, int v, int
     return out;
 }
 
+// DeepSeek-V3's multi-head latent attention (DeepseekV3Attention, rope_interleave's permutation aside):
+// q from the rank-q_lora_rank bottleneck (q_a_proj, q_a_layernorm, q_b_proj), keys and values from the
+// kv_lora_rank latent of kv_a_proj_with_mqa (its last qk_rope_head_dim features the one rotated key
+// every head shares), expanded by kv_b_proj; the rotated and position-free parts concatenated.
+int latentAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r, int64_t layer) {
+    auto s = b.scope("self_attn");
+    const int64_t qk = c.qkNopeDim + c.qkRopeDim;
+    auto split2 = [&](int t, int64_t first, int64_t second) {
+        int sizes = b.constantInts({first, second}, {Dim(2)});
+        return b.op("Split", {t, sizes}, {{"axis", int64_t{-1}}}, 2);
+    };
+    int q = c.qLoraRank > 0
+                ? b.linear("q_b_proj",
+                           rmsNorm(b, c, "q_a_layernorm", b.linear("q_a_proj", x, c.qLoraRank, c.qkvBias), c.qLoraRank),
+                           c.heads * qk, false)
+                : b.linear("q_proj", x, c.heads * qk, false);
+    std::vector<int> qParts = split2(toHeads(b, q, c.heads, qk), c.qkNopeDim, c.qkRopeDim);
+    std::vector<int> kv = split2(b.linear("kv_a_proj_with_mqa", x, c.kvLoraRank + c.qkRopeDim, c.qkvBias),
+                                 c.kvLoraRank, c.qkRopeDim);
+    const int latent = rmsNorm(b, c, "kv_a_layernorm", kv[0], c.kvLoraRank);
+    const int kRot = rotate(b, r, toHeads(b, kv[1], 1, c.qkRopeDim));
+    const int query = b.concat({qParts[0], rotate(b, r, qParts[1])}, -1);
+    std::vector<int> kvHeads =
+        split2(toHeads(b, b.linear("kv_b_proj", latent, c.heads * (c.qkNopeDim + c.vHeadDim), false), c.heads,
+                       c.qkNopeDim + c.vHeadDim),
+               c.qkNopeDim, c.vHeadDim);
+    const int kRotAll = b.op1("Expand", {kRot, shapeConstant(b, {1, c.heads, 1, 1})});
+    const int key = b.concat({kvHeads[0], kRotAll}, -1);
+    const int context = fromHeads(b, windowedAttention(b, c, query, key, kvHeads[1], layer), c.heads * c.vHeadDim);
+    return b.linear("o_proj", context, c.hidden, c.outputBias);
+}
+
 // Gemma 2's logits: cap * tanh(logits / cap), three kernels over [N, S, vocab].
 int softcapLogits(ModelBuilder& b, const Config& c, int logits) {
     if (c.finalSoftcap <= 0) return logits;
@@ -112,6 +144,15 @@ int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r, int
     return reduceOutput(b, c, b.linear("o_proj", context, c.hidden, c.outputBias));
 }
 
+// The SwiGLU MLP down_proj(act(gate_proj(x)) * up_proj(x)) of `width` features in `module`, its partial
+// sums under tensor parallelism left to the caller to reduce.
+int gatedMlpPartial(ModelBuilder& b, const Config& c, int x, const std::string& module, int64_t width) {
+    auto s = b.scope(module);
+    int gate = b.linear("gate_proj", x, width, c.mlpBias);
+    int up = b.linear("up_proj", x, width, c.mlpBias);
+    return b.linear("down_proj", b.mul(activation(b, c, gate, "act_fn"), up), c.hidden, c.mlpBias);
+}
+
 int gatedMlp(ModelBuilder& b, const Config& c, int x) {
     auto s = b.scope("mlp");
     x = reduceGradient(b, c, x);
@@ -137,7 +178,9 @@ int sparseMoe(ModelBuilder& b, const Config& c, int x) {
     int logits = b.linear("gate", x, c.experts, false);
     b.graph().ops[size_t(b.graph().values[size_t(logits)].producer)].attrs["router"] = int64_t{1};  // no LoRA target
     logits = b.op1("Cast", {logits}, {{"to", kFloat}, {"dtype_role", std::string("fp32")}}, "gate");
-    int probs = b.op1("Softmax", {logits}, {{"axis", int64_t{-1}}}, "gate");
+    // DeepSeek-V3 scores each expert by a sigmoid, the others by a softmax over the experts.
+    int probs = c.family == Family::DeepseekV3 ? b.op1("Sigmoid", {logits}, {}, "gate")
+                                               : b.op1("Softmax", {logits}, {{"axis", int64_t{-1}}}, "gate");
     // The experts compute in the model's dtype and return it (the top-k weights are cast back, or
     // their fp32 product is): the probabilities' fp32 island ends here.
     probs = b.op1("Cast", {probs}, {{"to", kFloat}, {"dtype_role", std::string("model")}}, "gate");
@@ -145,15 +188,27 @@ int sparseMoe(ModelBuilder& b, const Config& c, int x) {
     int down = b.parameter("experts", "down_proj", {c.experts, c.hidden, c.expertInner});
     // Under tensor parallelism every GPU routes every token (the router is replicated) and holds a
     // slice of each expert's width, as Megatron-LM's experts without expert parallelism.
-    int experts = b.op1("MixtureOfExperts", {reduceGradient(b, c, x), probs, gateUp, down},
+    const int sharded = reduceGradient(b, c, x);
+    int experts = b.op1("MixtureOfExperts", {sharded, probs, gateUp, down},
                         {{"top_k", c.topK}, {"normalize", int64_t{c.normTopK ? 1 : 0}}, {"activation", c.activation}},
                         "experts");
+    if (c.family == Family::DeepseekV3 && c.sharedExpertInner > 0) {  // + shared_experts(x)
+        experts = b.add(experts, gatedMlpPartial(b, c, sharded, "shared_experts", c.sharedExpertInner));
+    } else if (c.sharedExpertInner > 0) {
+        // Qwen2-MoE: + sigmoid(shared_expert_gate(x)) * shared_expert(x). The gate (one output) is
+        // replicated; the shared expert is sharded like an MLP, and scaling its partial sums before the
+        // one all-reduce is the same as scaling the sum.
+        int shared = gatedMlpPartial(b, c, sharded, "shared_expert", c.sharedExpertInner);
+        int gate = b.op1("Sigmoid", {b.linear("shared_expert_gate", x, 1, false)}, {}, "shared_expert_gate");
+        experts = b.add(experts, b.mul(gate, shared));
+    }
     return reduceOutput(b, c, experts);
 }
 
 Rotary rotaryTables(ModelBuilder& b, const Config& c, const std::string& module) {
     Rotary r;
-    r.width = static_cast<int64_t>(static_cast<double>(c.headDim) * c.rotaryFraction);
+    r.width = c.family == Family::DeepseekV3 ? c.qkRopeDim
+                                             : static_cast<int64_t>(static_cast<double>(c.headDim) * c.rotaryFraction);
     r.width -= r.width % 2;
     if (r.width == 0) return r;
     // cos and sin of every position, computed once per forward by the rotary_emb module (its
@@ -176,7 +231,9 @@ std::pair<int, int> llamaModel(ModelBuilder& b, const Config& c, int ids) {
         auto layers = b.scope("layers");
         for (int64_t i = 0; i < c.layers; ++i) {
             auto layer = b.scope(std::to_string(i));
-            int y = llamaAttention(b, c, rmsNorm(b, c, "input_layernorm", x), r, i);
+            const int normed0 = rmsNorm(b, c, "input_layernorm", x);
+            int y = c.family == Family::DeepseekV3 ? latentAttention(b, c, normed0, r, i)
+                                                   : llamaAttention(b, c, normed0, r, i);
             if (sandwich) {  // Gemma 2 and 3 also normalise each sub-layer's output before the residual add
                 x = b.add(x, rmsNorm(b, c, "post_attention_layernorm", y));
                 y = gatedMlp(b, c, rmsNorm(b, c, "pre_feedforward_layernorm", x));
@@ -274,7 +331,6 @@ std::pair<int, int> gptNeoXModel(ModelBuilder& b, const Config& c, int ids) {
     const int embedWeight = b.graph().findValue(b.childPath("embed_in") + ".weight");
     x = dropout(b, "emb_dropout", x, c.residualDropout);
     const Rotary r = rotaryTables(b, c, "rotary_emb");
-    const bool sandwich = c.family == Family::Gemma2 || c.family == Family::Gemma3;
     {
         auto layers = b.scope("layers");
         for (int64_t i = 0; i < c.layers; ++i) {

@@ -11,17 +11,6 @@ namespace {
 
 using zoo::forwardConstant;
 
-// A shape vector known at build time, possibly symbolic (Expand's target).
-int shapeConstant(ModelBuilder& b, const Shape& shape) {
-    Value v;
-    v.name = "constant:" + std::to_string(b.graph().values.size());
-    v.dtype = DType::Int64;
-    v.shape = {Dim(static_cast<int64_t>(shape.size()))};
-    v.kind = ValueKind::Constant;
-    v.intData = shape;
-    return b.graph().addValue(std::move(v));
-}
-
 // ---- bert, roberta ----
 
 int encoderLayer(ModelBuilder& b, const Config& c, int x, int mask) {

@@ -51,6 +51,16 @@ int attention(ModelBuilder& b, const Config& c, int q, int k, int v, int mask, b
                   {"dropout", c.attentionDropout}});
 }
 
+int shapeConstant(ModelBuilder& b, const Shape& shape) {
+    Value v;
+    v.name = "constant:" + std::to_string(b.graph().values.size());
+    v.dtype = DType::Int64;
+    v.shape = {Dim(static_cast<int64_t>(shape.size()))};
+    v.kind = ValueKind::Constant;
+    v.intData = shape;
+    return b.graph().addValue(std::move(v));
+}
+
 // ---- heads ----
 
 int crossEntropy(ModelBuilder& b, int scores, int targets) {

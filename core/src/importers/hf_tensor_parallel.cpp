@@ -40,6 +40,7 @@ Config tensorParallelShard(const Config& full) {
     c.kvHeads /= t;
     c.intermediate /= t;
     c.expertInner /= t;
+    c.sharedExpertInner /= t;
     c.vocab = (full.vocab + t - 1) / t;
     c.architecture += ", one GPU's shard of " + std::to_string(t);
     return c;
