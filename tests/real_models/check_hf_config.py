@@ -77,6 +77,20 @@ def small_configs(family):
                                               layer_types=["full_attention", "sliding_attention", "full_attention"])),
                         lm))
         return out
+    if family == "olmo2":  # norms on the sub-layers' outputs, q_norm and k_norm over the whole projections
+        base = dict(SMALL, num_key_value_heads=2, pad_token_id=0)
+        return [("gqa", T.Olmo2Config(**base), "Olmo2ForCausalLM"),
+                ("tied-bias", T.Olmo2Config(**dict(base, tie_word_embeddings=True, attention_bias=True)),
+                 "Olmo2ForCausalLM"),
+                ("seqcls", T.Olmo2Config(**dict(base, num_labels=3)), "Olmo2ForSequenceClassification"),
+                ("base", T.Olmo2Config(**base), "Olmo2Model")]
+    if family == "granite":  # Llama with its scalars: embedding, residual, attention and logits
+        base = dict(SMALL, num_key_value_heads=2, pad_token_id=0, embedding_multiplier=12.0, residual_multiplier=0.22,
+                    attention_multiplier=0.05, logits_scaling=8.0)
+        return [("scalars", T.GraniteConfig(**base), "GraniteForCausalLM"),
+                ("tied-bias", T.GraniteConfig(**dict(base, tie_word_embeddings=True, attention_bias=True, mlp_bias=True)),
+                 "GraniteForCausalLM"),
+                ("base", T.GraniteConfig(**base), "GraniteModel")]
     if family == "deepseek_v3":
         # multi-head latent attention (q through a rank-24 bottleneck or one q_proj; a rank-32 key-value latent;
         # heads of 16 + 8 rotated features, values of 12), a dense first layer, sigmoid-scored experts with a

@@ -99,6 +99,8 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
         // DeepSeek-V3 as transformers builds DeepseekV3ForCausalLM (its multi-token-prediction layer is not part
         // of it): the 671 billion DeepSeek publishes.
         {"deepseek-v3.json", 671'026'404'352},
+        // OLMo 2 (q_norm and k_norm over the whole projections) and Granite 3.1 (tied, grouped-query).
+        {"olmo-2-7b.json", 7'298'617'344},      {"granite-3.1-8b.json", 8'170'848'256},
     };
     for (const auto& [file, params] : expected) {
         ts::Graph g = ts::loadModel(kConfigs + file);
@@ -582,6 +584,42 @@ TEST(HfConfig, DeepseekV3LatentAttentionAndSharedExperts) {
     } catch (const ts::ModelError& e) {
         EXPECT_NE(std::string(e.what()).find("latent attention is not modelled"), std::string::npos) << e.what();
     }
+}
+
+// OLMo 2 normalises each sub-layer's output (post_attention_layernorm, post_feedforward_layernorm) and nothing
+// before it, and q and k over their whole projections (4096 features); Granite is Llama with four scalars:
+// the embedding times embedding_multiplier, each sub-layer's output times residual_multiplier, the scores
+// scaled by attention_multiplier, the logits divided by logits_scaling.
+TEST(HfConfig, Olmo2AndGraniteFollowTheirModelingCode) {
+    const ts::Graph olmo = ts::loadModel(kConfigs + "olmo-2-7b.json?seq=64");
+    EXPECT_FALSE(hasModule(olmo, "model.layers.0.input_layernorm"));
+    for (const char* path : {"model.layers.0.post_attention_layernorm", "model.layers.0.post_feedforward_layernorm",
+                             "model.layers.0.self_attn.q_norm", "model.layers.0.self_attn.k_norm"})
+        EXPECT_TRUE(hasModule(olmo, path)) << path;
+    const int qNorm = olmo.findValue("model.layers.0.self_attn.q_norm.weight");
+    ASSERT_GE(qNorm, 0);
+    EXPECT_EQ(ts::numel(olmo.values[size_t(qNorm)].shape).constant(), 4096);
+    EXPECT_NE(errorOf(R"({"model_type": "olmo2", "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 1,
+        "num_attention_heads": 4, "intermediate_size": 128})", {{"tensor_parallel", "2"}}).find("not modelled"),
+              std::string::npos);
+
+    const ts::Graph granite = ts::loadModel(kConfigs + "granite-3.1-8b.json?seq=64");
+    std::vector<double> scalars;  // the constants of scalar multiplications outside the norms and the attention
+    for (const ts::Operation& op : granite.ops) {
+        if (op.type != "Mul" || op.modulePath.find("norm") != std::string::npos || op.inputs.size() != 2)
+            continue;
+        const ts::Value& k = granite.values[size_t(op.inputs[1])];
+        if (k.kind == ts::ValueKind::Constant && k.floatData && !k.floatData->empty()) scalars.push_back((*k.floatData)[0]);
+    }
+    ASSERT_EQ(scalars.size(), 1u + 2 * 40 + 1);
+    EXPECT_DOUBLE_EQ(scalars.front(), 12.0);
+    EXPECT_DOUBLE_EQ(scalars[1], 0.22);
+    EXPECT_DOUBLE_EQ(scalars.back(), 1.0 / 16);
+    for (const ts::Operation& op : granite.ops)
+        if (op.type == "ScaledDotProductAttention") EXPECT_DOUBLE_EQ(op.attrFloat("scale", 0), 0.0078125);
+    EXPECT_NE(errorOf(R"({"model_type": "granite", "architectures": ["GraniteForSequenceClassification"],
+        "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
+        "intermediate_size": 128})").find("is not supported"), std::string::npos);
 }
 
 TEST(HfConfig, MoreExpertsAddWeightsNotWorkPerToken) {

@@ -24,8 +24,8 @@ struct ConfigError : std::runtime_error {
 // Qwen is Qwen (v1)'s remote code (QWenLMHeadModel, model_type "qwen"), not part of transformers.
 // Gemma3 is the text model (model_type "gemma3_text"); the image-text "gemma3" is refused.
 enum class Family {
-    Llama, Mistral, Mixtral, Qwen, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, DeepseekV3, Gemma, Gemma2, Gemma3, Phi3, Gpt2,
-    GptNeoX, Bert, Roberta, Vit
+    Llama, Granite, Mistral, Mixtral, Qwen, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, DeepseekV3, Olmo2, Gemma, Gemma2, Gemma3,
+    Phi3, Gpt2, GptNeoX, Bert, Roberta, Vit
 };
 enum class Head { CausalLm, MaskedLm, SequenceClassification, ImageClassification, Base };
 
@@ -41,6 +41,10 @@ struct Config {
     bool tieEmbeddings = false;
     bool qkvBias = false, outputBias = false, mlpBias = false;
     bool qkNorm = false;        // qwen3, gemma3: an RMSNorm over each head of q and k, before the rotary embedding
+    bool qkNormWhole = false;   // olmo2: an RMSNorm over all of q's and all of k's projection, before the heads
+    // Granite's scalars: the embedding scaled, each sub-layer's output scaled before its residual add, the
+    // attention scores scaled by attention_multiplier (not head_dim^-0.5), the logits divided (0 or 1: none).
+    double embeddingMultiplier = 1, residualMultiplier = 1, attentionMultiplier = 0, logitsScaling = 1;
     // Gemma 2 and 3: queries scaled by query_pre_attn_scalar^-0.5 (0: head_dim's), tanh soft-capping of
     // the attention scores and of the logits (cap * tanh(x / cap); 0: none), and sliding-window
     // attention (each query sees the `slidingWindow` keys up to itself) in the layers `slidingLayers`

@@ -19,10 +19,11 @@ bool gemmaFamily(Family f) {
 
 // transformers' RMSNorm modules are Python, each step a kernel of its own, computed in fp32 whatever
 // the model's dtype: h = x.to(float32); h = h * rsqrt(h.pow(2).mean(-1, keepdim) + eps), then
-// weight * h.to(x.dtype) (Llama, Mistral, Qwen2, Phi-3) or (h * (1 + weight.float())).type_as(x)
-// (Gemma). The casts' "dtype_role" says which is which, since in this float32 graph both cast to
-// float32: where the model runs in bf16 (bf16-params) the first is an upcast to fp32 and the second
-// a cast back to bf16; in fp32 or under autocast both are no-ops (model_analysis.cpp).
+// weight * h.to(x.dtype) (Llama, Mistral, Qwen2, Phi-3), (h * (1 + weight.float())).type_as(x)
+// (Gemma) or (weight * h).to(x.dtype) (OLMo 2). The casts' "dtype_role" says which is which, since in
+// this float32 graph both cast to float32: where the model runs in bf16 (bf16-params) the first is an
+// upcast to fp32 and the second a cast back to bf16; in fp32 or under autocast both are no-ops
+// (model_analysis.cpp).
 // `width` is the normalised size: the hidden size, or a head's (Qwen3's q_norm and k_norm).
 int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x, int64_t width) {
     int w = b.parameter(module, "weight", {width});
@@ -39,6 +40,7 @@ int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x, 
         int scale = b.op1("Add", {w, b.constantFloat(1.0)}, {}, module);
         return b.op1("Cast", {b.op1("Mul", {h, scale}, {}, module)}, back, module);
     }
+    if (c.family == Family::Olmo2) return b.op1("Cast", {b.op1("Mul", {w, h}, {}, module)}, back, module);
     return b.op1("Mul", {w, b.op1("Cast", {h}, back, module)}, {}, module);
 }
 int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x) {
@@ -62,6 +64,7 @@ int windowedAttention(ModelBuilder& b, const Config& c, int q, int k, int v, int
     int out = attention(b, c, q, k, v, -1, true);
     Operation& op = b.graph().ops[size_t(b.graph().values[size_t(out)].producer)];
     if (c.queryPreAttnScalar > 0) op.attrs["scale"] = 1.0 / std::sqrt(c.queryPreAttnScalar);
+    if (c.family == Family::Granite) op.attrs["scale"] = c.attentionMultiplier;
     if (c.attentionSoftcap > 0) op.attrs["softcap"] = c.attentionSoftcap;
     if (c.slidingLayer(layer)) {
         op.attrs["window"] = c.slidingWindow;
@@ -103,8 +106,10 @@ int latentAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r, in
     return b.linear("o_proj", context, c.hidden, c.outputBias);
 }
 
-// Gemma 2's logits: cap * tanh(logits / cap), three kernels over [N, S, vocab].
-int softcapLogits(ModelBuilder& b, const Config& c, int logits) {
+// Gemma 2's logits: cap * tanh(logits / cap), three kernels over [N, S, vocab]; Granite's divided by
+// logits_scaling.
+int logitsBeforeLoss(ModelBuilder& b, const Config& c, int logits) {
+    if (c.family == Family::Granite && c.logitsScaling != 1.0) return b.scale(logits, 1.0 / c.logitsScaling);
     if (c.finalSoftcap <= 0) return logits;
     int x = b.scale(logits, 1.0 / c.finalSoftcap);
     return b.scale(b.op1("Tanh", {x}), c.finalSoftcap);
@@ -127,6 +132,10 @@ int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r, int
         q = b.linear("q_proj", x, qWidth, c.qkvBias);
         k = b.linear("k_proj", x, kvWidth, c.qkvBias);
         v = b.linear("v_proj", x, kvWidth, c.qkvBias);
+    }
+    if (c.qkNormWhole) {  // OLMo 2: q_norm(q_proj(x)) over all heads' features, k alike
+        q = rmsNorm(b, c, "q_norm", q, qWidth);
+        k = rmsNorm(b, c, "k_norm", k, kvWidth);
     }
     if (c.qkNorm) {  // Qwen3: q_norm(q.view(N, T, heads, d)).transpose(1, 2), k alike
         auto heads = [&](int x, int64_t n, const char* norm) {
@@ -219,31 +228,46 @@ Rotary rotaryTables(ModelBuilder& b, const Config& c, const std::string& module)
     return r;
 }
 
+// One decoder layer `i` in the current module, x -> x, with its family's arrangement of norms and
+// residual adds around the attention and the MLP (or the sparse block).
+int decoderLayer(ModelBuilder& b, const Config& c, int x, const Rotary& r, int64_t i) {
+    auto attention = [&](int in) {
+        return c.family == Family::DeepseekV3 ? latentAttention(b, c, in, r, i) : llamaAttention(b, c, in, r, i);
+    };
+    auto mlp = [&](int in) { return c.moeLayer(i) ? sparseMoe(b, c, in) : gatedMlp(b, c, in); };
+    switch (c.family) {
+        case Family::Olmo2:  // norms on the sub-layers' outputs only
+            x = b.add(x, rmsNorm(b, c, "post_attention_layernorm", attention(x)));
+            return b.add(x, rmsNorm(b, c, "post_feedforward_layernorm", mlp(x)));
+        case Family::Gemma2:
+        case Family::Gemma3:  // pre- and post-norms around both sub-layers
+            x = b.add(x, rmsNorm(b, c, "post_attention_layernorm", attention(rmsNorm(b, c, "input_layernorm", x))));
+            return b.add(x, rmsNorm(b, c, "post_feedforward_layernorm",
+                                    mlp(rmsNorm(b, c, "pre_feedforward_layernorm", x))));
+        case Family::Granite:  // residual + sub-layer * residual_multiplier
+            x = b.add(x, b.scale(attention(rmsNorm(b, c, "input_layernorm", x)), c.residualMultiplier));
+            return b.add(x, b.scale(mlp(rmsNorm(b, c, "post_attention_layernorm", x)), c.residualMultiplier));
+        default:
+            x = b.add(x, dropout(b, "resid_attn_dropout", attention(rmsNorm(b, c, "input_layernorm", x)),
+                                 c.residualDropout));
+            return b.add(x, dropout(b, "resid_mlp_dropout", mlp(rmsNorm(b, c, "post_attention_layernorm", x)),
+                                    c.residualDropout));
+    }
+}
+
 // The decoder body in the current module; returns the final hidden states and the embedding weight.
 std::pair<int, int> llamaModel(ModelBuilder& b, const Config& c, int ids) {
     int x = reduceOutput(b, c, b.embedding("embed_tokens", ids, c.vocab, c.hidden), "embed_tokens");
     const int embedWeight = b.graph().findValue(b.childPath("embed_tokens") + ".weight");
     if (gemmaFamily(c.family)) x = b.scale(x, std::sqrt(static_cast<double>(c.hidden)), "embed_tokens");
+    if (c.family == Family::Granite) x = b.scale(x, c.embeddingMultiplier);  // in GraniteModel.forward
     x = dropout(b, "embed_dropout", x, c.embeddingDropout);
     const Rotary r = rotaryTables(b, c, "rotary_emb");
-    const bool sandwich = c.family == Family::Gemma2 || c.family == Family::Gemma3;
     {
         auto layers = b.scope("layers");
         for (int64_t i = 0; i < c.layers; ++i) {
             auto layer = b.scope(std::to_string(i));
-            const int normed0 = rmsNorm(b, c, "input_layernorm", x);
-            int y = c.family == Family::DeepseekV3 ? latentAttention(b, c, normed0, r, i)
-                                                   : llamaAttention(b, c, normed0, r, i);
-            if (sandwich) {  // Gemma 2 and 3 also normalise each sub-layer's output before the residual add
-                x = b.add(x, rmsNorm(b, c, "post_attention_layernorm", y));
-                y = gatedMlp(b, c, rmsNorm(b, c, "pre_feedforward_layernorm", x));
-                x = b.add(x, rmsNorm(b, c, "post_feedforward_layernorm", y));
-                continue;
-            }
-            x = b.add(x, dropout(b, "resid_attn_dropout", y, c.residualDropout));
-            const int normed = rmsNorm(b, c, "post_attention_layernorm", x);
-            y = c.moeLayer(i) ? sparseMoe(b, c, normed) : gatedMlp(b, c, normed);
-            x = b.add(x, dropout(b, "resid_mlp_dropout", y, c.residualDropout));
+            x = decoderLayer(b, c, x, r, i);
         }
     }
     return {rmsNorm(b, c, "norm", x), embedWeight};
@@ -393,7 +417,7 @@ Graph buildDecoder(ModelBuilder& b, const Config& c) {
     if (c.head == Head::CausalLm)
         return finishTokenLoss(
             b, c,
-            softcapLogits(b, c, vocabProjection(b, c, "lm_head", reduceGradient(b, c, hidden, "lm_head"), embedWeight)));
+            logitsBeforeLoss(b, c, vocabProjection(b, c, "lm_head", reduceGradient(b, c, hidden, "lm_head"), embedWeight)));
     // Sequence classification: score every token, keep the last one's (no padding in the batch).
     int scores = b.linear("score", hidden, c.numLabels, false);
     int last = zoo::sliceAxis(b, scores, 1, -1, INT64_MAX);

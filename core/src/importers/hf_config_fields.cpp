@@ -1,0 +1,280 @@
+// The fields each Hugging Face family's config.json adds (hf_config_reader.cpp reads the family, the head
+// and the options): the decoders' sizes, attention and MLP variants and experts, the encoders', with
+// transformers' own defaults (its 5.x configuration classes) for what a config may leave out.
+#include <algorithm>
+#include <string>
+
+#include "importers/hf_config_json.h"
+
+namespace ts::hf {
+
+std::string activationOf(const std::string& name, const char* key) {
+    if (name == "silu" || name == "swish") return "Silu";
+    if (name == "gelu") return "Gelu";
+    // transformers' gelu_new and gelu_fast are Python compositions (NewGELUActivation, FastGELUActivation)
+    // whose autograd keeps four tensors and whose eager forward launches a kernel per step;
+    // gelu_pytorch_tanh is PyTorch's fused F.gelu(approximate="tanh").
+    if (name == "gelu_new" || name == "gelu_fast") return "GeluTanhComposite";
+    if (name == "gelu_pytorch_tanh") return "GeluTanh";
+    if (name == "relu") return "Relu";
+    if (name == "tanh") return "Tanh";
+    throw ConfigError(std::string("\"") + key + "\": activation \"" + name +
+                      "\" is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu, tanh)");
+}
+
+namespace {
+
+// DeepSeek-V3's MoE (DeepseekV3MoE): n_routed_experts routed experts, num_experts_per_tok a token
+// (sigmoid scores, chosen within the best topk_group of n_group groups: which experts, not how much
+// work, so not read), n_shared_experts folded into one shared MLP, dense layers before
+// first_k_dense_replace. Defaults are DeepseekV3Config's (DeepSeek-V3's own sizes).
+void readDeepseekExperts(Config& c, const Reader& r) {
+    c.experts = r.integer("n_routed_experts", 1, kMaxExperts, 256);
+    c.topK = r.integer("num_experts_per_tok", 1, c.experts, 8);
+    c.expertInner = r.integer("moe_intermediate_size", 1, kMaxIntermediate, 2048);
+    const int64_t shared = r.integer("n_shared_experts", 0, kMaxExperts, 1);
+    if (shared * c.expertInner > kMaxIntermediate)
+        throw ConfigError("\"n_shared_experts\" x \"moe_intermediate_size\" is beyond " + std::to_string(kMaxIntermediate));
+    c.sharedExpertInner = shared * c.expertInner;
+    c.normTopK = r.boolean("norm_topk_prob", true);
+    c.firstDenseLayers = r.integer("first_k_dense_replace", 0, kMaxLayers, 3);
+    if (c.activation != "Silu" && c.activation != "Gelu" && c.activation != "GeluTanh" && c.activation != "Relu")
+        throw ConfigError("\"hidden_act\" of the experts must be silu, gelu, gelu_pytorch_tanh or relu");
+}
+
+// DeepSeek-V3's multi-head latent attention sizes (DeepseekV3Attention).
+void readLatentAttention(Config& c, const Reader& r) {
+    // null: one q_proj (DeepSeek-V2-Lite's form); absent: the config class's 1536.
+    const bool oneQProj = r.doc().contains("q_lora_rank") && r.doc().at("q_lora_rank").is_null();
+    c.qLoraRank = oneQProj ? 0 : r.integer("q_lora_rank", 1, kMaxHidden, 1536);
+    c.kvLoraRank = r.integer("kv_lora_rank", 1, kMaxHidden, 512);
+    c.qkNopeDim = r.integer("qk_nope_head_dim", 0, kMaxHidden, 128);
+    c.qkRopeDim = r.integer("qk_rope_head_dim", 0, kMaxHidden, 64);
+    c.vHeadDim = r.integer("v_head_dim", 1, kMaxHidden, 128);
+    if (c.qkNopeDim == 0 || c.qkRopeDim == 0)
+        throw ConfigError("\"qk_nope_head_dim\" and \"qk_rope_head_dim\" must both be positive (DeepSeek-V3's "
+                          "heads have features with and without position)");
+    if (c.qkRopeDim % 2 != 0) throw ConfigError("\"qk_rope_head_dim\" must be even (rotary pairs)");
+    c.headDim = c.qkNopeDim + c.qkRopeDim;
+    c.kvHeads = c.heads;  // the latent is expanded to every head
+    c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
+}
+
+// The experts of mixtral (every layer, renormalised top-k) and qwen3_moe (the layers its sparse step
+// and mlp_only_layers leave, renormalised when norm_topk_prob).
+void readExperts(Config& c, const Reader& r) {
+    if (c.family == Family::DeepseekV3) return readDeepseekExperts(c, r);
+    const bool mixtral = c.family == Family::Mixtral, qwen2 = c.family == Family::Qwen2Moe;
+    // transformers 5 writes num_local_experts for both (num_experts is its alias); Qwen's configs say num_experts.
+    // The defaults are the config classes': Mixtral 8x7B's, Qwen1.5-MoE-A2.7B's and Qwen3-30B-A3B's.
+    const char* expertsKey = r.has("num_local_experts") ? "num_local_experts" : "num_experts";
+    c.experts = r.integer(expertsKey, 1, kMaxExperts, mixtral ? 8 : qwen2 ? 60 : 128);
+    c.topK = r.integer("num_experts_per_tok", 1, c.experts, mixtral ? 2 : qwen2 ? 4 : 8);
+    c.expertInner =
+        mixtral ? c.intermediate : r.integer("moe_intermediate_size", 1, kMaxIntermediate, qwen2 ? 1408 : 768);
+    if (qwen2) c.sharedExpertInner = r.integer("shared_expert_intermediate_size", 1, kMaxIntermediate, 5632);
+    if (c.activation != "Silu" && c.activation != "Gelu" && c.activation != "GeluTanh" && c.activation != "Relu")
+        throw ConfigError("\"hidden_act\" of the experts must be silu, gelu, gelu_pytorch_tanh or relu");
+    if (mixtral) return;
+    c.normTopK = r.boolean("norm_topk_prob", false);
+    c.sparseStep = r.integer("decoder_sparse_step", 1, kMaxLayers, 1);
+    if (r.has("mlp_only_layers")) {
+        const json& layers = r.doc().at("mlp_only_layers");
+        if (!layers.is_array()) throw ConfigError("\"mlp_only_layers\" must be a list of layer numbers");
+        for (const json& l : layers) {
+            if (!l.is_number_integer() || l.get<int64_t>() < 0 || l.get<int64_t>() >= c.layers)
+                throw ConfigError("\"mlp_only_layers\" must hold layer numbers from 0 to " +
+                                  std::to_string(c.layers - 1) + ", got " + l.dump());
+            c.mlpOnlyLayers.push_back(l.get<int64_t>());
+        }
+    }
+}
+
+// Qwen (v1)'s config.json (QWenConfig of its remote code): QWenMLP is w1 and w2 of intermediate_size / 2
+// features each and c_proj; c_attn (q | k | v, always with a bias) and c_proj of kv_channels per head;
+// no_bias drops the other biases.
+void readQwen(Config& c, const Reader& r) {
+    c.vocab = r.integer("vocab_size", 1, kMaxVocab);
+    c.hidden = r.integer("hidden_size", 1, kMaxHidden);
+    c.layers = r.integer("num_hidden_layers", 1, kMaxLayers);
+    c.heads = r.integer("num_attention_heads", 1, kMaxHeads);
+    c.kvHeads = c.heads;
+    if (!r.has("kv_channels") && c.hidden % c.heads != 0)
+        throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\" (and no \"kv_channels\")");
+    c.headDim = r.integer("kv_channels", 1, kMaxHidden, c.hidden / c.heads);
+    const int64_t intermediate = r.integer("intermediate_size", 2, kMaxIntermediate);
+    if (intermediate % 2 != 0) throw ConfigError("\"intermediate_size\" must be even (QWenMLP halves it)");
+    c.intermediate = intermediate / 2;
+    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 8192);
+    c.activation = "Silu";
+    c.eps = r.number("layer_norm_epsilon", 0, 1, 1e-6);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
+    c.qkvBias = true;
+    c.outputBias = c.mlpBias = !r.boolean("no_bias", true);
+    c.rotaryFraction = r.number("rotary_pct", 0, 1, 1.0);
+    c.embeddingDropout = r.number("emb_dropout_prob", 0, 0.999, 0.0);
+    c.attentionDropout = r.number("attn_dropout_prob", 0, 0.999, 0.0);
+    c.lossInFp32 = false;
+}
+
+bool gemma2or3(Family f) {
+    return f == Family::Gemma2 || f == Family::Gemma3;
+}
+
+// Gemma 2 and Gemma 3's text model: the query scale, the soft caps, and which layers slide. Layer
+// types come from `layer_types`, else from Gemma 3's `sliding_window_pattern` (every sixth layer
+// global) or Gemma 2's alternation (even layers slide), as their config classes fill them in.
+void readGemma2or3(Config& c, const Reader& r) {
+    const bool g2 = c.family == Family::Gemma2;
+    c.queryPreAttnScalar = r.number("query_pre_attn_scalar", 1e-6, 1e12, 256);
+    c.attentionSoftcap = r.number("attn_logit_softcapping", 1e-6, 1e12, g2 ? 50.0 : 0.0);
+    c.finalSoftcap = r.number("final_logit_softcapping", 1e-6, 1e12, g2 ? 30.0 : 0.0);
+    if (r.boolean("use_bidirectional_attention", false))
+        throw ConfigError("\"use_bidirectional_attention\" (an encoder's attention) is not supported: TrainScope "
+                          "builds Gemma's causal decoder");
+    c.slidingWindow = r.integer("sliding_window", 1, kMaxPositions, 4096);
+    c.slidingLayers.assign(static_cast<size_t>(c.layers), false);
+    if (r.has("layer_types")) {
+        const json& types = r.doc().at("layer_types");
+        if (!types.is_array() || types.size() != static_cast<size_t>(c.layers))
+            throw ConfigError("\"layer_types\" must list one type per layer (" + std::to_string(c.layers) + ")");
+        for (size_t i = 0; i < types.size(); ++i) {
+            const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
+            if (t != "sliding_attention" && t != "full_attention")
+                throw ConfigError("\"layer_types\" entries must be \"sliding_attention\" or \"full_attention\", got " +
+                                  types[i].dump());
+            c.slidingLayers[i] = t == "sliding_attention";
+        }
+        return;
+    }
+    const int64_t pattern = g2 ? 2 : r.integer("sliding_window_pattern", 1, kMaxLayers, 6);
+    for (int64_t i = 0; i < c.layers; ++i) c.slidingLayers[static_cast<size_t>(i)] = (i + 1) % pattern != 0;
+}
+
+}  // namespace
+
+void readDecoder(Config& c, const Reader& r) {
+    if (c.family == Family::Qwen) return readQwen(c, r);
+    const bool gpt2 = c.family == Family::Gpt2;
+    c.vocab = r.integer("vocab_size", 1, kMaxVocab);
+    c.hidden = r.integer(gpt2 ? "n_embd" : "hidden_size", 1, kMaxHidden);
+    c.layers = r.integer(gpt2 ? "n_layer" : "num_hidden_layers", 1, kMaxLayers);
+    c.heads = r.integer(gpt2 ? "n_head" : "num_attention_heads", 1, kMaxHeads);
+    if (gpt2) {
+        c.intermediate = r.integer("n_inner", 1, kMaxIntermediate, 4 * c.hidden);
+        c.maxPositions = r.integer("n_positions", 1, kMaxPositions, 1024);
+        c.activation = activationOf(r.string("activation_function", "gelu_new"), "activation_function");
+        c.eps = r.number("layer_norm_epsilon", 0, 1, 1e-5);
+        c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
+        c.embeddingDropout = r.number("embd_pdrop", 0, 0.999, 0.1);
+        c.attentionDropout = r.number("attn_pdrop", 0, 0.999, 0.1);
+        c.residualDropout = r.number("resid_pdrop", 0, 0.999, 0.1);
+        c.kvHeads = c.heads;
+        c.headDim = c.hidden / c.heads;
+        if (c.hidden % c.heads != 0) throw ConfigError("\"n_embd\" is not a multiple of \"n_head\"");
+        return;
+    }
+    c.intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
+    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 2048);
+    if (gemma2or3(c.family)) {  // Gemma2MLP and Gemma3MLP read hidden_activation
+        c.activation = activationOf(r.string("hidden_activation", "gelu_pytorch_tanh"), "hidden_activation");
+    } else {
+        c.activation = activationOf(r.string("hidden_act", c.family == Family::Gemma ? "gelu_pytorch_tanh"
+                                                           : c.family == Family::GptNeoX ? "gelu" : "silu"),
+                                    "hidden_act");
+    }
+    c.attentionDropout = r.number("attention_dropout", 0, 0.999, 0.0);
+    if (c.family == Family::GptNeoX) {
+        c.kvHeads = c.heads;
+        if (c.hidden % c.heads != 0)
+            throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\"");
+        c.headDim = c.hidden / c.heads;
+        c.eps = r.number("layer_norm_eps", 0, 1, 1e-5);
+        c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
+        c.qkvBias = c.outputBias = r.boolean("attention_bias", true);
+        c.mlpBias = true;
+        c.parallelResidual = r.boolean("use_parallel_residual", true);
+        c.rotaryFraction = r.ropeNumber("partial_rotary_factor", "rotary_pct", 0.25);
+        c.residualDropout = r.number("hidden_dropout", 0, 0.999, 0.0);
+        return;
+    }
+    c.kvHeads = r.integer("num_key_value_heads", 1, kMaxHeads, c.heads);
+    if (c.heads % c.kvHeads != 0)
+        throw ConfigError("\"num_attention_heads\" (" + std::to_string(c.heads) +
+                          ") is not a multiple of \"num_key_value_heads\" (" + std::to_string(c.kvHeads) + ")");
+    const bool defaultHeadDim = !r.has("head_dim");
+    const bool gemma = c.family == Family::Gemma || gemma2or3(c.family);
+    if (defaultHeadDim && !gemma && c.family != Family::Qwen3 && c.hidden % c.heads != 0)
+        throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\" (and no \"head_dim\")");
+    // Gemma's and Qwen3's configs default head_dim to 256 and 128, whatever the width.
+    const int64_t headDim = gemma ? 256 : c.family == Family::Qwen3 ? 128 : c.hidden / c.heads;
+    c.headDim = r.integer("head_dim", 1, kMaxHidden, headDim);
+    c.eps = r.number("rms_norm_eps", 0, 1, c.family == Family::Phi3 ? 1e-5 : 1e-6);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", gemma);
+    if (c.family == Family::Qwen2) {
+        c.qkvBias = true;  // Qwen2Attention: q, k, v with bias, o_proj without
+    } else if (c.family == Family::Llama || c.family == Family::Granite || c.family == Family::Olmo2 || gemma ||
+               c.family == Family::Qwen3) {
+        c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
+    }
+    c.qkNormWhole = c.family == Family::Olmo2;
+    if (c.family == Family::Granite) {
+        c.embeddingMultiplier = r.number("embedding_multiplier", -1e12, 1e12, 1.0);
+        c.residualMultiplier = r.number("residual_multiplier", -1e12, 1e12, 1.0);
+        c.attentionMultiplier = r.number("attention_multiplier", -1e12, 1e12, 1.0);
+        c.logitsScaling = r.number("logits_scaling", 1e-12, 1e12, 1.0);
+    }
+    c.qkNorm = c.family == Family::Qwen3 || c.family == Family::Qwen3Moe || c.family == Family::Gemma3;
+    if (c.family == Family::Qwen2Moe) c.qkvBias = r.boolean("qkv_bias", true);  // o_proj has none
+    if (gemma2or3(c.family)) readGemma2or3(c, r);
+    if (c.family == Family::Mistral) {  // every layer windowed when sliding_window is set (Mistral 7B v0.1)
+        c.slidingWindow = r.integer("sliding_window", 1, kMaxPositions, 0);
+        if (c.slidingWindow > 0) c.slidingLayers.assign(static_cast<size_t>(c.layers), true);
+    }
+    if (c.family == Family::Qwen3Moe) c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
+    if (c.family == Family::Mixtral || c.family == Family::Qwen2Moe || c.family == Family::Qwen3Moe ||
+        c.family == Family::DeepseekV3)
+        readExperts(c, r);
+    if (c.family == Family::DeepseekV3) readLatentAttention(c, r);
+    if (c.family == Family::Llama || c.family == Family::Granite) c.mlpBias = r.boolean("mlp_bias", false);
+    if (c.family == Family::Phi3) {
+        c.rotaryFraction = r.ropeNumber("partial_rotary_factor", nullptr, 1.0);
+        c.embeddingDropout = r.number("embd_pdrop", 0, 0.999, 0.0);
+        c.residualDropout = r.number("resid_pdrop", 0, 0.999, 0.0);
+    }
+}
+
+void readEncoder(Config& c, const Reader& r) {
+    c.hidden = r.integer("hidden_size", 1, kMaxHidden);
+    c.layers = r.integer("num_hidden_layers", 1, kMaxLayers);
+    c.heads = r.integer("num_attention_heads", 1, kMaxHeads);
+    c.kvHeads = c.heads;
+    if (c.hidden % c.heads != 0) throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\"");
+    c.headDim = c.hidden / c.heads;
+    c.intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
+    c.activation = activationOf(r.string("hidden_act", "gelu"), "hidden_act");
+    c.eps = r.number("layer_norm_eps", 0, 1, 1e-12);
+    c.residualDropout = r.number("hidden_dropout_prob", 0, 0.999, c.family == Family::Vit ? 0.0 : 0.1);
+    c.attentionDropout = r.number("attention_probs_dropout_prob", 0, 0.999, c.family == Family::Vit ? 0.0 : 0.1);
+    c.qkvBias = c.outputBias = c.mlpBias = true;
+    if (c.family == Family::Vit) {
+        c.qkvBias = r.boolean("qkv_bias", true);
+        c.image = r.integer("image_size", 1, kMaxImage, 224);
+        c.patch = r.integer("patch_size", 1, kMaxImage, 16);
+        c.channels = r.integer("num_channels", 1, 1024, 3);
+        if (c.image % c.patch != 0) throw ConfigError("\"image_size\" is not a multiple of \"patch_size\"");
+        c.poolerSize = r.integer("pooler_output_size", 1, kMaxHidden, c.hidden);
+        const std::string act = r.string("pooler_act", "tanh");
+        if (act != "tanh") throw ConfigError("\"pooler_act\" \"" + act + "\" is not supported (tanh)");
+        return;
+    }
+    c.vocab = r.integer("vocab_size", 1, kMaxVocab);
+    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 512);
+    c.typeVocab = r.integer("type_vocab_size", 0, kMaxVocab, 2);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
+    c.padTokenId = r.integer("pad_token_id", 0, kMaxVocab, c.family == Family::Roberta ? 1 : 0);
+    if (r.has("classifier_dropout")) c.classifierDropout = r.number("classifier_dropout", 0, 0.999, 0.0);
+    else c.classifierDropout = c.residualDropout;
+}
+
+}  // namespace ts::hf
