@@ -1,0 +1,28 @@
+#pragma once
+// Internal to the model analysis: the element size of every value under a training precision (the
+// model in bf16 with its fp32 islands, or autocast's output dtypes), and the size an operation's
+// kernel reads an input at (autocast's cast copies).
+#include <string>
+#include <vector>
+
+#include "trainscope/core/graph.h"
+#include "trainscope/predictors/iteration/model_analysis.h"
+
+namespace ts::predictors {
+
+inline bool isFloat32(const Value& v) {
+    return v.dtype == DType::Float32;
+}
+
+inline bool isData(const Value& v) {
+    return v.kind == ValueKind::Activation || v.kind == ValueKind::Input;
+}
+
+// Element size of every value under precision p.
+std::vector<int> elementSizes(const Graph& g, TrainingPrecision p);
+
+// How the kernel of `op` reads input `v` under p: autocast's cast copy, or the tensor itself.
+int readSize(const Graph& g, const Operation& op, const std::string& opClass, int v, TrainingPrecision p,
+             const std::vector<int>& es);
+
+}  // namespace ts::predictors
