@@ -30,12 +30,11 @@ AdamW with its defaults (foreach on CUDA; on the CPU foreach is off by default, 
 which keeps the parameter-sized temporary TrainScope predicts) or SGD with momentum. Exits 77 (ctest:
 skipped) without torch and transformers.
 """
-import argparse
 import bisect
 import os
 import sys
 
-from real_models_common import predicted_memory, torch_and_transformers
+from real_models_common import memory_check_args, predicted_memory, torch_and_transformers
 
 BATCH = 2
 ITERATIONS = 3  # the first creates the optimizer's states; the later ones have them from the start
@@ -240,12 +239,7 @@ def predicted(cli, path, setup, seq, backend):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("--out", required=True, help="where the generated config.json files are written")
-    ap.add_argument("--tolerance", type=float, default=5.0, help="percent")
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = memory_check_args(__doc__)
     failures = []
     print(f"batch {BATCH}, {ITERATIONS} iterations; MiB at the peak, measured on PyTorch "
           f"{torch.__version__}'s CPU allocations (transformers {transformers.__version__}) and predicted; reserved: "

@@ -25,11 +25,10 @@ Gemma, Phi-3, Qwen3 (its per-head q and k norms are RMSNorm islands too) and Mix
 saved intermediates in bf16, the router's probabilities in fp32), against --precision bf16-params: the RMSNorm's fp32 island and the loss's fp32 logits are the model's own code.
 Exits 77 (ctest: skipped) without torch and transformers.
 """
-import argparse
 import os
 import sys
 
-from real_models_common import predicted_memory, torch_and_transformers
+from real_models_common import memory_check_args, predicted_memory, torch_and_transformers
 
 BATCH, SEQ = 2, 96  # batch x sequence differs from every width, so no activation has a weight's shape
 
@@ -150,12 +149,7 @@ def predicted_bytes(cli, path, backend, mode):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("--out", required=True, help="where the generated config.json files are written")
-    ap.add_argument("--tolerance", type=float, default=5.0, help="percent")
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = memory_check_args(__doc__)
     failures = []
     print(f"batch {BATCH}, sequence {SEQ}; KiB saved for backward, measured (PyTorch {torch.__version__}, "
           f"transformers {transformers.__version__}, CPU) and predicted")

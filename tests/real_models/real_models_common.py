@@ -1,6 +1,9 @@
 """What the real-model checks share: skipping where torch and transformers are missing (ctest's
-SKIP_RETURN_CODE 77), and `trainscope-cli predict`'s memory figures for a model."""
+SKIP_RETURN_CODE 77), the memory checks' command line, and `trainscope-cli predict`'s memory figures for a
+model."""
+import argparse
 import json
+import os
 import subprocess
 import sys
 import warnings
@@ -29,3 +32,14 @@ def predicted_memory(cli, spec, options):
         sys.exit(f"trainscope-cli predict {spec}: {out.stderr.strip()}")
     j = json.loads(out.stdout)
     return (j["predictions"][0] if "predictions" in j else j)["memory_bytes"]
+
+
+def memory_check_args(doc):
+    """--cli, --out (created) and --tolerance (percent, default 5) of a memory check whose docstring is `doc`."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--out", required=True, help="where the generated config.json files are written")
+    ap.add_argument("--tolerance", type=float, default=5.0, help="percent")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    return a
