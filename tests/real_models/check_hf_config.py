@@ -105,6 +105,18 @@ def small_configs(family):
                  "DeepseekV3ForCausalLM"),
                 ("seqcls", cls(**dict(base, num_labels=3)), "DeepseekV3ForSequenceClassification"),
                 ("base", cls(**base), "DeepseekV3Model")]
+    if family == "gpt_oss":
+        # sinks, biased attention, windows of 8 in alternate layers (shorter than SEQ, so that they bind), the
+        # router's bias and the experts' transposed, interleaved and biased weights
+        base = dict(SMALL, num_hidden_layers=3, num_key_value_heads=2, pad_token_id=0, head_dim=16, sliding_window=8,
+                    num_local_experts=4, num_experts_per_tok=2)
+        cls = T.GptOssConfig
+        return [("moe", cls(**base), "GptOssForCausalLM"),
+                ("no-bias-global", cls(**dict(base, attention_bias=False, head_dim=24, num_experts_per_tok=3,
+                                              layer_types=["full_attention", "sliding_attention", "full_attention"])),
+                 "GptOssForCausalLM"),
+                ("seqcls", cls(**dict(base, num_labels=3)), "GptOssForSequenceClassification"),
+                ("base", cls(**dict(base, tie_word_embeddings=True)), "GptOssModel")]
     if family in ("mixtral", "qwen2_moe", "qwen3_moe"):
         base = dict(SMALL, num_key_value_heads=2, pad_token_id=0, num_experts_per_tok=2)
         if family == "mixtral":
@@ -146,9 +158,37 @@ def small_configs(family):
                 ("seqcls", T.GPTNeoXConfig(**dict(SMALL, num_labels=3, pad_token_id=0)),
                  "GPTNeoXForSequenceClassification"),
                 ("base", T.GPTNeoXConfig(**SMALL), "GPTNeoXModel")]
-    if family in ("bert", "roberta"):
-        cls, prefix = (T.BertConfig, "Bert") if family == "bert" else (T.RobertaConfig, "Roberta")
-        base = dict(SMALL, max_position_embeddings=66 if family == "roberta" else 64)
+    if family == "phi":  # LayerNorms, biases, partial rotary, the parallel attention and MLP, lm_head's bias
+        base = dict(SMALL, pad_token_id=0)
+        return [("lm", T.PhiConfig(**base), "PhiForCausalLM"),
+                ("gqa-qk-norm", T.PhiConfig(**dict(base, num_key_value_heads=2, qk_layernorm=True,
+                                                   partial_rotary_factor=0.4, tie_word_embeddings=True)),
+                 "PhiForCausalLM"),
+                ("seqcls", T.PhiConfig(**dict(base, num_labels=3)), "PhiForSequenceClassification"),
+                ("base", T.PhiConfig(**base), "PhiModel")]
+    if family == "distilbert":
+        base = dict(dim=64, n_layers=2, n_heads=4, hidden_dim=176, vocab_size=1000, max_position_embeddings=64)
+        return [("mlm", T.DistilBertConfig(**base), "DistilBertForMaskedLM"),
+                ("mlm-untied-relu", T.DistilBertConfig(**dict(base, tie_word_embeddings=False, activation="relu")),
+                 "DistilBertForMaskedLM"),
+                ("seqcls", T.DistilBertConfig(**dict(base, num_labels=3)), "DistilBertForSequenceClassification"),
+                ("base", T.DistilBertConfig(**base), "DistilBertModel")]
+    if family == "modernbert":  # global attention every 3rd layer, local windows of 8 (4 each side) in the others
+        base = dict(SMALL, num_hidden_layers=4, local_attention=8, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                    cls_token_id=1, sep_token_id=2)
+        cls = T.ModernBertConfig
+        return [("mlm", cls(**base), "ModernBertForMaskedLM"),
+                ("mlm-biases-untied", cls(**dict(base, norm_bias=True, attention_bias=True, mlp_bias=True,
+                                                 classifier_bias=True, tie_word_embeddings=False,
+                                                 hidden_activation="silu")), "ModernBertForMaskedLM"),
+                ("seqcls-cls", cls(**dict(base, num_labels=3)), "ModernBertForSequenceClassification"),
+                ("seqcls-mean", cls(**dict(base, num_labels=3, classifier_pooling="mean")),
+                 "ModernBertForSequenceClassification"),
+                ("base", cls(**base), "ModernBertModel")]
+    if family in ("bert", "roberta", "xlm-roberta"):
+        cls, prefix = {"bert": (T.BertConfig, "Bert"), "roberta": (T.RobertaConfig, "Roberta"),
+                       "xlm-roberta": (T.XLMRobertaConfig, "XLMRoberta")}[family]
+        base = dict(SMALL, max_position_embeddings=64 if family == "bert" else 66)
         return [("mlm", cls(**base), prefix + "ForMaskedLM"),
                 ("mlm-untied", cls(**dict(base, tie_word_embeddings=False, type_vocab_size=1)), prefix + "ForMaskedLM"),
                 ("seqcls", cls(**dict(base, num_labels=3)), prefix + "ForSequenceClassification"),
@@ -166,7 +206,7 @@ def example_inputs(config, family):
     if family == "vit":
         return {"pixel_values": torch.randn(BATCH, config.num_channels, config.image_size, config.image_size)}
     ids = torch.randint(3, config.vocab_size, (BATCH, SEQ))
-    if family in ("bert", "roberta"):
+    if family in ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert"):
         return {"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}
     return {"input_ids": ids}
 

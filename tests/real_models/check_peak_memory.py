@@ -81,12 +81,19 @@ CASES = [
      "bf16", 256),
     ("gemma3_text", T.Gemma3TextConfig(**SIZE, num_key_value_heads=2, head_dim=64, sliding_window=128),
      "Gemma3ForCausalLM", "adamw", 256),
+    # GPT-OSS in its eager attention (sinks; windows of 128 in layers 0 and 2) with 4 experts, 2 a token, as a bf16
+    # model.
+    ("gpt_oss", T.GptOssConfig(**SIZE, num_key_value_heads=2, head_dim=64, sliding_window=128, num_local_experts=4,
+                               num_experts_per_tok=2), "GptOssForCausalLM", "bf16", 256),
+    # BERT's masked LM as a bf16 model with a 32,000-word vocabulary: its CrossEntropyLoss takes the bf16 logits as
+    # they are, and the loss's tensors (the saved log-probabilities, the gradients) make the peak, in bf16.
+    ("bert", T.BertConfig(**dict(SIZE, vocab_size=32000), **NO_DROPOUT), "BertForMaskedLM", "bf16", 256),
     ("llama", T.LlamaConfig(**LARGE), "LlamaForCausalLM", "adamw", 512),
 ]
 
 # transformers' attention and TrainScope's backend (None: its default, which follows transformers'); sdpa and
 # flash unless named here.
-ATTENTION = {"gemma2": ("eager", "math"), "gemma3_text": ("sdpa", None)}
+ATTENTION = {"gemma2": ("eager", "math"), "gemma3_text": ("sdpa", None), "gpt_oss": ("eager", None)}
 
 # set-up: (predict's options, accumulation steps, checkpointing, optimizer, the model in bf16)
 SETUPS = {

@@ -36,6 +36,13 @@ inline const std::string kSmallGemma2 = R"({"architectures": ["Gemma2ForCausalLM
   "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 176, "sliding_window": 4,
   "query_pre_attn_scalar": 24})";
 
+// GPT-OSS's layout as small: 4 heads of 16 (2 key/value heads) with biases and sinks, a window of 4 keys in
+// the even layers, 4 experts of width 176 with biases, two per token.
+inline const std::string kSmallGptOss = R"({"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss",
+  "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 176, "sliding_window": 4,
+  "num_local_experts": 4, "num_experts_per_tok": 2})";
+
 inline ts::Graph load(const std::string& text, std::map<std::string, std::string> params = {}) {
     return ts::importHfConfigText(text, "config.json", params);
 }

@@ -158,7 +158,8 @@ TEST(ExecutorZooOptions, BertTaskHeadsRunATrainingStep) {
 }
 
 // Hugging Face configs (RMSNorm, rotary embeddings, grouped-query scaled dot-product attention, SiLU and
-// GELU gated MLPs, Qwen3's per-head norms, mixture-of-experts layers): a tiny model of every family runs a
+// GELU gated MLPs, Qwen3's per-head norms, mixture-of-experts layers, GPT-OSS's sinks, Phi, DistilBERT,
+// ModernBERT): a tiny model of every family runs a
 // training step with gradients reaching every parameter (each expert gets some of 16 tokens' routes).
 TEST(ExecutorHfConfig, TinyModelsOfEveryFamilyRunATrainingStep) {
     OneThread oneThread;
@@ -175,6 +176,11 @@ TEST(ExecutorHfConfig, TinyModelsOfEveryFamilyRunATrainingStep) {
         {"gpt_neox", R"("model_type": "gpt_neox", "rotary_pct": 0.25, )"},
         {"bert", R"("model_type": "bert", )"},
         {"roberta", R"("model_type": "roberta", )"},
+        {"phi", R"("model_type": "phi", "partial_rotary_factor": 0.5, "qk_layernorm": true, )"},
+        {"xlm-roberta", R"("model_type": "xlm-roberta", )"},
+        // GPT-OSS: sinks, a window of 4 in its one (even) layer, biased experts with the clamped SwiGLU.
+        {"gpt_oss", R"("model_type": "gpt_oss", "num_key_value_heads": 2, "head_dim": 8, "num_local_experts": 4,
+                       "num_experts_per_tok": 2, "sliding_window": 4, )"},
     };
     for (const auto& [family, fields] : configs) {
         for (const char* attention : {"flash", "math"}) {
@@ -193,6 +199,17 @@ TEST(ExecutorHfConfig, TinyModelsOfEveryFamilyRunATrainingStep) {
             checkTrainingStep(shard, 2, 8,
                               std::string(configs[family].first) + "?tensor_parallel=2&sequence_parallel=" + sequence);
         }
+    ts::Graph distilbert = ts::importHfConfigText(
+        R"({"model_type": "distilbert", "vocab_size": 97, "dim": 32, "n_layers": 1, "n_heads": 4, "hidden_dim": 48,
+            "max_position_embeddings": 64})",
+        "distilbert", {{"seq", "8"}});
+    checkTrainingStep(distilbert, 2, 8, "distilbert");
+    ts::Graph modernbert = ts::importHfConfigText(
+        R"({"model_type": "modernbert", "architectures": ["ModernBertForSequenceClassification"], "vocab_size": 97,
+            "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 48,
+            "local_attention": 4, "classifier_pooling": "mean", "num_labels": 3})",
+        "modernbert", {{"seq", "8"}});
+    checkTrainingStep(modernbert, 2, 8, "modernbert");
     ts::Graph gpt2 = ts::importHfConfigText(
         R"({"model_type": "gpt2", "vocab_size": 97, "n_embd": 32, "n_layer": 1, "n_head": 4, "n_positions": 64})", "gpt2",
         {{"seq", "8"}});

@@ -47,6 +47,15 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
         {"deepseek-v3.json", 671'026'404'352},
         // OLMo 2 (q_norm and k_norm over the whole projections) and Granite 3.1 (tied, grouped-query).
         {"olmo-2-7b.json", 7'298'617'344},      {"granite-3.1-8b.json", 8'170'848'256},
+        // GPT-OSS with its experts in bf16 (the published checkpoints' MXFP4 dequantised, as fine-tuning loads
+        // them): the 20.9 and 116.8 billion OpenAI's model card gives.
+        {"gpt-oss-20b.json", 20'914'757'184},   {"gpt-oss-120b.json", 116'829'156'672},
+        // Phi-2 (LayerNorms, biases, lm_head's bias), DistilBERT's masked LM and XLM-RoBERTa's (RoBERTa's modules,
+        // a 250,002-word vocabulary).
+        {"phi-2.json", 2'779'683'840},          {"distilbert-base-uncased.json", 66'985'530},
+        {"xlm-roberta-base.json", 278'295'186},
+        // ModernBERT-base: bias-free LayerNorms and linear layers, the tied decoder's bias.
+        {"modernbert-base.json", 149'655'232},
     };
     for (const auto& [file, params] : expected) {
         ts::Graph g = ts::loadModel(kConfigs + file);
@@ -332,4 +341,150 @@ TEST(HfConfig, Olmo2AndGraniteFollowTheirModelingCode) {
     EXPECT_NE(errorOf(R"({"model_type": "granite", "architectures": ["GraniteForSequenceClassification"],
         "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
         "intermediate_size": 128})").find("is not supported"), std::string::npos);
+}
+
+// GPT-OSS (GptOssForCausalLM): q, k, v and o with biases and a learned sink per head, windows in the even
+// layers (null: none), eager attention by default with the softmax in the model's dtype, and in every
+// layer the router (weight and bias, no LoRA target) and the experts' transposed, interleaved, biased
+// weights with the clamped SwiGLU. Tensor parallelism shards the heads (and their sinks) and each expert's
+// width.
+TEST(HfConfig, GptOssFollowsItsModelingCode) {
+    const int64_t V = 1000, H = 64, I = 176, E = 4;
+    const ts::Graph g = load(kSmallGptOss);
+    const int64_t attention = (H * H + H) * 2 + (H * 32 + 32) * 2 + 4;  // q, o; k, v; sinks
+    const int64_t experts = E * H * 2 * I + E * 2 * I + E * I * H + E * H;
+    const int64_t perLayer = attention + 2 * H + (E * H + E) + experts;
+    EXPECT_EQ(g.parameterCount(), 2 * V * H + 2 * perLayer + H);
+    auto shapeOf = [&](const std::string& name) {
+        const int v = g.findValue(name);
+        return v < 0 ? std::string("missing") : ts::shapeStr(g.values[size_t(v)].shape);
+    };
+    EXPECT_EQ(shapeOf("model.layers.1.self_attn.sinks"), "[4]");
+    EXPECT_EQ(shapeOf("model.layers.0.mlp.router.bias"), "[4]");
+    EXPECT_EQ(shapeOf("model.layers.0.mlp.experts.gate_up_proj"), "[4, 64, 352]");
+    EXPECT_EQ(shapeOf("model.layers.0.mlp.experts.down_proj_bias"), "[4, 64]");
+    std::vector<const ts::Operation*> sdpa, moe;
+    for (const ts::Operation& op : g.ops) {
+        if (op.type == "ScaledDotProductAttention") sdpa.push_back(&op);
+        if (op.type == "MixtureOfExperts") moe.push_back(&op);
+    }
+    ASSERT_EQ(sdpa.size(), 2u);
+    ASSERT_EQ(moe.size(), 2u);
+    EXPECT_EQ(sdpa[0]->attrString("backend", ""), "math");
+    EXPECT_EQ(sdpa[0]->attrString("probs_dtype", ""), "model");
+    EXPECT_EQ(sdpa[0]->attrInt("window", 0), 4);
+    EXPECT_EQ(sdpa[1]->attrInt("window", 0), 0);
+    ASSERT_EQ(sdpa[0]->inputs.size(), 5u);
+    EXPECT_EQ(sdpa[0]->inputs[3], -1);  // no mask
+    EXPECT_EQ(g.values[size_t(sdpa[0]->inputs[4])].name, "model.layers.0.self_attn.sinks");
+    EXPECT_EQ(moe[0]->attrString("activation", ""), "ClampedSwiglu");
+    EXPECT_DOUBLE_EQ(moe[0]->attrFloat("limit", 0), 7.0);
+    EXPECT_DOUBLE_EQ(moe[0]->attrFloat("alpha", 0), 1.702);
+    EXPECT_EQ(moe[0]->attrInt("transposed", 0), 1);
+    EXPECT_EQ(moe[0]->inputs.size(), 6u);
+    int routers = 0;
+    for (const ts::Operation& op : g.ops) {
+        if (op.modulePath != "model.layers.0.mlp.router" || op.type != "MatMul") continue;
+        EXPECT_EQ(op.attrInt("router", 0), 1);
+        ++routers;
+    }
+    EXPECT_EQ(routers, 1);
+
+    std::string unwindowed = kSmallGptOss;
+    unwindowed.replace(unwindowed.find("\"sliding_window\": 4"), 19, "\"sliding_window\": null");
+    for (const ts::Operation& op : load(unwindowed).ops) {
+        if (op.type == "ScaledDotProductAttention") {
+            EXPECT_EQ(op.attrInt("window", 0), 0);
+        }
+    }
+
+    const ts::Graph shard = load(kSmallGptOss, {{"tensor_parallel", "2"}});
+    EXPECT_EQ(ts::shapeStr(shard.values[size_t(shard.findValue("model.layers.0.self_attn.sinks"))].shape), "[2]");
+    EXPECT_EQ(ts::shapeStr(shard.values[size_t(shard.findValue("model.layers.0.mlp.experts.gate_up_proj_bias"))].shape),
+              "[4, 176]");
+}
+
+// Phi: one LayerNorm feeding the attention and the MLP in parallel, biases everywhere, partial rotary,
+// lm_head with a bias. DistilBERT: its own module names, the padding mask (so sdpa's efficient kernel),
+// no pooler, the classifier's pre_classifier and ReLU, the masked-LM loss on the logits as they are (no
+// fp32 copy, as BERT's). XLM-RoBERTa: RoBERTa's modules under its class names.
+TEST(HfConfig, PhiDistilBertAndXlmRobertaFollowTheirModelingCode) {
+    const ts::Graph phi = ts::loadModel(kConfigs + "phi-2.json");
+    EXPECT_EQ(phi.name, "PhiForCausalLM");
+    for (const char* path : {"model.layers.0.input_layernorm", "model.layers.0.self_attn.dense",
+                             "model.layers.0.mlp.fc1", "model.final_layernorm", "lm_head"})
+        EXPECT_TRUE(hasModule(phi, path)) << path;
+    EXPECT_FALSE(hasModule(phi, "model.layers.0.post_attention_layernorm"));
+    EXPECT_GE(phi.findValue("lm_head.bias"), 0);
+    for (const ts::Operation& op : phi.ops) {
+        if (op.type != "RotaryEmbedding") continue;
+        EXPECT_EQ(op.attrInt("rotary_embedding_dim", 0), 32);  // 0.4 of phi-2's 80 features a head
+        break;
+    }
+
+    const ts::Graph distil = ts::loadModel(kConfigs + "distilbert-base-uncased.json");
+    EXPECT_EQ(distil.name, "DistilBertForMaskedLM");
+    for (const char* path :
+         {"distilbert.transformer.layer.0.attention.q_lin", "distilbert.transformer.layer.5.ffn.lin2",
+          "distilbert.transformer.layer.5.output_layer_norm", "vocab_transform", "vocab_projector"})
+        EXPECT_TRUE(hasModule(distil, path)) << path;
+    int losses = 0;
+    for (const ts::Operation& op : distil.ops) {
+        if (op.type == "ScaledDotProductAttention") {
+            EXPECT_EQ(op.attrString("backend", ""), "efficient");
+        }
+        if (op.type != "SoftmaxCrossEntropyLoss") continue;
+        ++losses;
+        int scores = op.inputs[0];
+        while (distil.ops[size_t(distil.values[size_t(scores)].producer)].type == "Reshape")
+            scores = distil.ops[size_t(distil.values[size_t(scores)].producer)].inputs[0];
+        EXPECT_EQ(distil.ops[size_t(distil.values[size_t(scores)].producer)].type, "Add");  // the projector's bias
+    }
+    EXPECT_EQ(losses, 1);
+    std::string seqcls = R"({"model_type": "distilbert", "architectures": ["DistilBertForSequenceClassification"],
+        "dim": 64, "n_layers": 1, "n_heads": 4, "hidden_dim": 128, "vocab_size": 100, "num_labels": 3})";
+    const ts::Graph classifier = load(seqcls);
+    EXPECT_TRUE(hasModule(classifier, "pre_classifier"));
+    EXPECT_TRUE(hasModule(classifier, "classifier"));
+    // embeddings (100 + 512) x 64 + LayerNorm; a layer: 4 x (64 x 64 + 64), FFN, two LayerNorms; the head.
+    const int64_t layer = 4 * (64 * 64 + 64) + (64 * 128 + 128) + (128 * 64 + 64) + 2 * 128;
+    EXPECT_EQ(classifier.parameterCount(), (100 + 512) * 64 + 128 + layer + (64 * 64 + 64) + (64 * 3 + 3));
+
+    const ts::Graph xlmr = ts::loadModel(kConfigs + "xlm-roberta-base.json");
+    EXPECT_EQ(xlmr.name, "XLMRobertaForMaskedLM");
+    EXPECT_TRUE(hasModule(xlmr, "roberta.encoder.layer.11.output.dense"));
+    EXPECT_TRUE(hasModule(xlmr, "lm_head.dense"));
+}
+
+// ModernBERT: no attn_norm in layer 0, bias-free LayerNorms (norm_bias false), global attention in every
+// third layer from the first and a window of local_attention / 2 keys each side in the others (a mask
+// for sdpa), the GLU MLP (Wi to twice the intermediate size), the classifier's mean pooling.
+TEST(HfConfig, ModernBertFollowsItsModelingCode) {
+    const ts::Graph g = ts::loadModel(kConfigs + "modernbert-base.json");
+    EXPECT_EQ(g.name, "ModernBertForMaskedLM");
+    EXPECT_FALSE(hasModule(g, "model.layers.0.attn_norm"));
+    EXPECT_TRUE(hasModule(g, "model.layers.1.attn_norm"));
+    EXPECT_LT(g.findValue("model.layers.1.attn_norm.bias"), 0);
+    EXPECT_GE(g.findValue("model.layers.1.attn_norm.weight"), 0);
+    EXPECT_EQ(ts::shapeStr(g.values[size_t(g.findValue("model.layers.0.mlp.Wi.weight"))].shape), "[768, 2304]");
+    EXPECT_GE(g.findValue("decoder.bias"), 0);
+    std::vector<int64_t> windows;
+    for (const ts::Operation& op : g.ops) {
+        if (op.type != "ScaledDotProductAttention") continue;
+        EXPECT_EQ(op.attrString("backend", ""), "efficient");
+        EXPECT_EQ(op.attrInt("causal", 1), 0);
+        windows.push_back(op.attrInt("window", 0));
+    }
+    ASSERT_EQ(windows.size(), 22u);
+    for (size_t i = 0; i < windows.size(); ++i) EXPECT_EQ(windows[i], i % 3 == 0 ? 0 : 65) << i;
+
+    const std::string mean = R"({"model_type": "modernbert", "architectures": ["ModernBertForSequenceClassification"],
+        "vocab_size": 100, "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "intermediate_size": 48,
+        "classifier_pooling": "mean", "num_labels": 2})";
+    int sums = 0;
+    for (const ts::Operation& op : load(mean).ops) sums += op.type == "ReduceSum";
+    EXPECT_EQ(sums, 2);  // the masked hidden states and the mask
+    EXPECT_NE(errorOf(R"({"model_type": "modernbert", "classifier_pooling": "max"})").find(
+                  "\"classifier_pooling\" must be \"cls\" or \"mean\", got \"max\""),
+              std::string::npos);
 }

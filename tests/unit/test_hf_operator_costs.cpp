@@ -1,7 +1,8 @@
 // The costs of the transformer operators Hugging Face configs build, against formulas written here: the
 // attention by backend, with sliding windows and soft caps, and mixture-of-experts layers (Mixtral,
-// Qwen3-MoE, Qwen2-MoE's shared expert, DeepSeek-V3's latent attention and shared experts, QLoRA of the
-// experts). test_hf_config.cpp has the reader, the parameter counts and the families' structure.
+// Qwen3-MoE, Qwen2-MoE's shared expert, DeepSeek-V3's latent attention and shared experts, GPT-OSS's sinks
+// and clamped experts, QLoRA of the experts), and the loss's log-probabilities by dtype. test_hf_config.cpp has
+// the reader, the parameter counts and the families' structure.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -102,6 +103,57 @@ TEST(HfConfig, AttentionCostsByBackend) {
     // q, k and v repeated to every query head, and the [S, S] probabilities.
     EXPECT_DOUBLE_EQ(m.activationBytes, 3 * q + allPairs * 4);
     EXPECT_GT(mc.totals.activationBytes, fc.totals.activationBytes);
+}
+
+// GPT-OSS, by hand at sequence 16. Its eager attention computes every score, adds the causal (and window)
+// mask, concatenates the sinks and subtracts the row maximum (one more per score, and two more passes over
+// the scores than without sinks), and keeps one probabilities tensor in the model's dtype (Gemma 2's eager
+// keeps an fp32 one and its bf16 copy). Its experts add the biases (2I + H per route) and run the clamped
+// SwiGLU (11 per inner element forward, 16 backward) whose kernels keep 3 more [routes, I] tensors.
+TEST(HfConfig, GptOssSinksAndClampedExpertsCosts) {
+    const int64_t N = 2, S = 16, H = 64, I = 176, E = 4, K = 2;
+    const double heads = 4, d = 16, all = double(N) * heads * S * S;
+    const ts::Graph g = load(kSmallGptOss);
+    const ts::ModelCosts c = ts::computeCosts(g, N, S);
+    for (int layer : {0, 1})  // windowed or not, eager computes all of them
+        EXPECT_DOUBLE_EQ(layerOf(g, c, "ScaledDotProductAttention", layer).cost.forwardFlops, 4 * all * d + 8 * all);
+    const ts::predictors::ModelAnalysis a(g, S);
+    auto savedBy = [&](ts::TrainingPrecision p, const std::string& type) {
+        double bytes = 0;
+        for (const ts::predictors::SavedActivation& sa : a.memoryFor(p).saved)
+            if (g.ops[size_t(sa.freedAfter)].type == type &&
+                g.ops[size_t(sa.freedAfter)].modulePath.rfind("model.layers.0.", 0) == 0)
+                bytes += sa.bytes.at(double(N));
+        return bytes;
+    };
+    const double q = double(N) * heads * S * d;  // elements of q, and of k and v repeated to every head
+    EXPECT_DOUBLE_EQ(savedBy(ts::TrainingPrecision::Fp32, "ScaledDotProductAttention"), 3 * q * 4 + all * 4);
+    EXPECT_DOUBLE_EQ(savedBy(ts::TrainingPrecision::Bf16Params, "ScaledDotProductAttention"), 3 * q * 2 + all * 2);
+
+    // The sinks' two passes, against the same attention without them.
+    auto attentionCost = [](bool sinks) {
+        ts::ModelBuilder b("sdpa");
+        int q = b.input("q", {ts::Dim::batch(), 4, 16, 16});
+        int k = b.input("k", {ts::Dim::batch(), 4, 16, 16});
+        std::vector<int> in{q, k, k};
+        if (sinks) in.insert(in.end(), {-1, b.parameter("attn", "sinks", {4})});
+        const int out =
+            b.op1("ScaledDotProductAttention", in, {{"backend", std::string("math")}, {"causal", int64_t{1}}}, "attn");
+        const ts::Graph g = b.finish({out});
+        return ts::computeCosts(g, 2, 16).layers.front().cost;
+    };
+    const double scoreBytes = all * 4;
+    EXPECT_DOUBLE_EQ(attentionCost(true).bytesWritten - attentionCost(false).bytesWritten, 2 * scoreBytes);
+    EXPECT_DOUBLE_EQ(attentionCost(true).bytesRead - attentionCost(false).bytesRead, 2 * scoreBytes + 4 * 4);
+
+    const double tokens = double(N * S), routes = tokens * K;
+    const ts::LayerCost& experts = layerOf(g, c, "MixtureOfExperts");
+    EXPECT_DOUBLE_EQ(experts.cost.forwardFlops,
+                     6 * routes * H * I + routes * (11 * I + 2 * H) + tokens * E + routes * (2 * I + H));
+    EXPECT_DOUBLE_EQ(experts.cost.backwardFlops, 12 * routes * H * I + routes * (16 * I + 3 * H));
+    const double savedPerRoute = H + 2 * I + I + I + 3 * I + H;
+    EXPECT_DOUBLE_EQ(experts.activationBytes, routes * (savedPerRoute * 4 + 12));
+    EXPECT_DOUBLE_EQ(savedBy(ts::TrainingPrecision::Bf16Params, "MixtureOfExperts"), routes * (savedPerRoute * 2 + 12));
 }
 
 // A sparse MoE layer, by hand: the router (a 64 -> 4 product, its softmax in fp32) and the experts as
@@ -322,6 +374,46 @@ TEST(HfConfig, MixtureOfExpertsRefusesInconsistentShapes) {
     };
     EXPECT_EQ(refusal(4, 4, 24, 2), "");
     EXPECT_NE(refusal(4, 4, 20, 2).find("are not [E, 2I, H] and [E, H, I]"), std::string::npos);
+    // GPT-OSS's layout ([E, H, 2I], [E, I, H]) and biases.
+    auto transposed = [](int64_t downInner, int64_t biasWidth) -> std::string {
+        ts::ModelBuilder b("moe");
+        int x = b.input("x", {ts::Dim::batch(), 8, 16});
+        int probs = b.input("probs", {ts::Dim::batch(), 8, 4});
+        int gateUp = b.parameter("experts", "gate_up_proj", {4, 16, 48});
+        int down = b.parameter("experts", "down_proj", {4, downInner, 16});
+        int bias = b.parameter("experts", "gate_up_proj_bias", {4, biasWidth});
+        try {
+            b.op1("MixtureOfExperts", {x, probs, gateUp, down, bias},
+                  {{"top_k", int64_t{2}}, {"transposed", int64_t{1}}, {"activation", std::string("ClampedSwiglu")}});
+        } catch (const ts::ShapeError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_EQ(transposed(24, 48), "");
+    EXPECT_NE(transposed(20, 48).find("are not [E, H, 2I] and [E, I, H]"), std::string::npos);
+    EXPECT_NE(transposed(24, 24).find("gate-up bias [4, 24] is not [E, 2I] = [4, 48]"), std::string::npos);
     EXPECT_NE(refusal(4, 5, 24, 2).find("router probabilities"), std::string::npos);
     EXPECT_NE(refusal(4, 4, 24, 5).find("top_k 5 is not between 1 and the 4 experts"), std::string::npos);
+}
+
+// The cross entropy keeps its log-probabilities in the logits' dtype: a bf16 model whose loss takes the
+// logits as they are (BERT's masked LM) keeps them in bf16; transformers' causal LMs upcast the logits
+// first (logits.float()) and keep them in fp32 whatever the model's dtype.
+TEST(HfConfig, LossKeepsItsLogProbabilitiesInTheLogitsDtype) {
+    auto lossSaved = [](const ts::Graph& g, ts::TrainingPrecision p) {
+        const ts::predictors::ModelAnalysis a(g, 16);
+        double bytes = 0;
+        for (const ts::predictors::SavedActivation& sa : a.memoryFor(p).saved)
+            if (g.ops[size_t(sa.freedAfter)].type == "SoftmaxCrossEntropyLoss") bytes += sa.bytes.at(2.0);
+        return bytes;
+    };
+    const std::string bert = R"({"model_type": "bert", "architectures": ["BertForMaskedLM"], "vocab_size": 1000,
+        "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4, "intermediate_size": 128})";
+    const ts::Graph mlm = load(bert, {{"seq", "16"}});
+    const double logits = 2.0 * 16 * 1000;
+    EXPECT_DOUBLE_EQ(lossSaved(mlm, ts::TrainingPrecision::Fp32), logits * 4 + 2 * 16 * 8);  // + the labels
+    EXPECT_DOUBLE_EQ(lossSaved(mlm, ts::TrainingPrecision::Bf16Params), logits * 2 + 2 * 16 * 8);
+    const ts::Graph causal = load(kSmallLlama, {{"seq", "16"}});
+    EXPECT_DOUBLE_EQ(lossSaved(causal, ts::TrainingPrecision::Bf16Params), logits * 4 + 2 * 16 * 8);
 }

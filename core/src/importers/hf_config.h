@@ -23,9 +23,10 @@ struct ConfigError : std::runtime_error {
 
 // Qwen is Qwen (v1)'s remote code (QWenLMHeadModel, model_type "qwen"), not part of transformers.
 // Gemma3 is the text model (model_type "gemma3_text"); the image-text "gemma3" is refused.
+// Roberta also builds xlm-roberta (XLM-RoBERTa: RoBERTa's modules under other class names).
 enum class Family {
-    Llama, Granite, Mistral, Mixtral, Qwen, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, DeepseekV3, Olmo2, Gemma, Gemma2, Gemma3,
-    Phi3, Gpt2, GptNeoX, Bert, Roberta, Vit
+    Llama, Granite, Mistral, Mixtral, Qwen, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, DeepseekV3, GptOss, Olmo2, Gemma, Gemma2,
+    Gemma3, Phi, Phi3, Gpt2, GptNeoX, Bert, Roberta, DistilBert, ModernBert, Vit
 };
 enum class Head { CausalLm, MaskedLm, SequenceClassification, ImageClassification, Base };
 
@@ -42,6 +43,7 @@ struct Config {
     bool qkvBias = false, outputBias = false, mlpBias = false;
     bool qkNorm = false;        // qwen3, gemma3: an RMSNorm over each head of q and k, before the rotary embedding
     bool qkNormWhole = false;   // olmo2: an RMSNorm over all of q's and all of k's projection, before the heads
+    bool qkLayerNorm = false;   // phi (qk_layernorm): a LayerNorm over each head of q and k, before the rotary
     // Granite's scalars: the embedding scaled, each sub-layer's output scaled before its residual add, the
     // attention scores scaled by attention_multiplier (not head_dim^-0.5), the logits divided (0 or 1: none).
     double embeddingMultiplier = 1, residualMultiplier = 1, attentionMultiplier = 0, logitsScaling = 1;
@@ -67,6 +69,11 @@ struct Config {
     // first `firstDenseLayers` layers are dense.
     int64_t experts = 0, topK = 0, expertInner = 0, sparseStep = 1, sharedExpertInner = 0, firstDenseLayers = 0;
     bool normTopK = true;
+    // GPT-OSS: a learned attention sink per head (one more logit in each softmax), a router and experts
+    // with biases, and the experts' clamped SwiGLU ((up + 1) * g * sigmoid(swigluAlpha * g), the gate
+    // clamped above at swigluLimit, the up half to +-swigluLimit) over interleaved gate and up features.
+    bool attentionSinks = false, expertBias = false;
+    double swigluAlpha = 1.702, swigluLimit = 7.0;
     std::vector<int64_t> mlpOnlyLayers;
     bool moeLayer(int64_t layer) const;
     std::string activation;     // TrainScope operator: "Silu", "Gelu", "GeluTanh", "Relu", "Tanh"
@@ -77,6 +84,12 @@ struct Config {
     int64_t numLabels = 2;
     int64_t image = 0, patch = 0, channels = 3, poolerSize = 0;  // vit
     double embeddingDropout = 0, attentionDropout = 0, residualDropout = 0, classifierDropout = 0;
+    // ModernBERT: LayerNorms without biases (norm_bias), global attention every few layers and a window of
+    // localAttention tokens (half on each side) in the others (slidingLayers), the prediction head's
+    // activation and bias, the decoder's bias, and the classifier's pooling (the first token, or the mean).
+    bool normBias = true, headBias = true, decoderBias = true, meanPooling = false;
+    std::string headActivation;
+    int64_t localAttention = 0;
     // transformers' loss functions upcast the logits (logits.float()); Qwen (v1)'s CrossEntropyLoss takes
     // them in the model's dtype.
     bool lossInFp32 = true;

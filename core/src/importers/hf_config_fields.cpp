@@ -60,10 +60,26 @@ void readLatentAttention(Config& c, const Reader& r) {
     c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
 }
 
+// GPT-OSS's experts (GptOssExperts, GptOssTopKRouter): num_local_experts in every layer, the softmax over
+// each token's top num_experts_per_tok router logits (the renormalised top-k of the softmax over all),
+// biases on the router and both expert products, the clamped SwiGLU of swiglu_alpha and swiglu_limit
+// over intermediate_size features. Defaults are GptOssConfig's (gpt-oss-120b's sizes).
+void readGptOssExperts(Config& c, const Reader& r) {
+    c.experts = r.integer(r.has("num_local_experts") ? "num_local_experts" : "num_experts", 1, kMaxExperts, 128);
+    c.topK = r.integer("num_experts_per_tok", 1, c.experts, 4);
+    c.expertInner = c.intermediate;
+    c.normTopK = true;
+    c.expertBias = true;
+    c.swigluAlpha = r.number("swiglu_alpha", -1e6, 1e6, 1.702);
+    c.swigluLimit = r.number("swiglu_limit", 1e-6, 1e12, 7.0);
+    c.activation = "ClampedSwiglu";
+}
+
 // The experts of mixtral (every layer, renormalised top-k) and qwen3_moe (the layers its sparse step
 // and mlp_only_layers leave, renormalised when norm_topk_prob).
 void readExperts(Config& c, const Reader& r) {
     if (c.family == Family::DeepseekV3) return readDeepseekExperts(c, r);
+    if (c.family == Family::GptOss) return readGptOssExperts(c, r);
     const bool mixtral = c.family == Family::Mixtral, qwen2 = c.family == Family::Qwen2Moe;
     // transformers 5 writes num_local_experts for both (num_experts is its alias); Qwen's configs say num_experts.
     // The defaults are the config classes': Mixtral 8x7B's, Qwen1.5-MoE-A2.7B's and Qwen3-30B-A3B's.
@@ -121,18 +137,10 @@ bool gemma2or3(Family f) {
     return f == Family::Gemma2 || f == Family::Gemma3;
 }
 
-// Gemma 2 and Gemma 3's text model: the query scale, the soft caps, and which layers slide. Layer
-// types come from `layer_types`, else from Gemma 3's `sliding_window_pattern` (every sixth layer
-// global) or Gemma 2's alternation (even layers slide), as their config classes fill them in.
-void readGemma2or3(Config& c, const Reader& r) {
-    const bool g2 = c.family == Family::Gemma2;
-    c.queryPreAttnScalar = r.number("query_pre_attn_scalar", 1e-6, 1e12, 256);
-    c.attentionSoftcap = r.number("attn_logit_softcapping", 1e-6, 1e12, g2 ? 50.0 : 0.0);
-    c.finalSoftcap = r.number("final_logit_softcapping", 1e-6, 1e12, g2 ? 30.0 : 0.0);
-    if (r.boolean("use_bidirectional_attention", false))
-        throw ConfigError("\"use_bidirectional_attention\" (an encoder's attention) is not supported: TrainScope "
-                          "builds Gemma's causal decoder");
-    c.slidingWindow = r.integer("sliding_window", 1, kMaxPositions, 4096);
+// Which layers slide: `layer_types` when given, else every layer but each `pattern`-th (Gemma 2's and
+// GPT-OSS's alternation: 2, even layers slide; Gemma 3's sliding_window_pattern: 6), as the config
+// classes fill them in.
+void readLayerTypes(Config& c, const Reader& r, int64_t pattern) {
     c.slidingLayers.assign(static_cast<size_t>(c.layers), false);
     if (r.has("layer_types")) {
         const json& types = r.doc().at("layer_types");
@@ -147,8 +155,51 @@ void readGemma2or3(Config& c, const Reader& r) {
         }
         return;
     }
-    const int64_t pattern = g2 ? 2 : r.integer("sliding_window_pattern", 1, kMaxLayers, 6);
     for (int64_t i = 0; i < c.layers; ++i) c.slidingLayers[static_cast<size_t>(i)] = (i + 1) % pattern != 0;
+}
+
+// Gemma 2 and Gemma 3's text model: the query scale, the soft caps, and which layers slide (Gemma 2's
+// alternation, Gemma 3's every sixth layer global, unless `layer_types` says).
+void readGemma2or3(Config& c, const Reader& r) {
+    const bool g2 = c.family == Family::Gemma2;
+    c.queryPreAttnScalar = r.number("query_pre_attn_scalar", 1e-6, 1e12, 256);
+    c.attentionSoftcap = r.number("attn_logit_softcapping", 1e-6, 1e12, g2 ? 50.0 : 0.0);
+    c.finalSoftcap = r.number("final_logit_softcapping", 1e-6, 1e12, g2 ? 30.0 : 0.0);
+    if (r.boolean("use_bidirectional_attention", false))
+        throw ConfigError("\"use_bidirectional_attention\" (an encoder's attention) is not supported: TrainScope "
+                          "builds Gemma's causal decoder");
+    c.slidingWindow = r.integer("sliding_window", 1, kMaxPositions, 4096);
+    readLayerTypes(c, r, g2 ? 2 : r.integer("sliding_window_pattern", 1, kMaxLayers, 6));
+}
+
+// Phi (phi-1, phi-1.5, phi-2; PhiConfig): LayerNorms, q, k, v and dense with biases, partial rotary (0.5 by
+// default), optional per-head LayerNorms of q and k, the attention and the MLP in parallel off one norm,
+// an lm_head with a bias.
+void readPhi(Config& c, const Reader& r) {
+    c.kvHeads = r.integer("num_key_value_heads", 1, kMaxHeads, c.heads);
+    if (c.heads % c.kvHeads != 0)
+        throw ConfigError("\"num_attention_heads\" (" + std::to_string(c.heads) +
+                          ") is not a multiple of \"num_key_value_heads\" (" + std::to_string(c.kvHeads) + ")");
+    if (c.hidden % c.heads != 0) throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\"");
+    c.headDim = c.hidden / c.heads;
+    c.eps = r.number("layer_norm_eps", 0, 1, 1e-5);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
+    c.qkvBias = c.outputBias = c.mlpBias = true;
+    c.qkLayerNorm = r.boolean("qk_layernorm", false);
+    c.rotaryFraction = r.ropeNumber("partial_rotary_factor", nullptr, 0.5);
+    c.embeddingDropout = r.number("embd_pdrop", 0, 0.999, 0.0);
+    c.residualDropout = r.number("resid_pdrop", 0, 0.999, 0.0);
+}
+
+// GPT-OSS (GptOssConfig): attention with biases and a sink per head, windows of sliding_window (128;
+// null: none) in alternate layers, and experts in every layer.
+void readGptOss(Config& c, const Reader& r) {
+    c.qkvBias = c.outputBias = r.boolean("attention_bias", true);
+    c.attentionSinks = true;
+    const bool noWindow = r.doc().contains("sliding_window") && r.doc().at("sliding_window").is_null();
+    c.slidingWindow = noWindow ? 0 : r.integer("sliding_window", 1, kMaxPositions, 128);
+    readLayerTypes(c, r, 2);
+    readExperts(c, r);
 }
 
 }  // namespace
@@ -175,12 +226,15 @@ void readDecoder(Config& c, const Reader& r) {
         return;
     }
     c.intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
-    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 2048);
+    c.maxPositions =
+        r.integer("max_position_embeddings", 1, kMaxPositions, c.family == Family::GptOss ? 131072 : 2048);
     if (gemma2or3(c.family)) {  // Gemma2MLP and Gemma3MLP read hidden_activation
         c.activation = activationOf(r.string("hidden_activation", "gelu_pytorch_tanh"), "hidden_activation");
     } else {
-        c.activation = activationOf(r.string("hidden_act", c.family == Family::Gemma ? "gelu_pytorch_tanh"
-                                                           : c.family == Family::GptNeoX ? "gelu" : "silu"),
+        c.activation = activationOf(r.string("hidden_act", c.family == Family::Gemma     ? "gelu_pytorch_tanh"
+                                                           : c.family == Family::GptNeoX ? "gelu"
+                                                           : c.family == Family::Phi     ? "gelu_new"
+                                                                                         : "silu"),
                                     "hidden_act");
     }
     c.attentionDropout = r.number("attention_dropout", 0, 0.999, 0.0);
@@ -198,18 +252,23 @@ void readDecoder(Config& c, const Reader& r) {
         c.residualDropout = r.number("hidden_dropout", 0, 0.999, 0.0);
         return;
     }
+    if (c.family == Family::Phi) return readPhi(c, r);
     c.kvHeads = r.integer("num_key_value_heads", 1, kMaxHeads, c.heads);
     if (c.heads % c.kvHeads != 0)
         throw ConfigError("\"num_attention_heads\" (" + std::to_string(c.heads) +
                           ") is not a multiple of \"num_key_value_heads\" (" + std::to_string(c.kvHeads) + ")");
     const bool defaultHeadDim = !r.has("head_dim");
     const bool gemma = c.family == Family::Gemma || gemma2or3(c.family);
-    if (defaultHeadDim && !gemma && c.family != Family::Qwen3 && c.hidden % c.heads != 0)
+    // Gemma's, Qwen3's and GPT-OSS's configs default head_dim to 256, 128 and 64, whatever the width.
+    const bool fixedHeadDim = gemma || c.family == Family::Qwen3 || c.family == Family::GptOss;
+    if (defaultHeadDim && !fixedHeadDim && c.hidden % c.heads != 0)
         throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\" (and no \"head_dim\")");
-    // Gemma's and Qwen3's configs default head_dim to 256 and 128, whatever the width.
-    const int64_t headDim = gemma ? 256 : c.family == Family::Qwen3 ? 128 : c.hidden / c.heads;
+    const int64_t headDim = gemma                         ? 256
+                            : c.family == Family::Qwen3  ? 128
+                            : c.family == Family::GptOss ? 64
+                                                         : c.hidden / c.heads;
     c.headDim = r.integer("head_dim", 1, kMaxHidden, headDim);
-    c.eps = r.number("rms_norm_eps", 0, 1, c.family == Family::Phi3 ? 1e-5 : 1e-6);
+    c.eps = r.number("rms_norm_eps", 0, 1, c.family == Family::Phi3 || c.family == Family::GptOss ? 1e-5 : 1e-6);
     c.tieEmbeddings = r.boolean("tie_word_embeddings", gemma);
     if (c.family == Family::Qwen2) {
         c.qkvBias = true;  // Qwen2Attention: q, k, v with bias, o_proj without
@@ -236,6 +295,7 @@ void readDecoder(Config& c, const Reader& r) {
         c.family == Family::DeepseekV3)
         readExperts(c, r);
     if (c.family == Family::DeepseekV3) readLatentAttention(c, r);
+    if (c.family == Family::GptOss) readGptOss(c, r);
     if (c.family == Family::Llama || c.family == Family::Granite) c.mlpBias = r.boolean("mlp_bias", false);
     if (c.family == Family::Phi3) {
         c.rotaryFraction = r.ropeNumber("partial_rotary_factor", nullptr, 1.0);
@@ -244,7 +304,76 @@ void readDecoder(Config& c, const Reader& r) {
     }
 }
 
+// DistilBERT's config (DistilBertConfig): its own names (dim, n_layers, n_heads, hidden_dim), LayerNorms of
+// eps 1e-12 and no token types; `dropout` after the embeddings and each FFN, `seq_classif_dropout` in the
+// classifier. sinusoidal_pos_embds fills the position table with fixed values, still a parameter.
+void readDistilBert(Config& c, const Reader& r) {
+    c.vocab = r.integer("vocab_size", 1, kMaxVocab, 30522);
+    c.hidden = r.integer("dim", 1, kMaxHidden, 768);
+    c.layers = r.integer("n_layers", 1, kMaxLayers, 6);
+    c.heads = r.integer("n_heads", 1, kMaxHeads, 12);
+    c.kvHeads = c.heads;
+    if (c.hidden % c.heads != 0) throw ConfigError("\"dim\" is not a multiple of \"n_heads\"");
+    c.headDim = c.hidden / c.heads;
+    c.intermediate = r.integer("hidden_dim", 1, kMaxIntermediate, 3072);
+    c.activation = activationOf(r.string("activation", "gelu"), "activation");
+    c.eps = 1e-12;
+    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 512);
+    c.residualDropout = r.number("dropout", 0, 0.999, 0.1);
+    c.attentionDropout = r.number("attention_dropout", 0, 0.999, 0.1);
+    c.classifierDropout = r.number("seq_classif_dropout", 0, 0.999, 0.2);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
+    c.qkvBias = c.outputBias = c.mlpBias = true;
+    c.typeVocab = 0;
+    c.lossInFp32 = false;
+}
+
+// ModernBERT (ModernBertConfig): bias-free LayerNorms and linear layers by default, Wqkv and the GLU MLP's Wi
+// (2 x intermediate_size), rotary positions, global attention every global_attn_every_n_layers-th layer
+// (from the first) and local attention over local_attention tokens in the others (unless layer_types
+// says), the prediction head (dense, classifier_activation, norm) before the decoder and the classifier.
+void readModernBert(Config& c, const Reader& r) {
+    c.vocab = r.integer("vocab_size", 1, kMaxVocab, 50368);
+    c.hidden = r.integer("hidden_size", 1, kMaxHidden, 768);
+    c.layers = r.integer("num_hidden_layers", 1, kMaxLayers, 22);
+    c.heads = r.integer("num_attention_heads", 1, kMaxHeads, 12);
+    c.kvHeads = c.heads;
+    if (c.hidden % c.heads != 0) throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\"");
+    c.headDim = c.hidden / c.heads;
+    c.intermediate = r.integer("intermediate_size", 1, kMaxIntermediate, 1152);
+    c.activation = activationOf(r.string("hidden_activation", "gelu"), "hidden_activation");
+    c.headActivation = activationOf(r.string("classifier_activation", "gelu"), "classifier_activation");
+    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 8192);
+    c.eps = r.number("norm_eps", 0, 1, 1e-5);
+    c.normBias = r.boolean("norm_bias", false);
+    c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
+    c.mlpBias = r.boolean("mlp_bias", false);
+    c.headBias = r.boolean("classifier_bias", false);
+    c.decoderBias = r.boolean("decoder_bias", true);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
+    c.embeddingDropout = r.number("embedding_dropout", 0, 0.999, 0.0);
+    c.attentionDropout = r.number("attention_dropout", 0, 0.999, 0.0);
+    c.residualDropout = r.number("mlp_dropout", 0, 0.999, 0.0);
+    c.classifierDropout = r.number("classifier_dropout", 0, 0.999, 0.0);
+    const std::string pooling = r.string("classifier_pooling", "cls");
+    if (pooling != "cls" && pooling != "mean")
+        throw ConfigError("\"classifier_pooling\" must be \"cls\" or \"mean\", got \"" + pooling + "\"");
+    c.meanPooling = pooling == "mean";
+    c.localAttention = r.integer("local_attention", 2, kMaxPositions, 128);
+    c.slidingWindow = c.localAttention / 2 + 1;  // each token sees local_attention / 2 on either side
+    if (r.has("layer_types")) {
+        readLayerTypes(c, r, 1);
+    } else {
+        const int64_t every = r.integer("global_attn_every_n_layers", 1, kMaxLayers, 3);
+        c.slidingLayers.assign(static_cast<size_t>(c.layers), false);
+        for (int64_t i = 0; i < c.layers; ++i) c.slidingLayers[static_cast<size_t>(i)] = i % every != 0;
+    }
+    c.padTokenId = r.integer("pad_token_id", 0, kMaxVocab, 50283);
+}
+
 void readEncoder(Config& c, const Reader& r) {
+    if (c.family == Family::DistilBert) return readDistilBert(c, r);
+    if (c.family == Family::ModernBert) return readModernBert(c, r);
     c.hidden = r.integer("hidden_size", 1, kMaxHidden);
     c.layers = r.integer("num_hidden_layers", 1, kMaxLayers);
     c.heads = r.integer("num_attention_heads", 1, kMaxHeads);
@@ -273,6 +402,8 @@ void readEncoder(Config& c, const Reader& r) {
     c.typeVocab = r.integer("type_vocab_size", 0, kMaxVocab, 2);
     c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
     c.padTokenId = r.integer("pad_token_id", 0, kMaxVocab, c.family == Family::Roberta ? 1 : 0);
+    // BertForMaskedLM's and RobertaForMaskedLM's CrossEntropyLoss takes the logits in the model's dtype.
+    c.lossInFp32 = false;
     if (r.has("classifier_dropout")) c.classifierDropout = r.number("classifier_dropout", 0, 0.999, 0.0);
     else c.classifierDropout = c.residualDropout;
 }

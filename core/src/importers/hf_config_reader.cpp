@@ -24,22 +24,27 @@ const FamilyInfo kFamilies[] = {
     {"mixtral", Family::Mixtral, "Mixtral"}, {"qwen", Family::Qwen, "QWen"},
     {"qwen2", Family::Qwen2, "Qwen2"},       {"qwen2_moe", Family::Qwen2Moe, "Qwen2Moe"},
     {"qwen3", Family::Qwen3, "Qwen3"},       {"qwen3_moe", Family::Qwen3Moe, "Qwen3Moe"},
-    {"deepseek_v3", Family::DeepseekV3, "DeepseekV3"},
+    {"deepseek_v3", Family::DeepseekV3, "DeepseekV3"}, {"gpt_oss", Family::GptOss, "GptOss"},
     {"gemma", Family::Gemma, "Gemma"},       {"gemma2", Family::Gemma2, "Gemma2"},
     {"gemma3_text", Family::Gemma3, "Gemma3"},
-    {"phi3", Family::Phi3, "Phi3"},          {"gpt2", Family::Gpt2, "GPT2"},
-    {"gpt_neox", Family::GptNeoX, "GPTNeoX"}, {"bert", Family::Bert, "Bert"},
-    {"roberta", Family::Roberta, "Roberta"}, {"vit", Family::Vit, "ViT"},
+    {"phi", Family::Phi, "Phi"},             {"phi3", Family::Phi3, "Phi3"},
+    {"gpt2", Family::Gpt2, "GPT2"},          {"gpt_neox", Family::GptNeoX, "GPTNeoX"},
+    {"bert", Family::Bert, "Bert"},          {"roberta", Family::Roberta, "Roberta"},
+    {"xlm-roberta", Family::Roberta, "XLMRoberta"}, {"distilbert", Family::DistilBert, "DistilBert"},
+    {"modernbert", Family::ModernBert, "ModernBert"},
+    {"vit", Family::Vit, "ViT"},
 };
 
 bool isDecoder(Family f) {
-    return f != Family::Bert && f != Family::Roberta && f != Family::Vit;
+    return f != Family::Bert && f != Family::Roberta && f != Family::DistilBert && f != Family::ModernBert &&
+           f != Family::Vit;
 }
 
 bool headFits(Family f, Head h) {
     switch (h) {
         case Head::CausalLm: return isDecoder(f);
-        case Head::MaskedLm: return f == Family::Bert || f == Family::Roberta;
+        case Head::MaskedLm:
+            return f == Family::Bert || f == Family::Roberta || f == Family::DistilBert || f == Family::ModernBert;
         case Head::SequenceClassification:  // Qwen (v1) and Granite have no such class
             return f != Family::Vit && f != Family::Qwen && f != Family::Granite;
         case Head::ImageClassification: return f == Family::Vit;
@@ -165,8 +170,9 @@ void readTensorParallel(Config& c, const std::map<std::string, std::string>& opt
         throw ConfigError(option + ": OLMo 2's q_norm and k_norm normalise the whole projection, across the heads a "
                                    "GPU would hold; not modelled");
     if (!isDecoder(c.family))
-        throw ConfigError(option + " applies to the decoder families (llama, granite, mistral, mixtral, qwen, qwen2, qwen3, "
-                                   "qwen2_moe, qwen3_moe, gemma, gemma2, gemma3_text, phi3, gpt2, gpt_neox), not model_type \"" +
+        throw ConfigError(option + " applies to the decoder families (llama, granite, mistral, mixtral, qwen, qwen2, "
+                                   "qwen3, qwen2_moe, qwen3_moe, gpt_oss, gemma, gemma2, gemma3_text, phi, phi3, gpt2, "
+                                   "gpt_neox), not model_type \"" +
                           c.modelType + "\"");
     auto divides = [&](int64_t n, const std::string& what) {
         if (n % t != 0)
@@ -209,7 +215,8 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
         std::string names;
         for (const FamilyInfo& i : kFamilies) names += std::string(names.empty() ? "" : ", ") + i.modelType;
         std::string extra = r.has("num_local_experts") || r.has("num_experts") || r.has("n_routed_experts")
-                                ? " (of the mixture-of-experts families, mixtral, qwen2_moe, qwen3_moe and deepseek_v3 are)"
+                                ? " (of the mixture-of-experts families, mixtral, qwen2_moe, qwen3_moe, deepseek_v3 "
+                                  "and gpt_oss are)"
                                 : "";
         throw ConfigError("model_type \"" + c.modelType + "\" is not supported" + extra + " (supported: " + names + ")");
     }
@@ -255,13 +262,14 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
         if (maxSeq < 1) throw ConfigError("\"max_position_embeddings\" leaves no position for a token");
         c.seq = optionInt(options, "seq", std::min<int64_t>(512, maxSeq), 1, maxSeq);
     }
-    const bool masked = c.family == Family::Bert || c.family == Family::Roberta;
-    // transformers' default: sdpa (flash takes no padding mask); Gemma 2's eager, as sdpa cannot soft-cap.
-    // DeepSeek-V3's value heads are narrower than its query and key heads, which PyTorch's flash kernel
-    // does not take: sdpa runs the efficient one.
-    c.attentionBackend = masked || c.family == Family::DeepseekV3 ? "efficient"
-                         : c.family == Family::Gemma2           ? "math"
-                                                                : "flash";
+    const bool masked = !isDecoder(c.family) && c.family != Family::Vit;  // the padding mask
+    // transformers' default: sdpa (flash takes no padding mask); Gemma 2's eager, as sdpa cannot soft-cap,
+    // and GPT-OSS's, as sdpa takes no sinks (transformers offers it no sdpa). DeepSeek-V3's value heads are
+    // narrower than its query and key heads, which PyTorch's flash kernel does not take: sdpa runs the
+    // efficient one.
+    c.attentionBackend = masked || c.family == Family::DeepseekV3                  ? "efficient"
+                         : c.family == Family::Gemma2 || c.family == Family::GptOss ? "math"
+                                                                                    : "flash";
     if (auto it = options.find("attention"); it != options.end()) {
         c.attentionByDefault = false;
         if (it->second != "flash" && it->second != "efficient" && it->second != "math")

@@ -1,5 +1,6 @@
-// The decoder families of the Hugging Face builders (hf_models.cpp): llama, mistral, mixtral, qwen (v1), qwen2, qwen3, qwen3_moe, gemma,
-// gemma2, gemma3_text, phi3, gpt2 and gpt_neox, each body with its head (causal LM, sequence classification or none).
+// The decoder families of the Hugging Face builders (hf_models.cpp): llama, granite, olmo2, mistral, mixtral,
+// qwen (v1), qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v3, gpt_oss, gemma, gemma2, gemma3_text, phi, phi3, gpt2
+// and gpt_neox, each body with its head (causal LM, sequence classification or none).
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -20,7 +21,7 @@ bool gemmaFamily(Family f) {
 // transformers' RMSNorm modules are Python, each step a kernel of its own, computed in fp32 whatever
 // the model's dtype: h = x.to(float32); h = h * rsqrt(h.pow(2).mean(-1, keepdim) + eps), then
 // weight * h.to(x.dtype) (Llama, Mistral, Qwen2, Phi-3), (h * (1 + weight.float())).type_as(x)
-// (Gemma) or (weight * h).to(x.dtype) (OLMo 2). The casts' "dtype_role" says which is which, since in
+// (Gemma) or (weight * h).to(x.dtype) (OLMo 2, GPT-OSS). The casts' "dtype_role" says which is which, since in
 // this float32 graph both cast to float32: where the model runs in bf16 (bf16-params) the first is an
 // upcast to fp32 and the second a cast back to bf16; in fp32 or under autocast both are no-ops
 // (model_analysis.cpp).
@@ -40,7 +41,8 @@ int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x, 
         int scale = b.op1("Add", {w, b.constantFloat(1.0)}, {}, module);
         return b.op1("Cast", {b.op1("Mul", {h, scale}, {}, module)}, back, module);
     }
-    if (c.family == Family::Olmo2) return b.op1("Cast", {b.op1("Mul", {w, h}, {}, module)}, back, module);
+    if (c.family == Family::Olmo2 || c.family == Family::GptOss)
+        return b.op1("Cast", {b.op1("Mul", {w, h}, {}, module)}, back, module);
     return b.op1("Mul", {w, b.op1("Cast", {h}, back, module)}, {}, module);
 }
 int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x) {
@@ -61,7 +63,9 @@ int rotate(ModelBuilder& b, const Rotary& r, int x) {
 // layer's sliding window (its attributes; the window's cost depends on the sequence, known only when
 // costed: ops/transformer.cpp).
 int windowedAttention(ModelBuilder& b, const Config& c, int q, int k, int v, int64_t layer) {
-    int out = attention(b, c, q, k, v, -1, true);
+    // GPT-OSS's sinks: one learned logit per head (self_attn.sinks).
+    const int sinks = c.attentionSinks ? b.parameter("", "sinks", {c.heads}) : -1;
+    int out = attention(b, c, q, k, v, -1, true, sinks);
     Operation& op = b.graph().ops[size_t(b.graph().values[size_t(out)].producer)];
     if (c.queryPreAttnScalar > 0) op.attrs["scale"] = 1.0 / std::sqrt(c.queryPreAttnScalar);
     if (c.family == Family::Granite) op.attrs["scale"] = c.attentionMultiplier;
@@ -214,6 +218,33 @@ int sparseMoe(ModelBuilder& b, const Config& c, int x) {
     return reduceOutput(b, c, experts);
 }
 
+// GPT-OSS's MoE block (GptOssMLP): the router (a weight and a bias, logits in the model's dtype, the
+// softmax over each token's top-k logits: the renormalised top-k of the softmax over all) and the
+// experts' transposed, interleaved and biased weights with the clamped SwiGLU.
+int gptOssMoe(ModelBuilder& b, const Config& c, int x) {
+    auto s = b.scope("mlp");
+    int logits = b.linear("router", x, c.experts, true);
+    // No LoRA target: the product, before its bias add.
+    const Operation& add = b.graph().ops[size_t(b.graph().values[size_t(logits)].producer)];
+    b.graph().ops[size_t(b.graph().values[size_t(add.inputs[0])].producer)].attrs["router"] = int64_t{1};
+    int probs = b.op1("Softmax", {logits}, {{"axis", int64_t{-1}}}, "router");
+    int gateUp = b.parameter("experts", "gate_up_proj", {c.experts, c.hidden, 2 * c.expertInner});
+    int gateUpBias = b.parameter("experts", "gate_up_proj_bias", {c.experts, 2 * c.expertInner});
+    int down = b.parameter("experts", "down_proj", {c.experts, c.expertInner, c.hidden});
+    int downBias = b.parameter("experts", "down_proj_bias", {c.experts, c.hidden});
+    const int sharded = reduceGradient(b, c, x);
+    int experts = b.op1("MixtureOfExperts", {sharded, probs, gateUp, down, gateUpBias, downBias},
+                        {{"top_k", c.topK},
+                         {"normalize", int64_t{1}},
+                         {"activation", std::string("ClampedSwiglu")},
+                         {"alpha", c.swigluAlpha},
+                         {"limit", c.swigluLimit},
+                         {"transposed", int64_t{1}},
+                         {"interleaved", int64_t{1}}},
+                        "experts");
+    return reduceOutput(b, c, experts);
+}
+
 Rotary rotaryTables(ModelBuilder& b, const Config& c, const std::string& module) {
     Rotary r;
     r.width = c.family == Family::DeepseekV3 ? c.qkRopeDim
@@ -234,7 +265,10 @@ int decoderLayer(ModelBuilder& b, const Config& c, int x, const Rotary& r, int64
     auto attention = [&](int in) {
         return c.family == Family::DeepseekV3 ? latentAttention(b, c, in, r, i) : llamaAttention(b, c, in, r, i);
     };
-    auto mlp = [&](int in) { return c.moeLayer(i) ? sparseMoe(b, c, in) : gatedMlp(b, c, in); };
+    auto mlp = [&](int in) {
+        if (!c.moeLayer(i)) return gatedMlp(b, c, in);
+        return c.family == Family::GptOss ? gptOssMoe(b, c, in) : sparseMoe(b, c, in);
+    };
     switch (c.family) {
         case Family::Olmo2:  // norms on the sub-layers' outputs only
             x = b.add(x, rmsNorm(b, c, "post_attention_layernorm", attention(x)));
@@ -348,6 +382,50 @@ std::pair<int, int> gpt2Model(ModelBuilder& b, const Config& c, int ids) {
     return {b.layerNorm("ln_f", x, c.eps), embedWeight};
 }
 
+// ---- phi ----
+
+// PhiModel: per layer one LayerNorm feeding the attention (q, k, v and dense with biases, q_layernorm and
+// k_layernorm over each head where qk_layernorm, partial rotary) and the MLP (fc1, act, fc2) in parallel,
+// both outputs through resid_dropout and added to the residual; final_layernorm.
+std::pair<int, int> phiModel(ModelBuilder& b, const Config& c, int ids) {
+    int x = reduceOutput(b, c, b.embedding("embed_tokens", ids, c.vocab, c.hidden), "embed_tokens");
+    const int embedWeight = b.graph().findValue(b.childPath("embed_tokens") + ".weight");
+    x = dropout(b, "embed_dropout", x, c.embeddingDropout);
+    const Rotary r = rotaryTables(b, c, "rotary_emb");
+    {
+        auto layers = b.scope("layers");
+        for (int64_t i = 0; i < c.layers; ++i) {
+            auto layer = b.scope(std::to_string(i));
+            const int y = b.layerNorm("input_layernorm", x, c.eps);
+            int attended;
+            {
+                auto attn = b.scope("self_attn");
+                const int in = reduceGradient(b, c, y);
+                int q = toHeads(b, b.linear("q_proj", in, c.heads * c.headDim, true), c.heads, c.headDim);
+                int k = toHeads(b, b.linear("k_proj", in, c.kvHeads * c.headDim, true), c.kvHeads, c.headDim);
+                const int v = toHeads(b, b.linear("v_proj", in, c.kvHeads * c.headDim, true), c.kvHeads, c.headDim);
+                if (c.qkLayerNorm) {
+                    q = b.layerNorm("q_layernorm", q, c.eps);
+                    k = b.layerNorm("k_layernorm", k, c.eps);
+                }
+                const int context = attention(b, c, rotate(b, r, q), rotate(b, r, k), v, -1, true);
+                attended = reduceOutput(
+                    b, c, b.linear("dense", fromHeads(b, context, c.heads * c.headDim), c.hidden, true));
+            }
+            attended = dropout(b, "resid_dropout", attended, c.residualDropout);
+            int fed;
+            {
+                auto mlp = b.scope("mlp");
+                fed = activation(b, c, b.linear("fc1", reduceGradient(b, c, y), c.intermediate, true), "activation_fn");
+                fed = reduceOutput(b, c, b.linear("fc2", fed, c.hidden, true));
+            }
+            fed = dropout(b, "resid_dropout", fed, c.residualDropout);
+            x = b.add(b.add(attended, fed), x);
+        }
+    }
+    return {b.layerNorm("final_layernorm", x, c.eps), embedWeight};
+}
+
 // ---- gpt_neox ----
 
 std::pair<int, int> gptNeoXModel(ModelBuilder& b, const Config& c, int ids) {
@@ -407,6 +485,7 @@ Graph buildDecoder(ModelBuilder& b, const Config& c) {
         if (c.family == Family::Gpt2) body = gpt2Model(b, c, ids);
         else if (c.family == Family::Qwen) body = qwenModel(b, c, ids);
         else if (c.family == Family::GptNeoX) body = gptNeoXModel(b, c, ids);
+        else if (c.family == Family::Phi) body = phiModel(b, c, ids);
         else body = llamaModel(b, c, ids);
     }
     auto [hidden, embedWeight] = body;
@@ -414,10 +493,13 @@ Graph buildDecoder(ModelBuilder& b, const Config& c) {
     // The LM head is column-parallel over the vocabulary: each GPU scores its slice, and the loss is
     // Megatron-LM's vocabulary-parallel cross-entropy (its all-reduces are of one number per token,
     // not modelled).
-    if (c.head == Head::CausalLm)
-        return finishTokenLoss(
-            b, c,
-            logitsBeforeLoss(b, c, vocabProjection(b, c, "lm_head", reduceGradient(b, c, hidden, "lm_head"), embedWeight)));
+    if (c.head == Head::CausalLm) {
+        const int in = reduceGradient(b, c, hidden, "lm_head");
+        int logits = vocabProjection(b, c, "lm_head", in, embedWeight);
+        // Phi's lm_head has a bias (of the GPU's vocabulary slice under tensor parallelism).
+        if (c.family == Family::Phi) logits = b.add(logits, b.parameter("lm_head", "bias", {c.vocab}), "lm_head");
+        return finishTokenLoss(b, c, logitsBeforeLoss(b, c, logits));
+    }
     // Sequence classification: score every token, keep the last one's (no padding in the batch).
     int scores = b.linear("score", hidden, c.numLabels, false);
     int last = zoo::sliceAxis(b, scores, 1, -1, INT64_MAX);

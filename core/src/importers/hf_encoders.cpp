@@ -1,5 +1,7 @@
-// The encoder families of the Hugging Face builders (hf_models.cpp): bert and roberta (masked LM, sequence classification or the
-// base model with its pooler) and vit (image classification or the base model).
+// The encoder families of the Hugging Face builders (hf_models.cpp): bert, roberta (and xlm-roberta), distilbert and
+// modernbert (masked LM, sequence classification or the base model, BERT's and RoBERTa's with their pooler) and vit
+// (image classification or the base model).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -43,26 +45,40 @@ struct EncoderOut {
     int sequence = -1, pooled = -1, wordEmbeddings = -1;
 };
 
+// The body built inside module `name` (the heads' classes hold it as an attribute of that name).
+template <typename Body>
+EncoderOut inModule(ModelBuilder& b, const std::string& name, Body body) {
+    auto s = b.scope(name);
+    return body();
+}
+
 int firstToken(ModelBuilder& b, int x) {
     return b.op1("Gather", {x, b.constantInts({0})}, {{"axis", int64_t{1}}});
 }
 
-EncoderOut bertModel(ModelBuilder& b, const Config& c, int ids, int tokenTypes, int attentionMask, bool pooler) {
-    EncoderOut out;
-    // The extended attention mask: (1 - mask[:, None, None, :]) * the dtype's lowest value, added to the scores.
+// The extended attention mask: (1 - mask[:, None, None, :]) * the dtype's lowest value, added to the scores.
+int extendedMask(ModelBuilder& b, int attentionMask) {
     int mask = b.op1("Cast", {attentionMask}, {{"to", int64_t{1}}});
     mask = b.reshape(mask, {Dim::batch(), 1, 1, Dim::seq()});
-    mask = b.scale(b.op1("Sub", {b.constantFloat(1.0), mask}), -3.4028234663852886e38);
-    int x;
-    {
-        auto e = b.scope("embeddings");
-        int positions = forwardConstant(b, b.childPath("position_ids"), {1, Dim::seq()}, DType::Int64);
-        x = b.embedding("word_embeddings", ids, c.vocab, c.hidden);
-        out.wordEmbeddings = b.graph().findValue(b.childPath("word_embeddings") + ".weight");
-        if (c.typeVocab > 0) x = b.add(x, b.embedding("token_type_embeddings", tokenTypes, c.typeVocab, c.hidden));
-        x = b.add(x, b.embedding("position_embeddings", positions, c.maxPositions, c.hidden));
-        x = dropout(b, "dropout", b.layerNorm("LayerNorm", x, c.eps), c.residualDropout);
-    }
+    return b.scale(b.op1("Sub", {b.constantFloat(1.0), mask}), -3.4028234663852886e38);
+}
+
+// BERT's embeddings module (DistilBERT's too, without token types): word, token-type and position
+// embeddings summed, LayerNorm, dropout. Sets out.wordEmbeddings.
+int bertEmbeddings(ModelBuilder& b, const Config& c, int ids, int tokenTypes, EncoderOut& out) {
+    auto e = b.scope("embeddings");
+    int positions = forwardConstant(b, b.childPath("position_ids"), {1, Dim::seq()}, DType::Int64);
+    int x = b.embedding("word_embeddings", ids, c.vocab, c.hidden);
+    out.wordEmbeddings = b.graph().findValue(b.childPath("word_embeddings") + ".weight");
+    if (c.typeVocab > 0) x = b.add(x, b.embedding("token_type_embeddings", tokenTypes, c.typeVocab, c.hidden));
+    x = b.add(x, b.embedding("position_embeddings", positions, c.maxPositions, c.hidden));
+    return dropout(b, "dropout", b.layerNorm("LayerNorm", x, c.eps), c.residualDropout);
+}
+
+EncoderOut bertModel(ModelBuilder& b, const Config& c, int ids, int tokenTypes, int attentionMask, bool pooler) {
+    EncoderOut out;
+    const int mask = extendedMask(b, attentionMask);
+    int x = bertEmbeddings(b, c, ids, tokenTypes, out);
     {
         auto encoder = b.scope("encoder");
         auto list = b.scope("layer");
@@ -77,6 +93,171 @@ EncoderOut bertModel(ModelBuilder& b, const Config& c, int ids, int tokenTypes, 
         out.pooled = b.tanh(b.linear("dense", firstToken(b, x), c.hidden), "activation");
     }
     return out;
+}
+
+// ---- distilbert ----
+
+// DistilBertModel: word and position embeddings, LayerNorm, dropout; per layer the attention (q_lin, k_lin,
+// v_lin, out_lin; dropout only on the probabilities), sa_layer_norm over it plus its input, the FFN (lin1,
+// activation, lin2, dropout) and output_layer_norm over it plus its input. No pooler.
+EncoderOut distilbertModel(ModelBuilder& b, const Config& c, int ids, int attentionMask) {
+    EncoderOut out;
+    const int mask = extendedMask(b, attentionMask);
+    int x = bertEmbeddings(b, c, ids, -1, out);  // no token types (typeVocab 0)
+    {
+        auto transformer = b.scope("transformer");
+        auto list = b.scope("layer");
+        for (int64_t i = 0; i < c.layers; ++i) {
+            auto layer = b.scope(std::to_string(i));
+            int attended;
+            {
+                auto attn = b.scope("attention");
+                int q = toHeads(b, b.linear("q_lin", x, c.hidden), c.heads, c.headDim);
+                int k = toHeads(b, b.linear("k_lin", x, c.hidden), c.heads, c.headDim);
+                int v = toHeads(b, b.linear("v_lin", x, c.hidden), c.heads, c.headDim);
+                attended = b.linear("out_lin", fromHeads(b, attention(b, c, q, k, v, mask, false), c.hidden), c.hidden);
+            }
+            attended = b.layerNorm("sa_layer_norm", b.add(attended, x), c.eps);
+            int fed;
+            {
+                auto ffn = b.scope("ffn");
+                fed = activation(b, c, b.linear("lin1", attended, c.intermediate), "activation");
+                fed = dropout(b, "dropout", b.linear("lin2", fed, c.hidden), c.residualDropout);
+            }
+            x = b.layerNorm("output_layer_norm", b.add(fed, attended), c.eps);
+        }
+    }
+    out.sequence = x;
+    return out;
+}
+
+// DistilBERT's heads: the masked LM (vocab_transform, activation, vocab_layer_norm, vocab_projector: the
+// word embeddings, tied, with a bias of its own) and the classifier on the first token (pre_classifier,
+// ReLU, dropout, classifier).
+Graph distilbertHeads(ModelBuilder& b, const Config& c, int ids, int attentionMask) {
+    if (c.head == Head::Base) return b.finish({distilbertModel(b, c, ids, attentionMask).sequence});
+    const EncoderOut out = inModule(b, "distilbert", [&] { return distilbertModel(b, c, ids, attentionMask); });
+    if (c.head == Head::MaskedLm) {
+        int h = activation(b, c, b.linear("vocab_transform", out.sequence, c.hidden), "activation");
+        h = b.layerNorm("vocab_layer_norm", h, c.eps);
+        int logits = vocabProjection(b, c, "vocab_projector", h, out.wordEmbeddings);
+        logits = b.add(logits, b.parameter("vocab_projector", "bias", {c.vocab}), "vocab_projector");
+        return finishTokenLoss(b, c, logits);
+    }
+    int h = b.op1("Relu", {b.linear("pre_classifier", firstToken(b, out.sequence), c.hidden)});
+    h = dropout(b, "dropout", h, c.classifierDropout);
+    return finishClassification(b, c, b.linear("classifier", h, c.numLabels));
+}
+
+// ---- modernbert ----
+
+// A LayerNorm over the last axis, with a bias where `bias` (ModernBERT's norm_bias is false by default).
+int layerNorm(ModelBuilder& b, const std::string& module, int x, double eps, bool bias) {
+    if (bias) return b.layerNorm(module, x, eps);
+    const int64_t features = b.graph().values[size_t(x)].shape.back().constant();
+    return b.op1("LayerNormalization", {x, b.parameter(module, "weight", {features})},
+                 {{"axis", int64_t{-1}}, {"epsilon", eps}}, module);
+}
+
+// ModernBertModel: tok_embeddings, a LayerNorm (`norm`) and dropout; per layer attn_norm (none in layer 0),
+// the attention (Wqkv: q | k | v, rotary positions over whole heads, the padding mask, and in local
+// layers a window of local_attention / 2 keys each side, which sdpa gets as a mask; Wo, out_drop), the
+// residual add, mlp_norm, the GLU MLP (Wi to 2 x intermediate, act(input) * gate, drop, Wo) and its add;
+// final_norm. LayerNorms without biases unless norm_bias.
+EncoderOut modernbertModel(ModelBuilder& b, const Config& c, int ids, int attentionMask) {
+    EncoderOut out;
+    const int mask = extendedMask(b, attentionMask);
+    int x;
+    {
+        auto e = b.scope("embeddings");
+        x = b.embedding("tok_embeddings", ids, c.vocab, c.hidden);
+        out.wordEmbeddings = b.graph().findValue(b.childPath("tok_embeddings") + ".weight");
+        x = dropout(b, "drop", layerNorm(b, "norm", x, c.eps, c.normBias), c.embeddingDropout);
+    }
+    // cos and sin of every position, computed once per forward by rotary_emb (a table per layer type, the same
+    // sizes).
+    const std::string rotary = b.childPath("rotary_emb");
+    const int64_t pairs = std::max<int64_t>(1, c.headDim / 2);
+    const int cos = forwardConstant(b, rotary + ".cos", {1, Dim::seq(), pairs}, DType::Float32);
+    const int sin = forwardConstant(b, rotary + ".sin", {1, Dim::seq(), pairs}, DType::Float32);
+    auto rotate = [&](int t) {  // over the head's feature pairs (none in a head of one feature)
+        if (c.headDim < 2) return t;
+        return b.op1("RotaryEmbedding", {t, cos, sin}, {{"rotary_embedding_dim", c.headDim - c.headDim % 2}});
+    };
+    {
+        auto layers = b.scope("layers");
+        for (int64_t i = 0; i < c.layers; ++i) {
+            auto layer = b.scope(std::to_string(i));
+            const int normed = i == 0 ? x : layerNorm(b, "attn_norm", x, c.eps, c.normBias);
+            int attended;
+            {
+                auto attn = b.scope("attn");
+                std::vector<int> qkv = zoo::splitLastAxis(b, b.linear("Wqkv", normed, 3 * c.hidden, c.qkvBias), 3,
+                                                          c.hidden);
+                const int q = rotate(toHeads(b, qkv[0], c.heads, c.headDim));
+                const int k = rotate(toHeads(b, qkv[1], c.heads, c.headDim));
+                const int v = toHeads(b, qkv[2], c.heads, c.headDim);
+                const int context = attention(b, c, q, k, v, mask, false);
+                if (c.slidingLayer(i)) {
+                    Operation& op = b.graph().ops[size_t(b.graph().values[size_t(context)].producer)];
+                    op.attrs["window"] = c.slidingWindow;
+                    op.attrs["window_as_mask"] = int64_t{1};  // a mask to every kernel here
+                }
+                attended = b.linear("Wo", fromHeads(b, context, c.hidden), c.hidden, c.outputBias);
+                attended = dropout(b, "out_drop", attended, c.attentionDropout);
+            }
+            x = b.add(x, attended);
+            int fed = layerNorm(b, "mlp_norm", x, c.eps, c.normBias);
+            {
+                auto mlp = b.scope("mlp");
+                std::vector<int> parts =
+                    zoo::splitLastAxis(b, b.linear("Wi", fed, 2 * c.intermediate, c.mlpBias), 2, c.intermediate);
+                fed = dropout(b, "drop", b.mul(activation(b, c, parts[0], "act"), parts[1]), c.residualDropout);
+                fed = b.linear("Wo", fed, c.hidden, c.mlpBias);
+            }
+            x = b.add(x, fed);
+        }
+    }
+    out.sequence = layerNorm(b, "final_norm", x, c.eps, c.normBias);
+    return out;
+}
+
+// ModernBERT's heads: ModernBertPredictionHead (dense, classifier_activation, norm) then the decoder (the token
+// embeddings, tied, with decoder_bias) for the masked LM, or the pooled sequence (the first token, or the
+// mean over the unmasked ones) through the head, dropout and the classifier.
+Graph modernbertHeads(ModelBuilder& b, const Config& c, int ids, int attentionMask) {
+    if (c.head == Head::Base) return b.finish({modernbertModel(b, c, ids, attentionMask).sequence});
+    const EncoderOut out = inModule(b, "model", [&] { return modernbertModel(b, c, ids, attentionMask); });
+    Config headAct = c;
+    headAct.activation = c.headActivation;
+    auto predictionHead = [&](int h) {
+        auto head = b.scope("head");
+        h = activation(b, headAct, b.linear("dense", h, c.hidden, c.headBias), "act");
+        return layerNorm(b, "norm", h, c.eps, c.normBias);
+    };
+    if (c.head == Head::MaskedLm) {
+        const int h = predictionHead(out.sequence);
+        int logits;
+        if (c.tieEmbeddings) {
+            logits = vocabProjection(b, c, "decoder", h, out.wordEmbeddings);
+            if (c.decoderBias) logits = b.add(logits, b.parameter("decoder", "bias", {c.vocab}), "decoder");
+        } else {
+            logits = b.linear("decoder", h, c.vocab, c.decoderBias);
+        }
+        return finishTokenLoss(b, c, logits);
+    }
+    int pooled;
+    if (c.meanPooling) {  // (h * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+        const int m = b.op1("Cast", {attentionMask}, {{"to", int64_t{1}}});
+        const int weighted = b.mul(out.sequence, b.reshape(m, {Dim::batch(), Dim::seq(), 1}));
+        const int sum = b.op1("ReduceSum", {weighted}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}});
+        const int count = b.op1("ReduceSum", {m}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}});
+        pooled = b.op1("Div", {sum, count});
+    } else {
+        pooled = firstToken(b, out.sequence);
+    }
+    const int h = dropout(b, "drop", predictionHead(pooled), c.classifierDropout);
+    return finishClassification(b, c, b.linear("classifier", h, c.numLabels));
 }
 
 // ---- vit ----
@@ -144,6 +325,8 @@ Graph buildEncoder(ModelBuilder& b, const Config& c) {
     int ids = b.input("input_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
     int tokenTypes = c.typeVocab > 0 ? b.input("token_type_ids", {Dim::batch(), Dim::seq()}, DType::Int64) : -1;
     int attentionMask = b.input("attention_mask", {Dim::batch(), Dim::seq()}, DType::Int64);
+    if (c.family == Family::DistilBert) return distilbertHeads(b, c, ids, attentionMask);
+    if (c.family == Family::ModernBert) return modernbertHeads(b, c, ids, attentionMask);
     const bool roberta = c.family == Family::Roberta;
     const std::string bodyName = roberta ? "roberta" : "bert";
     if (c.head == Head::Base) {

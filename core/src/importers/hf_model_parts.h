@@ -18,8 +18,9 @@ int toHeads(ModelBuilder& b, int x, int64_t heads, int64_t dim);
 int fromHeads(ModelBuilder& b, int x, int64_t width);
 // A shape vector known at build time, possibly symbolic (Expand's target).
 int shapeConstant(ModelBuilder& b, const Shape& shape);
-// One ScaledDotProductAttention operator on the config's backend; mask -1 for none.
-int attention(ModelBuilder& b, const Config& c, int q, int k, int v, int mask, bool causal);
+// One ScaledDotProductAttention operator on the config's backend; mask -1 for none; sinks (a [heads]
+// parameter, GPT-OSS's) -1 for none.
+int attention(ModelBuilder& b, const Config& c, int q, int k, int v, int mask, bool causal, int sinks = -1);
 
 // ---- heads ----
 int crossEntropy(ModelBuilder& b, int scores, int targets);

@@ -41,14 +41,16 @@ int fromHeads(ModelBuilder& b, int x, int64_t width) {
     return b.reshape(b.transpose(x, {0, 2, 1, 3}), {0, 0, width});
 }
 
-int attention(ModelBuilder& b, const Config& c, int q, int k, int v, int mask, bool causal) {
+int attention(ModelBuilder& b, const Config& c, int q, int k, int v, int mask, bool causal, int sinks) {
     std::vector<int> in{q, k, v};
-    if (mask >= 0) in.push_back(mask);
-    return b.op1("ScaledDotProductAttention", in,
-                 {{"backend", c.attentionBackend},
-                  {"causal", int64_t{causal ? 1 : 0}},
-                  {"scale", 1.0 / std::sqrt(static_cast<double>(c.headDim))},
-                  {"dropout", c.attentionDropout}});
+    if (mask >= 0 || sinks >= 0) in.push_back(mask);
+    if (sinks >= 0) in.push_back(sinks);
+    std::map<std::string, Attribute> attrs{{"backend", c.attentionBackend},
+                                           {"causal", int64_t{causal ? 1 : 0}},
+                                           {"scale", 1.0 / std::sqrt(static_cast<double>(c.headDim))},
+                                           {"dropout", c.attentionDropout}};
+    if (c.family == Family::GptOss) attrs["probs_dtype"] = std::string("model");  // its eager softmax
+    return b.op1("ScaledDotProductAttention", in, attrs);
 }
 
 int shapeConstant(ModelBuilder& b, const Shape& shape) {
@@ -96,7 +98,9 @@ Graph buildModel(const Config& full) {
     ModelBuilder b(c.architecture, SymbolDefaults{c.batch, c.seq});
     switch (c.family) {
         case Family::Bert:
-        case Family::Roberta: return buildEncoder(b, c);
+        case Family::Roberta:
+        case Family::DistilBert:
+        case Family::ModernBert: return buildEncoder(b, c);
         case Family::Vit: return buildVit(b, c);
         default: break;
     }

@@ -236,8 +236,10 @@ OpCost softmaxCrossEntropyCost(const CostCtx& c) {
     if (c.inNeedsGrad(0)) {
         cost.backwardFlops = 3 * scores;
         bool logProbIsOutput = c.op().outputs.size() > 1 && c.outputValue(1) >= 0;
+        // The log-probabilities, in the scores' dtype (log_softmax's output; the loss follows its input, so
+        // the output's dtype is theirs).
         if (logProbIsOutput) saveOutput(c, cost, 1);
-        else cost.saved.push_back({-1, c.inBytes(0)});
+        else cost.saved.push_back({-1, c.inBytes(0), true});
         saveInput(c, cost, 1);
         cost.backwardScratch = c.inBytes(0);
     }

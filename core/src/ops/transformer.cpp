@@ -17,6 +17,11 @@
 // window (flash-attn's, "flash") skips the tiles outside it; eager masks them. `window_as_mask`: the
 // window reaches PyTorch's sdpa as a boolean mask once the sequence outgrows it, so that layer runs
 // the efficient kernel over every pair (the flash kernel takes no mask).
+// An optional fifth input, `sinks` [heads] (GPT-OSS's learned attention sinks): one more logit per head
+// in each query's softmax, dropped after it. Eager concatenates it to the scores, subtracts the row
+// maximum and slices it off (two more passes over the scores); a tiled kernel that takes sinks
+// (flash-attn 3's, flex attention) adds it to each row's normaliser. `probs_dtype`: "fp32" (transformers'
+// eager: softmax in fp32, cast back to the model's dtype) or "model" (GPT-OSS's eager).
 #include <algorithm>
 #include <cmath>
 
@@ -145,13 +150,16 @@ Backend backendOf(const Operation& op) {
 }
 
 void inferSdpa(InferCtx& c) {
-    c.expectInputs(3, 4);
+    c.expectInputs(3, 5);
     const Operation& op = c.op();
     backendOf(op);
     const double dropout = op.attrFloat("dropout", 0.0);
     if (!(dropout >= 0 && dropout < 1)) throw ShapeError("ScaledDotProductAttention dropout must be in [0, 1)");
     if (op.attrInt("window", 0) < 0) throw ShapeError("ScaledDotProductAttention window must not be negative");
     if (!(op.attrFloat("softcap", 0.0) >= 0)) throw ShapeError("ScaledDotProductAttention softcap must not be negative");
+    const std::string probs = op.attrString("probs_dtype", "fp32");
+    if (probs != "fp32" && probs != "model")
+        throw ShapeError("ScaledDotProductAttention probs_dtype must be \"fp32\" or \"model\", got \"" + probs + "\"");
     const Value& q = c.in(0);
     const Value& k = c.in(1);
     const Value& v = c.in(2);
@@ -192,6 +200,9 @@ void inferSdpa(InferCtx& c) {
             throw ShapeError("ScaledDotProductAttention mask " + shapeStr(m) + " does not broadcast to the scores " +
                              shapeStr(scores));
     }
+    if (c.hasInput(4) && c.in(4).shape != Shape{q.shape[1]})
+        throw ShapeError("ScaledDotProductAttention sinks " + shapeStr(c.in(4).shape) +
+                         " are not one per query head (" + q.shape[1].str() + ")");
     c.setOutput(0, q.dtype, {batch[0], q.shape[1], q.shape[2], v.shape[3]});
 }
 
@@ -247,8 +258,10 @@ OpCost costSdpa(const CostCtx& c) {
     if (causal && backend != Backend::Math && !windowMask)
         pairs = batch * heads * windowedCausalPairs(t, s, window);
     const bool masked = c.hasInput(3) || windowMask || ((causal || window > 0) && backend == Backend::Math);
-    // The cap: divide, tanh, multiply.
-    const double perScore = kScoreFlops + (masked ? 1 : 0) + (dropout > 0 ? 2 : 0) + (softcap > 0 ? 3 : 0);
+    const bool sinks = c.hasInput(4);
+    // The cap: divide, tanh, multiply; eager's sinks: the subtraction of the row maximum.
+    const double perScore = kScoreFlops + (masked ? 1 : 0) + (dropout > 0 ? 2 : 0) + (softcap > 0 ? 3 : 0) +
+                            (sinks && backend == Backend::Math ? 1 : 0);
     cost.forwardFlops = 2 * pairs * d + 2 * pairs * dv + perScore * pairs;
     cost.bytesRead = c.allInputBytes();
     cost.bytesWritten = c.allOutputBytes();
@@ -267,7 +280,8 @@ OpCost costSdpa(const CostCtx& c) {
     if (backend == Backend::Math) {
         // Scores and probabilities (and the dropped probabilities, and the cap's three steps) go
         // through memory.
-        const double copies = 2 + (dropout > 0 ? 1 : 0) + (softcap > 0 ? 3 : 0);
+        // With sinks, the concatenation and the subtraction of the maximum are two more.
+        const double copies = 2 + (dropout > 0 ? 1 : 0) + (softcap > 0 ? 3 : 0) + (sinks ? 2 : 0);
         cost.bytesWritten += copies * scoreBytes;
         cost.bytesRead += copies * scoreBytes;
     } else {
@@ -294,8 +308,15 @@ OpCost costSdpa(const CostCtx& c) {
         }
         // The probabilities: transformers' eager computes the softmax in fp32 (kept for its backward)
         // and casts it back to the model's dtype for the product with v, which keeps that copy too.
-        cost.saved.push_back({-1, scoreBytes});
-        cost.saved.push_back({-1, scoreBytes, false, true});
+        // GPT-OSS's eager (`probs_dtype` "model") takes the softmax in the scores' own dtype: one tensor,
+        // as narrow as the model (under autocast its fp32 mask and sinks make it fp32 with a 16-bit
+        // copy, as the others'; not modelled).
+        if (op.attrString("probs_dtype", "fp32") == "model") {
+            cost.saved.push_back({-1, scoreBytes, true});
+        } else {
+            cost.saved.push_back({-1, scoreBytes});
+            cost.saved.push_back({-1, scoreBytes, false, true});
+        }
         if (softcap > 0) cost.saved.push_back({-1, scoreBytes, true});  // tanh's output, for its gradient
         if (dropout > 0) {
             cost.saved.push_back({-1, fullPairs});       // bool mask
@@ -322,42 +343,57 @@ OpCost costSdpa(const CostCtx& c) {
 
 // ---- MixtureOfExperts ----
 // Inputs: x [..., H], the router's probabilities [..., E] (the softmax over the experts), gate_up
-// [E, 2I, H] (gate rows, then up rows), down [E, H, I]. Attributes: top_k, normalize (the top-k
-// probabilities renormalised to sum to 1), activation (of the gate: "Silu", "Gelu", "GeluTanh",
-// "Relu"). Each token goes to its top_k experts; each expert computes down(act(gate x) * up x),
-// scaled by the token's probability and summed into the token's output. Costs follow transformers'
-// experts (its default grouped-GEMM path; the eager loop keeps the same tensors): a token's copy is
-// gathered per route, and a route is computed whatever the balance, so FLOPs depend only on
-// tokens x top_k.
+// [E, 2I, H] (gate rows, then up rows), down [E, H, I], and optionally their biases [E, 2I] and [E, H].
+// Attributes: top_k, normalize (the top-k probabilities renormalised to sum to 1), activation (of the
+// gate: "Silu", "Gelu", "GeluTanh", "Relu", or "ClampedSwiglu", GPT-OSS's (up + 1) * g * sigmoid(alpha
+// * g) of the gate clamped above at `limit` and the up half clamped to +-limit), transposed (weights
+// stored [E, H, 2I] and [E, I, H], multiplied as x @ W: GPT-OSS's layout), interleaved (gate and up
+// features alternate along 2I instead of forming halves). Each token goes to its top_k experts; each
+// expert computes down(act(gate x) * up x), scaled by the token's probability and summed into the
+// token's output. Costs follow transformers' experts (its default grouped-GEMM path; the eager loop
+// keeps the same tensors): a token's copy is gathered per route, and a route is computed whatever the
+// balance, so FLOPs depend only on tokens x top_k.
 
 struct ExpertSizes {
     double experts = 0, hidden = 0, inner = 0, topK = 0;
 };
 
 ExpertSizes expertSizes(const Operation& op, const std::vector<int64_t>& gateUp, const std::vector<int64_t>& down) {
-    return {static_cast<double>(gateUp[0]), static_cast<double>(down[1]), static_cast<double>(down[2]),
-            static_cast<double>(op.attrInt("top_k", 1))};
+    const bool transposed = op.attrInt("transposed", 0) != 0;
+    return {static_cast<double>(gateUp[0]), static_cast<double>(down[transposed ? 2 : 1]),
+            static_cast<double>(down[transposed ? 1 : 2]), static_cast<double>(op.attrInt("top_k", 1))};
 }
 
 void inferMoe(InferCtx& c) {
-    c.expectInputs(4, 4);
+    c.expectInputs(4, 6);
     const Operation& op = c.op();
     const Value& x = c.in(0);
     const Value& probs = c.in(1);
     const Value& gateUp = c.in(2);
     const Value& down = c.in(3);
+    const bool transposed = op.attrInt("transposed", 0) != 0;
+    const char* layout = transposed ? "[E, H, 2I] and [E, I, H]" : "[E, 2I, H] and [E, H, I]";
     if (x.shape.empty()) throw ShapeError("MixtureOfExperts does not accept a scalar input");
     if (gateUp.shape.size() != 3 || down.shape.size() != 3)
-        throw ShapeError("MixtureOfExperts expects expert weights [E, 2I, H] and [E, H, I], got " +
+        throw ShapeError(std::string("MixtureOfExperts expects expert weights ") + layout + ", got " +
                          shapeStr(gateUp.shape) + " and " + shapeStr(down.shape));
     for (const Shape* weights : {&gateUp.shape, &down.shape})
         for (const Dim& d : *weights)
             if (!d.isConstant() || d.constant() <= 0)
                 throw ShapeError("MixtureOfExperts expert weights must have constant, positive sizes");
-    const int64_t e = gateUp.shape[0].constant(), h = down.shape[1].constant(), i = down.shape[2].constant();
-    if (down.shape[0].constant() != e || gateUp.shape[1].constant() != 2 * i || gateUp.shape[2].constant() != h)
+    const int64_t e = gateUp.shape[0].constant();
+    const int64_t h = down.shape[transposed ? 2 : 1].constant(), i = down.shape[transposed ? 1 : 2].constant();
+    const int64_t gateUpWidth = gateUp.shape[transposed ? 2 : 1].constant();
+    const int64_t gateUpIn = gateUp.shape[transposed ? 1 : 2].constant();
+    if (down.shape[0].constant() != e || gateUpWidth != 2 * i || gateUpIn != h)
         throw ShapeError("MixtureOfExperts expert weights " + shapeStr(gateUp.shape) + " and " + shapeStr(down.shape) +
-                         " are not [E, 2I, H] and [E, H, I]");
+                         " are not " + layout);
+    if (c.hasInput(4) && c.in(4).shape != Shape{Dim(e), Dim(2 * i)})
+        throw ShapeError("MixtureOfExperts gate-up bias " + shapeStr(c.in(4).shape) + " is not [E, 2I] = [" +
+                         std::to_string(e) + ", " + std::to_string(2 * i) + "]");
+    if (c.hasInput(5) && c.in(5).shape != Shape{Dim(e), Dim(h)})
+        throw ShapeError("MixtureOfExperts down bias " + shapeStr(c.in(5).shape) + " is not [E, H] = [" +
+                         std::to_string(e) + ", " + std::to_string(h) + "]");
     if (x.shape.back() != Dim(h))
         throw ShapeError("MixtureOfExperts input " + shapeStr(x.shape) + " does not end in the experts' width " +
                          std::to_string(h));
@@ -371,8 +407,10 @@ void inferMoe(InferCtx& c) {
         throw ShapeError("MixtureOfExperts top_k " + std::to_string(k) + " is not between 1 and the " +
                          std::to_string(e) + " experts");
     const std::string act = op.attrString("activation", "Silu");
-    if (act != "Silu" && act != "Gelu" && act != "GeluTanh" && act != "Relu")
-        throw ShapeError("MixtureOfExperts activation must be Silu, Gelu, GeluTanh or Relu, got \"" + act + "\"");
+    if (act != "Silu" && act != "Gelu" && act != "GeluTanh" && act != "Relu" && act != "ClampedSwiglu")
+        throw ShapeError("MixtureOfExperts activation must be Silu, Gelu, GeluTanh, Relu or ClampedSwiglu, got \"" +
+                         act + "\"");
+    if (!(op.attrFloat("limit", 7.0) > 0)) throw ShapeError("MixtureOfExperts limit must be positive");
     c.setOutput(0, x.dtype, x.shape);
 }
 
@@ -382,19 +420,32 @@ OpCost costMoe(const CostCtx& c) {
     const double elem = dtypeSize(c.g.values[static_cast<size_t>(c.inputValue(0))].dtype);
     const double tokens = c.inNumel(0) / z.hidden, routes = tokens * z.topK;
     const double h = z.hidden, in = z.inner;
-    // Experts that get a token read their weights: all of them once the routes outnumber them.
-    const double weightBytes = (c.inBytes(2) + c.inBytes(3)) * std::min(1.0, routes / z.experts);
-    // Per route: the gate-up and down products (2 x H x 2I + 2 x I x H), the activation and product
-    // (5 per inner element), the scale and the sum into the output (2 per hidden element); top-k
-    // over the probabilities (E per token).
+    // GPT-OSS's activation is Python: two clamps, the scaled sigmoid, its product, up + 1 and the
+    // product, a kernel each over the route's inner features, each saving what its gradient needs (3
+    // more [routes, I] tensors than SiLU's).
+    const bool clamped = c.op().attrString("activation", "Silu") == "ClampedSwiglu";
+    const bool biased = c.hasInput(4) || c.hasInput(5);
+    const double actFlops = clamped ? 11 : 5;
+    // The clamped activation's 7 kernels read 9 and write 7 [routes, I] tensors, SiLU and its product 3 and 2.
+    const double actReads = clamped ? 6 : 0, actWrites = clamped ? 5 : 0;
+    // Experts that get a token read their weights (and biases): all of them once the routes outnumber them.
+    double weightBytes = c.inBytes(2) + c.inBytes(3);
+    if (c.hasInput(4)) weightBytes += c.inBytes(4);
+    if (c.hasInput(5)) weightBytes += c.inBytes(5);
+    weightBytes *= std::min(1.0, routes / z.experts);
+    // Per route: the gate-up and down products (2 x H x 2I + 2 x I x H), their bias adds, the activation
+    // and product, the scale and the sum into the output (2 per hidden element); top-k over the
+    // probabilities (E per token).
     const double gemmFlops = 6 * routes * h * in;
-    cost.forwardFlops = gemmFlops + routes * (5 * in + 2 * h) + tokens * z.experts;
-    // Gather, gate-up, act x up, down, scale, sum: the activations in and out of each step.
-    cost.bytesRead = c.inBytes(1) + weightBytes + routes * (4 * h + 3 * in) * elem;
-    cost.bytesWritten = routes * (2 * h + 3 * in) * elem + 2 * c.outBytes(0);
+    cost.forwardFlops = gemmFlops + routes * (actFlops * in + 2 * h) + tokens * z.experts;
+    if (biased) cost.forwardFlops += routes * (2 * in + h);
+    // Gather, gate-up, the activation's kernels, down, scale, sum: the activations in and out of each
+    // step (the bias adds fused into the products' epilogues).
+    cost.bytesRead = c.inBytes(1) + weightBytes + routes * (4 * h + (3 + actReads) * in) * elem;
+    cost.bytesWritten = routes * (2 * h + (3 + actWrites) * in) * elem + 2 * c.outBytes(0);
     const bool dx = c.inNeedsGrad(0), dw = c.inNeedsGrad(2) || c.inNeedsGrad(3), dp = c.inNeedsGrad(1);
     if (!(dx || dw || dp)) return cost;
-    cost.backwardFlops = (dx ? gemmFlops : 0) + (dw ? gemmFlops : 0) + routes * (8 * in + 3 * h);
+    cost.backwardFlops = (dx ? gemmFlops : 0) + (dw ? gemmFlops : 0) + routes * ((clamped ? 16 : 8) * in + 3 * h);
     // What autograd keeps per route: the gathered token (the gate-up product's input), the gate-up
     // output (the activation's input and the up half), the activation's output, the down product's
     // input, its output (for the scale's gradient), the route's probability and token index.
@@ -402,6 +453,7 @@ OpCost costMoe(const CostCtx& c) {
     cost.saved.push_back({-1, routes * 2 * in * elem, true});
     cost.saved.push_back({-1, routes * in * elem, true});
     cost.saved.push_back({-1, routes * in * elem, true});
+    if (clamped) cost.saved.push_back({-1, 3 * routes * in * elem, true});  // clamped gate, sigmoid, up + 1
     cost.saved.push_back({-1, routes * h * elem, true});
     cost.saved.push_back({-1, routes * (4 + 8)});
     return cost;

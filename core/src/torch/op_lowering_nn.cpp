@@ -695,6 +695,34 @@ Outputs runRotary(const OpCtx& c) {
 }
 
 // ATen picks the kernel for the device; the backend attribute is a cost-model choice.
+// GPT-OSS's eager attention with learned sinks (sdpa takes none): the scores, masked (causal, the
+// window), one more logit per head concatenated, the softmax, the sink's column dropped.
+at::Tensor attentionWithSinks(const OpCtx& c, at::Tensor q, at::Tensor k, at::Tensor v,
+                              const std::optional<at::Tensor>& mask, double dropout, std::optional<double> scale) {
+    const int64_t groups = q.size(1) / k.size(1);
+    if (groups > 1) {
+        k = k.repeat_interleave(groups, 1);
+        v = v.repeat_interleave(groups, 1);
+    }
+    const int64_t t = q.size(2), s = k.size(2);
+    at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * scale.value_or(1.0 / std::sqrt(double(q.size(-1))));
+    if (mask) scores = scores + *mask;
+    const int64_t window = c.attrInt("window", 0);
+    if (c.attrInt("causal", 0) != 0 || window > 0) {
+        at::Tensor i = at::arange(t, q.options().dtype(at::kLong)).unsqueeze(1);
+        at::Tensor j = at::arange(s, q.options().dtype(at::kLong)).unsqueeze(0);
+        at::Tensor keep = c.attrInt("causal", 0) != 0 ? j <= i : at::ones({t, s}, i.options().dtype(at::kBool));
+        if (window > 0) keep = keep & (i - j < window);
+        scores = scores.masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
+    }
+    at::Tensor sinks = c.t(4).to(scores.scalar_type()).reshape({1, -1, 1, 1}).expand({scores.size(0), -1, t, 1});
+    at::Tensor combined = at::cat({scores, sinks}, -1);
+    combined = combined - std::get<0>(combined.max(-1, true));
+    at::Tensor probs = at::softmax(combined, -1).slice(-1, 0, s);
+    if (dropout > 0) probs = at::dropout(probs, dropout, true);
+    return at::matmul(probs.to(v.scalar_type()), v);
+}
+
 Outputs runSdpa(const OpCtx& c) {
     at::Tensor q = c.t(0), k = c.t(1), v = c.t(2);
     std::optional<at::Tensor> mask;
@@ -702,8 +730,17 @@ Outputs runSdpa(const OpCtx& c) {
     const double dropout = c.options.training ? c.attrFloat("dropout", 0.0) : 0.0;
     std::optional<double> scale;
     if (c.attrFloat("scale", 0.0) > 0) scale = c.attrFloat("scale", 0.0);
+    if (c.has(4)) return {attentionWithSinks(c, q, k, v, mask, dropout, scale)};
     return {at::scaled_dot_product_attention(q, k, v, mask, dropout, c.attrInt("causal", 0) != 0, scale,
                                              /*enable_gqa=*/q.size(1) != k.size(1))};
+}
+
+// GPT-OSS's clamped SwiGLU: (up + 1) * g * sigmoid(alpha * g), g the gate clamped above at `limit`,
+// up clamped to +-limit.
+at::Tensor clampedSwiglu(const OpCtx& c, const at::Tensor& gate, const at::Tensor& up) {
+    const double limit = c.attrFloat("limit", 7.0), alpha = c.attrFloat("alpha", 1.702);
+    at::Tensor g = gate.clamp_max(limit);
+    return (up.clamp(-limit, limit) + 1) * (g * at::sigmoid(g * alpha));
 }
 
 // Each token to its top_k experts (renormalised when `normalize`), each expert's gated MLP on its
@@ -712,21 +749,32 @@ Outputs runSdpa(const OpCtx& c) {
 Outputs runMoe(const OpCtx& c) {
     at::Tensor x = c.t(0), probs = c.t(1), gateUp = c.t(2), down = c.t(3);
     const int64_t hidden = x.size(-1), experts = gateUp.size(0), k = c.attrInt("top_k", 1);
+    const bool transposed = c.attrInt("transposed", 0) != 0, interleaved = c.attrInt("interleaved", 0) != 0;
     at::Tensor flat = x.reshape({-1, hidden});
     auto [weights, index] = at::topk(probs.reshape({-1, experts}), k, -1);
     if (c.attrInt("normalize", 0) != 0) weights = weights / weights.sum(-1, true);
     weights = weights.to(x.scalar_type()).reshape({-1});
     const std::string act = c.attrString("activation", "Silu");
+    // x W^T for [out, in] weights, x W for GPT-OSS's [in, out] ones.
+    auto product = [&](const at::Tensor& in, const at::Tensor& w) {
+        return transposed ? at::matmul(in, w) : at::linear(in, w);
+    };
     at::Tensor out = at::zeros_like(flat);
     for (int64_t e = 0; e < experts; ++e) {
         at::Tensor hit = (index == e).nonzero();  // [routes, 2]: token, slot
         if (hit.size(0) == 0) continue;
         at::Tensor tokens = hit.select(1, 0);
-        std::vector<at::Tensor> halves = at::linear(flat.index_select(0, tokens), gateUp[e]).chunk(2, -1);
-        at::Tensor gate = act == "Silu"   ? at::silu(halves[0])
-                          : act == "Relu" ? at::relu(halves[0])
-                                          : at::gelu(halves[0], act == "GeluTanh" ? "tanh" : "none");
-        at::Tensor y = at::linear(gate * halves[1], down[e]);
+        at::Tensor both = product(flat.index_select(0, tokens), gateUp[e]);
+        if (c.has(4)) both = both + c.t(4)[e];
+        const int64_t inner = both.size(-1) / 2;
+        at::Tensor gate = interleaved ? both.slice(-1, 0, 2 * inner, 2) : both.slice(-1, 0, inner);
+        at::Tensor up = interleaved ? both.slice(-1, 1, 2 * inner, 2) : both.slice(-1, inner, 2 * inner);
+        at::Tensor gated = act == "ClampedSwiglu" ? clampedSwiglu(c, gate, up)
+                           : act == "Silu"        ? at::silu(gate) * up
+                           : act == "Relu"        ? at::relu(gate) * up
+                                                  : at::gelu(gate, act == "GeluTanh" ? "tanh" : "none") * up;
+        at::Tensor y = product(gated, down[e]);
+        if (c.has(5)) y = y + c.t(5)[e];
         y = y * weights.index_select(0, tokens * k + hit.select(1, 1)).unsqueeze(-1);
         out = out.index_add(0, tokens, y);
     }
