@@ -24,7 +24,7 @@ bool gemmaFamily(Family f) {
 // (Gemma) or (weight * h).to(x.dtype) (OLMo 2, GPT-OSS). The casts' "dtype_role" says which is which, since in
 // this float32 graph both cast to float32: where the model runs in bf16 (bf16-params) the first is an
 // upcast to fp32 and the second a cast back to bf16; in fp32 or under autocast both are no-ops
-// (model_analysis.cpp).
+// (element_sizes.cpp).
 // `width` is the normalised size: the hidden size, or a head's (Qwen3's q_norm and k_norm).
 int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x, int64_t width) {
     int w = b.parameter(module, "weight", {width});

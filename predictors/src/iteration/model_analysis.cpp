@@ -10,6 +10,7 @@
 #include "trainscope/core/fine_tuning.h"
 #include "trainscope/core/ops.h"
 #include "element_sizes.h"
+#include "op_kinds.h"
 
 namespace ts::predictors {
 
@@ -77,6 +78,163 @@ bool close(double a, double b) {
     return std::abs(a - b) <= 1e-6 * std::max({1.0, std::abs(a), std::abs(b)});
 }
 
+// How many operations needing gradients read each value: autograd sums a value's gradients from each.
+std::vector<int> gradientConsumers(const Graph& g, const std::vector<bool>& grad) {
+    std::vector<int> consumers(g.values.size(), 0);
+    for (const Operation& op : g.ops) {
+        bool any = false;  // the op is on autograd's graph: one of its outputs needs a gradient
+        for (int out : op.outputs) any |= out >= 0 && grad[out];
+        if (!any) continue;
+        std::set<int> distinct;
+        for (int in : op.inputs)
+            if (in >= 0 && grad[in] && g.values[in].kind == ValueKind::Activation) distinct.insert(in);
+        for (int in : distinct) ++consumers[in];
+    }
+    return consumers;
+}
+
+// The saved tensors of every operation under one precision, each counted once by (value, element size).
+struct SavedLedger {
+    std::map<std::pair<int, int>, size_t> index;
+    std::vector<std::array<double, 3>> samples;  // bytes at the sample batches, by index
+};
+
+// What every operation's byte accounting reads of the graph.
+struct GraphFacts {
+    const Graph& g;
+    const std::vector<bool>& grad;
+    const std::vector<int>& owner;
+    const std::vector<std::array<double, 3>>& numel;
+    const std::vector<int>& gradConsumers;
+};
+
+// Operation i's bytes under precision p (element sizes e): its reads and writes, autocast's and
+// NF4's casts, what it saves (entered in `ledger` and memory.saved, extra buffers keyed past
+// `extraKey`), autograd's reductions and accumulations, its collective's message and its backward's
+// scratch; sets castWeightElements to the weights autocast casts for it.
+OpBytes opBytes(const GraphFacts& f, size_t i, const AnalyzedOp& a, const std::string& cls,
+                const ModelCosts (&costs)[3], TrainingPrecision p, const std::vector<int>& e, int extraKey,
+                SavedLedger& ledger, PrecisionMemory& memory, double& castWeightElements) {
+    const Graph& g = f.g;
+    const Operation& op = g.ops[i];
+    const auto& numel = f.numel;
+    const auto& grad = f.grad;
+    const auto& owner = f.owner;
+    const auto& gradConsumers = f.gradConsumers;
+    double y[11][3] = {};  // read, write, readActivations, castForward, castBackward, saved, castWeights,
+                           // gradientReduction, gradientAccumulation, message, backwardScratch
+    for (int k = 0; k < 3; ++k) {
+        const OpCost& ck = costs[k].layers[i].cost;
+        double in32 = 0, inP = 0, inActP = 0, out32 = 0, outP = 0;
+        for (int in : op.inputs) {
+            if (in < 0) continue;
+            const Value& v = g.values[in];
+            const int r = readSize(g, op, a.opClass.empty() ? cls : a.opClass, in, p, e);
+            in32 += numel[in][k] * dtypeSize(v.dtype);
+            inP += numel[in][k] * r;
+            if (isData(v)) inActP += numel[in][k] * r;
+            const bool parameter = v.kind == ValueKind::Parameter;
+            if (parameter && v.nf4) {
+                // bitsandbytes dequantises an NF4 weight to the compute dtype before each GEMM
+                // that reads it, forward and (for the input gradient) backward; nothing is cached.
+                const double dequantise = numel[in][k] * (kNf4BytesPerElement + r);
+                y[3][k] += dequantise;
+                if (a.backward) y[4][k] += dequantise;
+                continue;
+            }
+            if (r == e[in] || !isFloating(v.dtype)) continue;
+            // A frozen weight is stored in the compute dtype already (frozenStoredBytes).
+            if (parameter && v.frozen && isAutocast(p)) continue;
+            if (parameter && owner[in] != int(i)) continue;  // autocast caches a weight's cast
+            y[3][k] += numel[in][k] * (r + e[in]);
+            if (grad[in]) y[4][k] += numel[in][k] * (r + e[in]);
+            if (parameter && autocastRuleOf(op.type) == AutocastRule::Lower) y[6][k] += numel[in][k];
+        }
+        for (int out : op.outputs) {
+            out32 += numel[out][k] * dtypeSize(g.values[out].dtype);
+            outP += numel[out][k] * e[out];
+        }
+        if (a.kind == OpKind::Collective) y[9][k] = outP;
+        if (ck.backwardScratch > 0 && !op.inputs.empty() && op.inputs[0] >= 0) {
+            const Value& v = g.values[op.inputs[0]];
+            const int r = readSize(g, op, a.opClass.empty() ? cls : a.opClass, op.inputs[0], p, e);
+            y[10][k] = ck.backwardScratch * r / dtypeSize(v.dtype);
+        }
+        if (a.reductionKernels > 0 && !op.outputs.empty())
+            y[7][k] = a.reductionKernels * numel[op.outputs[0]][k] * e[op.outputs[0]];
+        for (int out : op.outputs)
+            if (out >= 0 && gradConsumers[out] > 1)
+                y[8][k] += 3.0 * (gradConsumers[out] - 1) * numel[out][k] * e[out];
+        double readScale = in32 > 0 ? ck.bytesRead / in32 : 0;
+        double writeScale = out32 > 0 ? ck.bytesWritten / out32 : 0;
+        // A cast to the dtype a tensor already has is no kernel (Tensor.to returns it).
+        if ((op.type == "Cast" || op.type == "CastLike") && !op.inputs.empty() && !op.outputs.empty() &&
+            op.inputs[0] >= 0 && op.outputs[0] >= 0 && e[op.inputs[0]] == e[op.outputs[0]] &&
+            g.values[op.inputs[0]].dtype == g.values[op.outputs[0]].dtype)
+            readScale = writeScale = 0;
+        y[0][k] = inP * readScale;
+        y[1][k] = outP * writeScale;
+        // An op that reads only part of its inputs (Gather reads the selected rows of a table)
+        // still reads its activation inputs (the indices) whole; a share of a table's read
+        // would make this a ratio of batch-linear terms, not a polynomial.
+        y[2][k] = inActP * std::min(1.0, readScale);
+        for (size_t s = 0; s < ck.saved.size(); ++s) {
+            const SavedTensor& st = ck.saved[s];
+            double bytes = st.bytes;
+            int key = st.value;
+            int size = 0;
+            if (st.value >= 0) {
+                const Value& v = g.values[st.value];
+                const bool input = std::find(op.inputs.begin(), op.inputs.end(), st.value) != op.inputs.end();
+                size = input ? readSize(g, op, cls, st.value, p, e) : e[st.value];
+                if (isFloat32(v)) bytes = st.bytes * size / 4.0;
+                // The batch itself, kept by reference: already counted as inputs.
+                if (v.kind == ValueKind::Input && size == dtypeSize(v.dtype)) continue;
+                // Autocast casts an activation for each operator that reads it in another
+                // type (its cast cache holds only parameters), and each keeps its own copy:
+                // q, k and v projections of one fp32 input save three 16-bit copies.
+                if (input && size != e[st.value]) key = -1 - int(s) - extraKey;
+            } else {
+                key = -1 - int(s) - extraKey;
+                if ((st.inOutputDtype || st.onlyWhenNarrowed) && !op.outputs.empty() && op.outputs[0] >= 0) {
+                    size = e[op.outputs[0]];
+                    const int graphSize = dtypeSize(g.values[op.outputs[0]].dtype);
+                    if (st.onlyWhenNarrowed && size >= graphSize) continue;
+                    bytes = st.bytes * size / graphSize;
+                }
+            }
+            y[5][k] += bytes;
+            auto [it, inserted] = ledger.index.try_emplace({key, size}, ledger.samples.size());
+            if (inserted) {
+                ledger.samples.push_back({0, 0, 0});
+                SavedActivation sa;
+                sa.freedAfter = int(i);
+                sa.value = key >= 0 ? key : -1;
+                memory.saved.push_back(sa);
+            }
+            ledger.samples[it->second][k] = bytes;
+        }
+    }
+    // Sequence parallelism's share of the tokens (the op's costs already have it): autograd's
+    // sums and casts counted here from the graph's whole-sequence shapes.
+    if (const int64_t shards = op.attrInt("sequence_shards", 1); shards > 1)
+        for (int row : {3, 4, 7, 8})
+            for (double& v : y[row]) v /= double(shards);
+    OpBytes b;
+    b.read = fit(y[0]);
+    b.write = fit(y[1]);
+    b.readActivations = fit(y[2]);
+    b.castForward = fit(y[3]);
+    b.castBackward = fit(y[4]);
+    b.saved = fit(y[5]);
+    b.gradientReduction = fit(y[7]);
+    b.gradientAccumulation = fit(y[8]);
+    b.message = fit(y[9]);
+    b.backwardScratch = fit(y[10]);
+    castWeightElements = y[6][0];
+    return b;
+}
+
 }  // namespace
 
 ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingTable& table)
@@ -107,23 +265,11 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
     std::array<std::vector<int>, kElementPrecisionCount> es;
     for (int pi = 0; pi < kElementPrecisionCount; ++pi) es[pi] = elementSizes(g, precisionOfElementIndex(pi));
 
-    // Ops needing gradients that read each value: autograd sums a value's gradients from each of them.
-    std::vector<int> gradConsumers(g.values.size(), 0);
-    for (const Operation& op : g.ops) {
-        bool any = false;  // the op is on autograd's graph: one of its outputs needs a gradient
-        for (int out : op.outputs) any |= out >= 0 && grad[out];
-        if (!any) continue;
-        std::set<int> distinct;
-        for (int in : op.inputs)
-            if (in >= 0 && grad[in] && g.values[in].kind == ValueKind::Activation) distinct.insert(in);
-        for (int in : distinct) ++gradConsumers[in];
-    }
+    const std::vector<int> gradConsumers = gradientConsumers(g, grad);
 
     ops.resize(g.ops.size());
     std::vector<int> opUnit(g.ops.size(), 0);  // FSDP unit of each op: 0 outside numbered blocks
-    // Saved tensors, de-duplicated per precision by (value, element size).
-    std::array<std::map<std::pair<int, int>, size_t>, kElementPrecisionCount> savedIndex;
-    std::array<std::vector<std::array<double, 3>>, kElementPrecisionCount> savedSamples;
+    std::array<SavedLedger, kElementPrecisionCount> saved;  // per precision
     int extraKey = 0;
     for (size_t i = 0; i < g.ops.size(); ++i) {
         const Operation& op = g.ops[i];
@@ -148,25 +294,8 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                                               "which the predictor does not model");
         const std::string cls = scalingClassOf(g, op);
         a.opClass = tableClasses.count(cls) ? cls : "";
-        const bool work = c2.forwardFlops > 0 || c2.bytesRead > 0 || c2.bytesWritten > 0;
-        // An MoE layer's experts are grouped GEMMs: timed as one GEMM of the tokens' outputs over the
-        // reduction its FLOPs imply (top_k x 3 x the expert width), its weights read once.
-        if (op.type == "Gemm" || op.type == "MatMul" || op.type == "Einsum" || op.type == "MixtureOfExperts")
-            a.kind = OpKind::Gemm;
-        else if (op.type == "Conv" || op.type == "ConvTranspose")
-            a.kind = OpKind::Conv;
-        else if (op.type == "LSTM" || op.type == "GRU" || op.type == "RNN")
-            a.kind = OpKind::Recurrent;
-        else if (op.type == "ScaledDotProductAttention")
-            a.kind = OpKind::Attention;
-        else
-            a.kind = work ? OpKind::Memory : OpKind::None;
-        if (!work) a.kind = OpKind::None;
-        if (op.type == "AllReduce") {  // f moves nothing forward, but its backward sums the gradient
-            a.kind = OpKind::Collective;
-            a.collectiveGroup = int(op.attrInt("group_size", 1));
-            a.reducesInBackward = op.attrString("pass", "forward") == "backward";
-            a.sequenceParallel = op.attrInt("sequence_parallel", 0) != 0;
+        classifyOp(g, op, c2, grad, numel, gradConsumers, seq, a);
+        if (a.kind == OpKind::Collective) {
             sequenceParallel |= a.sequenceParallel;
             if (tensorParallel > 1 && a.collectiveGroup != tensorParallel)
                 throw ModelError(modelSource, op.name + ": its group of " + std::to_string(a.collectiveGroup) +
@@ -174,63 +303,6 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                                                   std::to_string(tensorParallel));
             tensorParallel = a.collectiveGroup;
         }
-        for (int in : op.inputs) a.backward |= in >= 0 && grad[in];
-        a.backward &= a.hasWork();
-        if (a.kind == OpKind::Gemm || a.kind == OpKind::Conv) {
-            int needing = 0;
-            for (size_t k = 0; k < std::min<size_t>(2, op.inputs.size()); ++k)
-                needing += op.inputs[k] >= 0 && grad[op.inputs[k]];
-            a.backwardKernels = std::max(1, needing);
-        }
-        if ((a.kind == OpKind::Gemm || a.kind == OpKind::Conv) && !op.outputs.empty()) {
-            // Every output element is one dot product of the reduction length: FLOPs = 2 x outputs x K.
-            const double outputs = numel[op.outputs[0]][1];
-            if (outputs > 0) a.gemmReduction = std::max(1.0, c2.forwardFlops / (2 * outputs));
-            const std::vector<int64_t> y = evalShape(g.values[op.outputs[0]].shape, 1, seq);
-            if (a.kind == OpKind::Conv && y.size() >= 2) {
-                const int64_t groups = std::max<int64_t>(1, op.attrInt("group", 1));
-                a.gemmColumns = double(y[1]) / double(groups);
-                a.groupedConv = groups > 1;
-                const auto kernel = op.attrInts("kernel_shape");
-                const auto strides = op.attrInts("strides", std::vector<int64_t>(kernel.size(), 1));
-                const auto dilations = op.attrInts("dilations", std::vector<int64_t>(kernel.size(), 1));
-                auto all = [](const std::vector<int64_t>& v, int64_t x) {
-                    return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
-                };
-                a.winogradEligible = op.type == "Conv" && groups == 1 && kernel.size() == 2 && all(kernel, 3) &&
-                                     all(strides, 1) && all(dilations, 1);
-            } else if (!y.empty())
-                a.gemmColumns = double(y.back());
-        }
-        if (a.kind == OpKind::Recurrent && op.hasAttr("hidden_size")) {
-            // Each time step multiplies the hidden state by the recurrent weights: a GEMM of
-            // reduction H and 4 (LSTM) or 3 (GRU) x H gate columns.
-            const double h = double(op.attrInt("hidden_size", 0));
-            a.gemmReduction = h;
-            a.gemmColumns = (op.type == "LSTM" ? 4 : op.type == "GRU" ? 3 : 1) * h;
-            a.bidirectional = op.attrString("direction", "forward") == "bidirectional";
-        }
-        if (a.kind == OpKind::Attention) {
-            const std::string backend = op.attrString("backend", "math");
-            a.attentionBackend = backend == "flash"       ? AttentionBackend::Flash
-                                 : backend == "efficient" ? AttentionBackend::Efficient
-                                                          : AttentionBackend::Math;
-            // A sliding window that sdpa gets as a mask runs the efficient kernel (ops/transformer.cpp).
-            const int64_t window = op.attrInt("window", 0);
-            if (window > 0 && window < seq && op.attrInt("window_as_mask", 0) != 0)
-                a.attentionBackend = AttentionBackend::Efficient;
-        }
-        if (a.kind == OpKind::Recurrent && !op.inputs.empty() && op.inputs[0] >= 0) {
-            const std::vector<int64_t> x = evalShape(g.values[op.inputs[0]].shape, 1, seq);
-            const size_t axis = op.attrInt("layout", 0) == 0 ? 0 : 1;
-            a.steps = x.size() > axis ? double(x[axis]) : 1;
-        }
-        a.gradientPassThrough = op.type == "Add";
-        if (a.gradientPassThrough && !op.outputs.empty())
-            for (int in : op.inputs)
-                a.reductionKernels += in >= 0 && grad[in] && numel[in][1] < numel[op.outputs[0]][1];
-        for (int out : op.outputs)
-            if (out >= 0) a.accumulationKernels += std::max(0, gradConsumers[out] - 1);
         a.parameters = costs[0].layers[i].parameters;
         const std::string block = blockOf(op.modulePath);
         auto [unitIt, newUnit] = unitIndex.try_emplace(block, block.empty() ? 0 : units.size());
@@ -269,127 +341,19 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         parameters += a.parameters;
         parameterBytes += a.parameterBytes;
 
+        const GraphFacts facts{g, grad, owner, numel, gradConsumers};
         for (int pi = 0; pi < kElementPrecisionCount; ++pi) {
             const TrainingPrecision p = precisionOfElementIndex(pi);
-            const std::vector<int>& e = es[pi];
-            double y[11][3] = {};  // read, write, readActivations, castForward, castBackward, saved, castWeights,
-                                   // gradientReduction, gradientAccumulation, message, backwardScratch
-            for (int k = 0; k < 3; ++k) {
-                const OpCost& ck = costs[k].layers[i].cost;
-                double in32 = 0, inP = 0, inActP = 0, out32 = 0, outP = 0;
-                for (int in : op.inputs) {
-                    if (in < 0) continue;
-                    const Value& v = g.values[in];
-                    const int r = readSize(g, op, a.opClass.empty() ? cls : a.opClass, in, p, e);
-                    in32 += numel[in][k] * dtypeSize(v.dtype);
-                    inP += numel[in][k] * r;
-                    if (isData(v)) inActP += numel[in][k] * r;
-                    const bool parameter = v.kind == ValueKind::Parameter;
-                    if (parameter && v.nf4) {
-                        // bitsandbytes dequantises an NF4 weight to the compute dtype before each GEMM
-                        // that reads it, forward and (for the input gradient) backward; nothing is cached.
-                        const double dequantise = numel[in][k] * (kNf4BytesPerElement + r);
-                        y[3][k] += dequantise;
-                        if (a.backward) y[4][k] += dequantise;
-                        continue;
-                    }
-                    if (r == e[in] || !isFloating(v.dtype)) continue;
-                    // A frozen weight is stored in the compute dtype already (frozenStoredBytes).
-                    if (parameter && v.frozen && isAutocast(p)) continue;
-                    if (parameter && owner[in] != int(i)) continue;  // autocast caches a weight's cast
-                    y[3][k] += numel[in][k] * (r + e[in]);
-                    if (grad[in]) y[4][k] += numel[in][k] * (r + e[in]);
-                    if (parameter && autocastRuleOf(op.type) == AutocastRule::Lower) y[6][k] += numel[in][k];
-                }
-                for (int out : op.outputs) {
-                    out32 += numel[out][k] * dtypeSize(g.values[out].dtype);
-                    outP += numel[out][k] * e[out];
-                }
-                if (a.kind == OpKind::Collective) y[9][k] = outP;
-                if (ck.backwardScratch > 0 && !op.inputs.empty() && op.inputs[0] >= 0) {
-                    const Value& v = g.values[op.inputs[0]];
-                    const int r = readSize(g, op, a.opClass.empty() ? cls : a.opClass, op.inputs[0], p, e);
-                    y[10][k] = ck.backwardScratch * r / dtypeSize(v.dtype);
-                }
-                if (a.reductionKernels > 0 && !op.outputs.empty())
-                    y[7][k] = a.reductionKernels * numel[op.outputs[0]][k] * e[op.outputs[0]];
-                for (int out : op.outputs)
-                    if (out >= 0 && gradConsumers[out] > 1)
-                        y[8][k] += 3.0 * (gradConsumers[out] - 1) * numel[out][k] * e[out];
-                double readScale = in32 > 0 ? ck.bytesRead / in32 : 0;
-                double writeScale = out32 > 0 ? ck.bytesWritten / out32 : 0;
-                // A cast to the dtype a tensor already has is no kernel (Tensor.to returns it).
-                if ((op.type == "Cast" || op.type == "CastLike") && !op.inputs.empty() && !op.outputs.empty() &&
-                    op.inputs[0] >= 0 && op.outputs[0] >= 0 && e[op.inputs[0]] == e[op.outputs[0]] &&
-                    g.values[op.inputs[0]].dtype == g.values[op.outputs[0]].dtype)
-                    readScale = writeScale = 0;
-                y[0][k] = inP * readScale;
-                y[1][k] = outP * writeScale;
-                // An op that reads only part of its inputs (Gather reads the selected rows of a table)
-                // still reads its activation inputs (the indices) whole; a share of a table's read
-                // would make this a ratio of batch-linear terms, not a polynomial.
-                y[2][k] = inActP * std::min(1.0, readScale);
-                for (size_t s = 0; s < ck.saved.size(); ++s) {
-                    const SavedTensor& st = ck.saved[s];
-                    double bytes = st.bytes;
-                    int key = st.value;
-                    int size = 0;
-                    if (st.value >= 0) {
-                        const Value& v = g.values[st.value];
-                        const bool input = std::find(op.inputs.begin(), op.inputs.end(), st.value) != op.inputs.end();
-                        size = input ? readSize(g, op, cls, st.value, p, e) : e[st.value];
-                        if (isFloat32(v)) bytes = st.bytes * size / 4.0;
-                        // The batch itself, kept by reference: already counted as inputs.
-                        if (v.kind == ValueKind::Input && size == dtypeSize(v.dtype)) continue;
-                        // Autocast casts an activation for each operator that reads it in another
-                        // type (its cast cache holds only parameters), and each keeps its own copy:
-                        // q, k and v projections of one fp32 input save three 16-bit copies.
-                        if (input && size != e[st.value]) key = -1 - int(s) - extraKey;
-                    } else {
-                        key = -1 - int(s) - extraKey;
-                        if ((st.inOutputDtype || st.onlyWhenNarrowed) && !op.outputs.empty() && op.outputs[0] >= 0) {
-                            size = e[op.outputs[0]];
-                            const int graphSize = dtypeSize(g.values[op.outputs[0]].dtype);
-                            if (st.onlyWhenNarrowed && size >= graphSize) continue;
-                            bytes = st.bytes * size / graphSize;
-                        }
-                    }
-                    y[5][k] += bytes;
-                    auto [it, inserted] = savedIndex[pi].try_emplace({key, size}, savedSamples[pi].size());
-                    if (inserted) {
-                        savedSamples[pi].push_back({0, 0, 0});
-                        SavedActivation sa;
-                        sa.freedAfter = int(i);
-                        sa.value = key >= 0 ? key : -1;
-                        memory[pi].saved.push_back(sa);
-                    }
-                    savedSamples[pi][it->second][k] = bytes;
-                }
-            }
-            // Sequence parallelism's share of the tokens (the op's costs already have it): autograd's
-            // sums and casts counted here from the graph's whole-sequence shapes.
-            if (const int64_t shards = op.attrInt("sequence_shards", 1); shards > 1)
-                for (int row : {3, 4, 7, 8})
-                    for (double& v : y[row]) v /= double(shards);
-            OpBytes& b = a.bytes[pi];
-            b.read = fit(y[0]);
-            b.write = fit(y[1]);
-            b.readActivations = fit(y[2]);
-            b.castForward = fit(y[3]);
-            b.castBackward = fit(y[4]);
-            b.saved = fit(y[5]);
-            b.gradientReduction = fit(y[7]);
-            b.gradientAccumulation = fit(y[8]);
-            b.message = fit(y[9]);
-            b.backwardScratch = fit(y[10]);
-            a.castWeightElements = y[6][0];
-            memory[pi].castWeightBytes += y[6][0] * (p == TrainingPrecision::Fp8 && a.opClass == "linear" ? 1 : 2);
+            a.bytes[pi] =
+                opBytes(facts, i, a, cls, costs, p, es[pi], extraKey, saved[pi], memory[pi], a.castWeightElements);
+            memory[pi].castWeightBytes +=
+                a.castWeightElements * (p == TrainingPrecision::Fp8 && a.opClass == "linear" ? 1 : 2);
         }
         extraKey += int(c2.saved.size());
     }
     for (int pi = 0; pi < kElementPrecisionCount; ++pi)
         for (size_t s = 0; s < memory[pi].saved.size(); ++s) {
-            const auto& y = savedSamples[pi][s];
+            const auto& y = saved[pi].samples[s];
             memory[pi].saved[s].bytes = BatchPoly::through(y[0], y[1], y[2]);
             memory[pi].savedTotal += memory[pi].saved[s].bytes;
         }
