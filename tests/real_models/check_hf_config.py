@@ -77,6 +77,15 @@ def small_configs(family):
                                               layer_types=["full_attention", "sliding_attention", "full_attention"])),
                         lm))
         return out
+    if family == "smollm3":  # Llama with NoPE layers (every 4th, or as no_rope_layers says) and tied embeddings
+        base = dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, pad_token_id=0)
+        cls = T.SmolLM3Config
+        return [("nope", cls(**base), "SmolLM3ForCausalLM"),
+                ("listed-window-bias", cls(**dict(base, no_rope_layers=[1, 0, 1, 0], use_sliding_window=True,
+                                                  sliding_window=8, attention_bias=True, mlp_bias=True,
+                                                  tie_word_embeddings=False)), "SmolLM3ForCausalLM"),
+                ("seqcls", cls(**dict(base, num_labels=3)), "SmolLM3ForSequenceClassification"),
+                ("base", cls(**base), "SmolLM3Model")]
     if family == "olmo2":  # norms on the sub-layers' outputs, q_norm and k_norm over the whole projections
         base = dict(SMALL, num_key_value_heads=2, pad_token_id=0)
         return [("gqa", T.Olmo2Config(**base), "Olmo2ForCausalLM"),

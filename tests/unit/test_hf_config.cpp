@@ -56,6 +56,8 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
         {"xlm-roberta-base.json", 278'295'186},
         // ModernBERT-base: bias-free LayerNorms and linear layers, the tied decoder's bias.
         {"modernbert-base.json", 149'655'232},
+        // SmolLM3-3B: Llama's layout, tied embeddings, a NoPE layer in four.
+        {"smollm3-3b.json", 3'075'098'624},
     };
     for (const auto& [file, params] : expected) {
         ts::Graph g = ts::loadModel(kConfigs + file);
@@ -486,5 +488,36 @@ TEST(HfConfig, ModernBertFollowsItsModelingCode) {
     EXPECT_EQ(sums, 2);  // the masked hidden states and the mask
     EXPECT_NE(errorOf(R"({"model_type": "modernbert", "classifier_pooling": "max"})").find(
                   "\"classifier_pooling\" must be \"cls\" or \"mean\", got \"max\""),
+              std::string::npos);
+}
+
+// SmolLM3: Llama whose every fourth layer (or those no_rope_layers marks 0) rotates neither q nor k,
+// with 4 key-value heads and tied embeddings by default, and windows only where use_sliding_window.
+TEST(HfConfig, SmolLM3SkipsTheRotaryEmbeddingInItsNoPELayers) {
+    auto rotated = [](const ts::Graph& g) {
+        std::vector<std::string> layers;
+        for (const ts::Operation& op : g.ops)
+            if (op.type == "RotaryEmbedding") layers.push_back(op.modulePath);
+        return layers;
+    };
+    const std::string base = R"({"model_type": "smollm3", "vocab_size": 100, "hidden_size": 64,
+        "num_hidden_layers": 4, "num_attention_heads": 8, "intermediate_size": 96)";
+    const ts::Graph g = load(base + "}");
+    const std::vector<std::string> r = rotated(g);
+    ASSERT_EQ(r.size(), 6u);  // q and k in layers 0, 1 and 2; none in layer 3
+    EXPECT_EQ(std::count(r.begin(), r.end(), "model.layers.3.self_attn"), 0);
+    EXPECT_EQ(ts::shapeStr(g.values[size_t(g.findValue("model.layers.0.self_attn.k_proj.weight"))].shape),
+              "[64, 32]");  // 4 key-value heads of 8
+    EXPECT_LT(g.findValue("lm_head.weight"), 0);  // tied
+    const ts::Graph listed =
+        load(base + R"(, "no_rope_layers": [0, 1, 1, 1], "use_sliding_window": true, "sliding_window": 4})");
+    const std::vector<std::string> l = rotated(listed);
+    EXPECT_EQ(std::count(l.begin(), l.end(), "model.layers.0.self_attn"), 0);
+    EXPECT_EQ(l.size(), 6u);
+    for (const ts::Operation& op : listed.ops) {
+        if (op.type != "ScaledDotProductAttention") continue;
+        EXPECT_EQ(op.attrInt("window", 0), op.modulePath == "model.layers.0.self_attn" ? 4 : 0) << op.modulePath;
+    }
+    EXPECT_NE(errorOf(base + R"(, "no_rope_layers": [1, 2, 1, 1]})").find("\"no_rope_layers\" entries must be 0"),
               std::string::npos);
 }

@@ -25,8 +25,8 @@ struct ConfigError : std::runtime_error {
 // Gemma3 is the text model (model_type "gemma3_text"); the image-text "gemma3" is refused.
 // Roberta also builds xlm-roberta (XLM-RoBERTa: RoBERTa's modules under other class names).
 enum class Family {
-    Llama, Granite, Mistral, Mixtral, Qwen, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, DeepseekV3, GptOss, Olmo2, Gemma, Gemma2,
-    Gemma3, Phi, Phi3, Gpt2, GptNeoX, Bert, Roberta, DistilBert, ModernBert, Vit
+    Llama, Granite, SmolLM3, Mistral, Mixtral, Qwen, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, DeepseekV3, GptOss, Olmo2, Gemma,
+    Gemma2, Gemma3, Phi, Phi3, Gpt2, GptNeoX, Bert, Roberta, DistilBert, ModernBert, Vit
 };
 enum class Head { CausalLm, MaskedLm, SequenceClassification, ImageClassification, Base };
 
@@ -60,6 +60,12 @@ struct Config {
     int64_t slidingWindow = 0;
     std::vector<bool> slidingLayers;
     bool slidingLayer(int64_t layer) const;
+    // SmolLM3's NoPE layers: those whose q and k get no rotary embedding (no_rope_layers' zeros).
+    std::vector<bool> noRopeLayers;
+    bool ropeLayer(int64_t layer) const {
+        const auto i = static_cast<size_t>(layer);
+        return layer < 0 || i >= noRopeLayers.size() || !noRopeLayers[i];
+    }
     // Sparse mixture-of-experts MLPs (mixtral, qwen2_moe, qwen3_moe): `experts` gated MLPs of width
     // `expertInner`, `topK` of them per token, the top-k probabilities renormalised or not. Qwen2-MoE and
     // Qwen3-MoE keep a dense MLP (`intermediate`) in the layers of `mlpOnlyLayers` and those off their

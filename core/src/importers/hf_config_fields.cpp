@@ -172,6 +172,31 @@ void readGemma2or3(Config& c, const Reader& r) {
     readLayerTypes(c, r, g2 ? 2 : r.integer("sliding_window_pattern", 1, kMaxLayers, 6));
 }
 
+// SmolLM3 (SmolLM3Config): Llama with NoPE layers, no_rope_layers' zeros (else every
+// no_rope_layer_interval-th layer, 4), and windows of sliding_window only where use_sliding_window (the
+// layers layer_types marks, else the NoPE ones).
+void readSmolLM3(Config& c, const Reader& r) {
+    c.noRopeLayers.assign(static_cast<size_t>(c.layers), false);
+    if (r.has("no_rope_layers")) {
+        const json& flags = r.doc().at("no_rope_layers");
+        if (!flags.is_array() || flags.size() != static_cast<size_t>(c.layers))
+            throw ConfigError("\"no_rope_layers\" must list one 0 or 1 per layer (" + std::to_string(c.layers) + ")");
+        for (size_t i = 0; i < flags.size(); ++i) {
+            if (!flags[i].is_number_integer() || (flags[i].get<int64_t>() != 0 && flags[i].get<int64_t>() != 1))
+                throw ConfigError("\"no_rope_layers\" entries must be 0 (no rotary embedding) or 1, got " +
+                                  flags[i].dump());
+            c.noRopeLayers[i] = flags[i].get<int64_t>() == 0;
+        }
+    } else {
+        const int64_t interval = r.integer("no_rope_layer_interval", 1, kMaxLayers, 4);
+        for (int64_t i = 0; i < c.layers; ++i) c.noRopeLayers[static_cast<size_t>(i)] = (i + 1) % interval == 0;
+    }
+    if (!r.boolean("use_sliding_window", false) || !r.has("sliding_window")) return;
+    c.slidingWindow = r.integer("sliding_window", 1, kMaxPositions, 0);
+    if (r.has("layer_types")) return readLayerTypes(c, r, 1);
+    c.slidingLayers = c.noRopeLayers;
+}
+
 // Phi (phi-1, phi-1.5, phi-2; PhiConfig): LayerNorms, q, k, v and dense with biases, partial rotary (0.5 by
 // default), optional per-head LayerNorms of q and k, the attention and the MLP in parallel off one norm,
 // an lm_head with a bias.
@@ -253,7 +278,9 @@ void readDecoder(Config& c, const Reader& r) {
         return;
     }
     if (c.family == Family::Phi) return readPhi(c, r);
-    c.kvHeads = r.integer("num_key_value_heads", 1, kMaxHeads, c.heads);
+    // SmolLM3Config's num_key_value_heads is 4 when absent (the heads when null).
+    const bool smolDefault = c.family == Family::SmolLM3 && !r.doc().contains("num_key_value_heads");
+    c.kvHeads = r.integer("num_key_value_heads", 1, kMaxHeads, smolDefault ? 4 : c.heads);
     if (c.heads % c.kvHeads != 0)
         throw ConfigError("\"num_attention_heads\" (" + std::to_string(c.heads) +
                           ") is not a multiple of \"num_key_value_heads\" (" + std::to_string(c.kvHeads) + ")");
@@ -269,11 +296,11 @@ void readDecoder(Config& c, const Reader& r) {
                                                          : c.hidden / c.heads;
     c.headDim = r.integer("head_dim", 1, kMaxHidden, headDim);
     c.eps = r.number("rms_norm_eps", 0, 1, c.family == Family::Phi3 || c.family == Family::GptOss ? 1e-5 : 1e-6);
-    c.tieEmbeddings = r.boolean("tie_word_embeddings", gemma);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", gemma || c.family == Family::SmolLM3);
     if (c.family == Family::Qwen2) {
         c.qkvBias = true;  // Qwen2Attention: q, k, v with bias, o_proj without
     } else if (c.family == Family::Llama || c.family == Family::Granite || c.family == Family::Olmo2 || gemma ||
-               c.family == Family::Qwen3) {
+               c.family == Family::Qwen3 || c.family == Family::SmolLM3) {
         c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
     }
     c.qkNormWhole = c.family == Family::Olmo2;
@@ -296,7 +323,9 @@ void readDecoder(Config& c, const Reader& r) {
         readExperts(c, r);
     if (c.family == Family::DeepseekV3) readLatentAttention(c, r);
     if (c.family == Family::GptOss) readGptOss(c, r);
-    if (c.family == Family::Llama || c.family == Family::Granite) c.mlpBias = r.boolean("mlp_bias", false);
+    if (c.family == Family::Llama || c.family == Family::Granite || c.family == Family::SmolLM3)
+        c.mlpBias = r.boolean("mlp_bias", false);
+    if (c.family == Family::SmolLM3) readSmolLM3(c, r);
     if (c.family == Family::Phi3) {
         c.rotaryFraction = r.ropeNumber("partial_rotary_factor", nullptr, 1.0);
         c.embeddingDropout = r.number("embd_pdrop", 0, 0.999, 0.0);

@@ -20,6 +20,7 @@ struct FamilyInfo {
 };
 const FamilyInfo kFamilies[] = {
     {"llama", Family::Llama, "Llama"},       {"granite", Family::Granite, "Granite"},
+    {"smollm3", Family::SmolLM3, "SmolLM3"},
     {"olmo2", Family::Olmo2, "Olmo2"},       {"mistral", Family::Mistral, "Mistral"},
     {"mixtral", Family::Mixtral, "Mixtral"}, {"qwen", Family::Qwen, "QWen"},
     {"qwen2", Family::Qwen2, "Qwen2"},       {"qwen2_moe", Family::Qwen2Moe, "Qwen2Moe"},
@@ -170,9 +171,9 @@ void readTensorParallel(Config& c, const std::map<std::string, std::string>& opt
         throw ConfigError(option + ": OLMo 2's q_norm and k_norm normalise the whole projection, across the heads a "
                                    "GPU would hold; not modelled");
     if (!isDecoder(c.family))
-        throw ConfigError(option + " applies to the decoder families (llama, granite, mistral, mixtral, qwen, qwen2, "
-                                   "qwen3, qwen2_moe, qwen3_moe, gpt_oss, gemma, gemma2, gemma3_text, phi, phi3, gpt2, "
-                                   "gpt_neox), not model_type \"" +
+        throw ConfigError(option + " applies to the decoder families (llama, granite, smollm3, mistral, mixtral, "
+                                   "qwen, qwen2, qwen3, qwen2_moe, qwen3_moe, gpt_oss, gemma, gemma2, gemma3_text, "
+                                   "phi, phi3, gpt2, gpt_neox), not model_type \"" +
                           c.modelType + "\"");
     auto divides = [&](int64_t n, const std::string& what) {
         if (n % t != 0)

@@ -1,4 +1,4 @@
-// The decoder families of the Hugging Face builders (hf_models.cpp): llama, granite, olmo2, mistral, mixtral,
+// The decoder families of the Hugging Face builders (hf_models.cpp): llama, granite, smollm3, olmo2, mistral, mixtral,
 // qwen (v1), qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v3, gpt_oss, gemma, gemma2, gemma3_text, phi, phi3, gpt2
 // and gpt_neox, each body with its head (causal LM, sequence classification or none).
 #include <cmath>
@@ -141,16 +141,18 @@ int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r, int
         q = rmsNorm(b, c, "q_norm", q, qWidth);
         k = rmsNorm(b, c, "k_norm", k, kvWidth);
     }
+    const Rotary none;
+    const Rotary& rope = c.ropeLayer(layer) ? r : none;  // SmolLM3's NoPE layers rotate nothing
     if (c.qkNorm) {  // Qwen3: q_norm(q.view(N, T, heads, d)).transpose(1, 2), k alike
         auto heads = [&](int x, int64_t n, const char* norm) {
             int perHead = rmsNorm(b, c, norm, b.reshape(x, {0, 0, n, c.headDim}), c.headDim);
             return b.transpose(perHead, {0, 2, 1, 3});
         };
-        q = rotate(b, r, heads(q, c.heads, "q_norm"));
-        k = rotate(b, r, heads(k, c.kvHeads, "k_norm"));
+        q = rotate(b, rope, heads(q, c.heads, "q_norm"));
+        k = rotate(b, rope, heads(k, c.kvHeads, "k_norm"));
     } else {
-        q = rotate(b, r, toHeads(b, q, c.heads, c.headDim));
-        k = rotate(b, r, toHeads(b, k, c.kvHeads, c.headDim));
+        q = rotate(b, rope, toHeads(b, q, c.heads, c.headDim));
+        k = rotate(b, rope, toHeads(b, k, c.kvHeads, c.headDim));
     }
     v = toHeads(b, v, c.kvHeads, c.headDim);
     int context = fromHeads(b, windowedAttention(b, c, q, k, v, layer), qWidth);
