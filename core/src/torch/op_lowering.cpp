@@ -433,6 +433,7 @@ const std::unordered_map<std::string, LowerFn>& loweringTable() {
         std::vector<LoweringEntry> entries;
         addElementwiseLowerings(entries);
         addNnLowerings(entries);
+        addTransformerLowerings(entries);
         addTensorLowerings(entries);
         std::unordered_map<std::string, LowerFn> m;
         for (const LoweringEntry& e : entries) m.emplace(e.type, e.run);

@@ -85,6 +85,7 @@ struct LoweringEntry {
 // Each family file lists its operators.
 void addElementwiseLowerings(std::vector<LoweringEntry>& t);  // op_lowering.cpp: unary, binary, activations
 void addNnLowerings(std::vector<LoweringEntry>& t);           // op_lowering_nn.cpp
+void addTransformerLowerings(std::vector<LoweringEntry>& t);  // op_lowering_transformer.cpp
 void addTensorLowerings(std::vector<LoweringEntry>& t);       // op_lowering_tensor.cpp
 
 // ---- helpers shared by the family files ----
