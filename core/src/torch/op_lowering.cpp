@@ -434,6 +434,8 @@ const std::unordered_map<std::string, LowerFn>& loweringTable() {
         addElementwiseLowerings(entries);
         addNnLowerings(entries);
         addTransformerLowerings(entries);
+        addRecurrentLowerings(entries);
+        addResizeLowerings(entries);
         addTensorLowerings(entries);
         std::unordered_map<std::string, LowerFn> m;
         for (const LoweringEntry& e : entries) m.emplace(e.type, e.run);

@@ -86,6 +86,8 @@ struct LoweringEntry {
 void addElementwiseLowerings(std::vector<LoweringEntry>& t);  // op_lowering.cpp: unary, binary, activations
 void addNnLowerings(std::vector<LoweringEntry>& t);           // op_lowering_nn.cpp
 void addTransformerLowerings(std::vector<LoweringEntry>& t);  // op_lowering_transformer.cpp
+void addRecurrentLowerings(std::vector<LoweringEntry>& t);    // op_lowering_recurrent.cpp
+void addResizeLowerings(std::vector<LoweringEntry>& t);       // op_lowering_resize.cpp
 void addTensorLowerings(std::vector<LoweringEntry>& t);       // op_lowering_tensor.cpp
 
 // ---- helpers shared by the family files ----
