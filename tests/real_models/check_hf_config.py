@@ -202,6 +202,15 @@ def small_configs(family):
                 ("mlm-untied", cls(**dict(base, tie_word_embeddings=False, type_vocab_size=1)), prefix + "ForMaskedLM"),
                 ("seqcls", cls(**dict(base, num_labels=3)), prefix + "ForSequenceClassification"),
                 ("base", cls(**base), prefix + "Model")]
+    if family in ("bart", "mbart"):  # the decoder's depth, heads and MLP width apart from the encoder's
+        cls, prefix = {"bart": (T.BartConfig, "Bart"), "mbart": (T.MBartConfig, "MBart")}[family]
+        base = dict(d_model=64, encoder_layers=2, decoder_layers=3, encoder_attention_heads=4,
+                    decoder_attention_heads=2, encoder_ffn_dim=176, decoder_ffn_dim=96, vocab_size=1000,
+                    max_position_embeddings=64, dropout=0.1, activation_dropout=0.1)
+        return [("lm", cls(**base), prefix + "ForConditionalGeneration"),
+                ("lm-untied-scaled-relu", cls(**dict(base, tie_word_embeddings=False, scale_embedding=True,
+                                                     activation_function="relu")), prefix + "ForConditionalGeneration"),
+                ("base", cls(**base), prefix + "Model")]
     if family == "vit":
         base = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=176, image_size=32,
                     patch_size=8)
@@ -217,6 +226,9 @@ def example_inputs(config, family):
     ids = torch.randint(3, config.vocab_size, (BATCH, SEQ))
     if family in ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert"):
         return {"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}
+    if family in ("bart", "mbart"):  # the decoder's input as long as the encoder's (TrainScope's default)
+        return {"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long),
+                "decoder_input_ids": torch.randint(3, config.vocab_size, (BATCH, SEQ))}
     return {"input_ids": ids}
 
 

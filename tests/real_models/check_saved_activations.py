@@ -39,6 +39,9 @@ T = transformers
 SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=176, vocab_size=1000,
              max_position_embeddings=256)
 
+BART_SMALL = dict(d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
+                  encoder_ffn_dim=176, decoder_ffn_dim=176, vocab_size=1000, max_position_embeddings=256, dropout=0.0)
+
 # (family, config, architecture, transformers' attention, TrainScope's backend, mode): mode "fp32",
 # "autocast" (bf16 autocast over the fp32 model) or "bf16" (the model converted to bf16, as FSDP's
 # bf16 parameters run it: TrainScope's bf16-params)
@@ -131,6 +134,13 @@ CASES = [
                                num_experts_per_tok=2), "GptOssForCausalLM", "eager", "math", "fp32"),
     ("gpt_oss", T.GptOssConfig(**SMALL, num_key_value_heads=2, head_dim=16, sliding_window=32, num_local_experts=4,
                                num_experts_per_tok=2), "GptOssForCausalLM", "eager", "math", "bf16"),
+    # BART and mBART without dropout (labels shifted into the decoder's input): the encoder, the causal
+    # self-attention and the cross-attention, in sdpa and eager; BART also as a bf16 model (its loss takes the
+    # bf16 logits as they are).
+    ("bart", T.BartConfig(**BART_SMALL), "BartForConditionalGeneration", "sdpa", None, "fp32"),
+    ("bart", T.BartConfig(**BART_SMALL), "BartForConditionalGeneration", "eager", "math", "fp32"),
+    ("bart", T.BartConfig(**BART_SMALL), "BartForConditionalGeneration", "sdpa", None, "bf16"),
+    ("mbart", T.MBartConfig(**BART_SMALL), "MBartForConditionalGeneration", "sdpa", None, "fp32"),
 ]
 
 
@@ -168,7 +178,11 @@ def measured_bytes(config, arch, attention, mode):
 # Known gaps, held to their own bound (percent) in place of --tolerance: ModernBERT's sdpa keeps its two masks
 # ([N, 1, T, S] in the model's dtype, the global and the sliding one, shared by the layers of each type) and
 # its rotary embedding's q and k inputs, which TrainScope does not count (-7.4% in fp32, -6.0% in bf16).
-KNOWN_GAPS = {("modernbert", "fp32"): 8.0, ("modernbert", "bf16"): 7.0}
+# BART and mBART under sdpa: the fused kernels' output, which out_proj reads through a view of the same storage,
+# is counted twice (the activation aliasing docs/prediction.md leaves alone), in three attentions per decoder layer
+# (+6.8%, +7.2% as a bf16 model, +6.7%); their eager attention is within 0.1%.
+KNOWN_GAPS = {("modernbert", "fp32"): 8.0, ("modernbert", "bf16"): 7.0, ("bart", "sdpa", "fp32"): 8.0,
+              ("bart", "sdpa", "bf16"): 8.0, ("mbart", "sdpa", "fp32"): 8.0}
 
 PRECISION = {"fp32": "fp32-strict", "autocast": "amp-bf16", "bf16": "bf16-params"}
 LABEL = {"fp32": "fp32", "autocast": "bf16 autocast", "bf16": "bf16 model"}
@@ -199,7 +213,7 @@ def main():
             if abs(p_copies - copies) > a.tolerance / 100 * max(copies, 1):
                 failures.append(f"{family} weight copies")
         print(line)
-        if abs(err) > KNOWN_GAPS.get((family, mode), a.tolerance):
+        if abs(err) > KNOWN_GAPS.get((family, attention, mode), KNOWN_GAPS.get((family, mode), a.tolerance)):
             failures.append(f"{family} {attention} {LABEL[mode]}")
     if failures:
         sys.exit(f"off by more than {a.tolerance}%: {', '.join(failures)}")

@@ -60,6 +60,10 @@ std::vector<ZooCase> zooCases() {
         {"transformer_xl_base", {"transformer_xl_base", {{"seq", "8"}, {"mem", "8"}}, ""}},
         {"transformer_xl_large", {"transformer_xl_large", {{"seq", "8"}, {"mem", "8"}}, ""}},
         {"ncf", {"ncf", {{"users", "1000"}, {"items", "500"}}, ""}},
+        {"bart_large",
+         {"bart_large",
+          {{"seq", "8"}},
+          "406M parameters, like gpt2_large's step on the CPU (ExecutorHfConfig runs a tiny BART and mBART)"}},
     };
     std::vector<ZooCase> cases;
     for (const ts::ZooEntry& e : ts::zooModels()) {
@@ -159,7 +163,7 @@ TEST(ExecutorZooOptions, BertTaskHeadsRunATrainingStep) {
 
 // Hugging Face configs (RMSNorm, rotary embeddings, grouped-query scaled dot-product attention, SiLU and
 // GELU gated MLPs, Qwen3's per-head norms, mixture-of-experts layers, GPT-OSS's sinks, Phi, DistilBERT,
-// ModernBERT): a tiny model of every family runs a
+// ModernBERT, BART and mBART): a tiny model of every family runs a
 // training step with gradients reaching every parameter (each expert gets some of 16 tokens' routes).
 TEST(ExecutorHfConfig, TinyModelsOfEveryFamilyRunATrainingStep) {
     OneThread oneThread;
@@ -214,6 +218,18 @@ TEST(ExecutorHfConfig, TinyModelsOfEveryFamilyRunATrainingStep) {
         R"({"model_type": "gpt2", "vocab_size": 97, "n_embd": 32, "n_layer": 1, "n_head": 4, "n_positions": 64})", "gpt2",
         {{"seq", "8"}});
     checkTrainingStep(gpt2, 2, 8, "gpt2");
+    // The encoder-decoders, tied and untied, with a target shorter than the source (cross-attention of 5
+    // queries over 8 keys).
+    for (const char* family : {"bart", "mbart"})
+        for (const char* tied : {"true", "false"}) {
+            ts::Graph g = ts::importHfConfigText(
+                std::string(R"({"model_type": ")") + family + R"(", "vocab_size": 97, "d_model": 32,
+                    "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 4, "decoder_attention_heads": 2,
+                    "encoder_ffn_dim": 48, "decoder_ffn_dim": 40, "max_position_embeddings": 64,
+                    "tie_word_embeddings": )" + tied + "}",
+                family, {{"seq", "8"}, {"target_seq", "5"}});
+            checkTrainingStep(g, 2, 8, std::string(family) + " tied " + tied);
+        }
     ts::Graph vit = ts::importHfConfigText(
         R"({"model_type": "vit", "architectures": ["ViTForImageClassification"], "hidden_size": 32,
             "num_hidden_layers": 1, "num_attention_heads": 4, "intermediate_size": 48, "image_size": 16,

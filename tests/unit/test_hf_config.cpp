@@ -58,6 +58,9 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
         {"modernbert-base.json", 149'655'232},
         // SmolLM3-3B: Llama's layout, tied embeddings, a NoPE layer in four.
         {"smollm3-3b.json", 3'075'098'624},
+        // The encoder-decoders: BART-large (one shared embedding matrix, learned positions of 1,026 rows per
+        // stack; final_logits_bias a buffer) and mBART-large-cc25 (a 250,027-word vocabulary, final LayerNorms).
+        {"bart-large.json", 406'291'456},       {"mbart-large-cc25.json", 610'851'840},
     };
     for (const auto& [file, params] : expected) {
         ts::Graph g = ts::loadModel(kConfigs + file);
@@ -519,5 +522,71 @@ TEST(HfConfig, SmolLM3SkipsTheRotaryEmbeddingInItsNoPELayers) {
         EXPECT_EQ(op.attrInt("window", 0), op.modulePath == "model.layers.0.self_attn" ? 4 : 0) << op.modulePath;
     }
     EXPECT_NE(errorOf(base + R"(, "no_rope_layers": [1, 2, 1, 1]})").find("\"no_rope_layers\" entries must be 0"),
+              std::string::npos);
+}
+
+// BART and mBART: an encoder over the source (its padding mask, the efficient kernel) and a decoder over the
+// target (target_seq; the source's length by default) whose self-attention is causal without a mask (flash)
+// and whose cross-attention reads the encoder's output: queries of the target, keys of the source.
+TEST(HfConfig, BartIsAnEncoderDecoderWithCrossAttention) {
+    const ts::Graph g = ts::loadModel(kConfigs + "bart-large.json?seq=1024&target_seq=60");
+    EXPECT_EQ(g.name, "BartForConditionalGeneration");
+    for (const char* path : {"model.encoder.embed_tokens", "model.encoder.embed_positions", "model.encoder.layernorm_embedding",
+                             "model.encoder.layers.11.self_attn.q_proj", "model.encoder.layers.11.final_layer_norm",
+                             "model.decoder.layers.0.encoder_attn.k_proj", "model.decoder.layers.11.encoder_attn_layer_norm",
+                             "lm_head"})
+        EXPECT_TRUE(hasModule(g, path)) << path;
+    EXPECT_GE(g.findValue("model.shared.weight"), 0);
+    EXPECT_LT(g.findValue("lm_head.weight"), 0);  // tied to the shared matrix
+    EXPECT_EQ(ts::shapeStr(g.values[size_t(g.findValue("model.encoder.embed_positions.weight"))].shape), "[1026, 1024]");
+    int self = 0, cross = 0, encoder = 0;
+    for (const ts::Operation& op : g.ops) {
+        if (op.type != "ScaledDotProductAttention") continue;
+        const std::string q = ts::shapeStr(g.values[size_t(op.inputs[0])].shape);
+        const std::string k = ts::shapeStr(g.values[size_t(op.inputs[1])].shape);
+        if (op.modulePath.find("encoder_attn") != std::string::npos) {
+            ++cross;
+            EXPECT_EQ(q, "[N, 16, 60, 64]");
+            EXPECT_EQ(k, "[N, 16, S, 64]");
+            EXPECT_EQ(op.attrString("backend", ""), "efficient");
+            EXPECT_EQ(op.attrInt("causal", 1), 0);
+        } else if (op.modulePath.rfind("model.decoder", 0) == 0) {
+            ++self;
+            EXPECT_EQ(k, "[N, 16, 60, 64]");
+            EXPECT_EQ(op.attrString("backend", ""), "flash");
+            EXPECT_EQ(op.attrInt("causal", 0), 1);
+        } else {
+            ++encoder;
+            EXPECT_EQ(q, "[N, 16, S, 64]");
+            EXPECT_EQ(op.attrString("backend", ""), "efficient");
+        }
+    }
+    EXPECT_EQ(encoder, 12);
+    EXPECT_EQ(self, 12);
+    EXPECT_EQ(cross, 12);
+    EXPECT_EQ(ts::shapeStr(g.values[size_t(g.outputs[1])].shape), "[N, 60, 50265]");
+    // Without target_seq the decoder follows the sequence length; the attention option reaches every layer.
+    const ts::Graph same = ts::loadModel(kConfigs + "bart-large.json?seq=128&attention=math");
+    EXPECT_EQ(ts::shapeStr(same.values[size_t(same.outputs[1])].shape), "[N, S, 50265]");
+    for (const ts::Operation& op : same.ops) {
+        if (op.type == "ScaledDotProductAttention") {
+            EXPECT_EQ(op.attrString("backend", ""), "math");
+        }
+    }
+
+    // mBART normalises before each sub-layer and after each stack.
+    const ts::Graph mbart = ts::loadModel(kConfigs + "mbart-large-cc25.json?seq=64");
+    EXPECT_TRUE(hasModule(mbart, "model.encoder.layer_norm"));
+    EXPECT_TRUE(hasModule(mbart, "model.decoder.layer_norm"));
+    EXPECT_FALSE(hasModule(g, "model.encoder.layer_norm"));
+
+    EXPECT_NE(errorOf(kSmallLlama, {{"target_seq", "8"}}).find("option 'target_seq'"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"model_type": "bart"})", {{"target_seq", "2048"}}).find("between 1 and 1024"),
+              std::string::npos);
+    EXPECT_NE(errorOf(R"({"model_type": "bart", "architectures": ["BartForSequenceClassification"]})")
+                  .find("BartForConditionalGeneration, BartModel"),
+              std::string::npos);
+    EXPECT_NE(errorOf(R"({"model_type": "bart", "d_model": 100, "decoder_attention_heads": 16})")
+                  .find("\"d_model\" is not a multiple"),
               std::string::npos);
 }

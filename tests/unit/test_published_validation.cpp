@@ -174,6 +174,25 @@ TEST(PublishedValidation, ChannelsLastFollowsTheMappingsPrecisions) {
     }
 }
 
+// A family's own "precisions" replace the table-wide ones for its rows only (BART's "BF16" is its model
+// in bf16; another family's would be autocast); a precision neither maps is listed with why.
+TEST(PublishedValidation, FamilyPrecisionsOverrideTheTables) {
+    const std::vector<PublishedRow> rows = readPublishedRows({writeTable(
+        "prec.csv", "Net,224,DGX,A100 80GB SXM4,1,AMP,64,2470,img/s,t,r,c\n"
+                    "Translator,,DGX,A100 80GB SXM4,1,AMP,64,9000,tokens/s,t,r,c\n"
+                    "Translator,,DGX,A100 80GB SXM4,1,TF32,64,5000,tokens/s,t,r,c\n")
+                                                                  .string()});
+    nlohmann::json mapping = kMapping;
+    mapping["families"][1]["precisions"] = {{"AMP", "bf16-params"}};
+    const PublishedMapping m = mapPublishedRows(rows, mapping, GpuDatabase::builtin());
+    ASSERT_EQ(m.runs.size(), 2u);
+    EXPECT_EQ(m.runs[0].scenario.precision, TrainingPrecision::AmpFp16);
+    EXPECT_EQ(m.runs[1].family, "Translator");
+    EXPECT_EQ(m.runs[1].scenario.precision, TrainingPrecision::Bf16Params);
+    ASSERT_EQ(m.unmapped.size(), 1u);
+    EXPECT_NE(m.unmapped[0].why.find("precision 'TF32'"), std::string::npos) << m.unmapped[0].why;
+}
+
 TEST(PublishedValidation, SummariesAreTheirArithmetic) {
     const ErrorSummary s = summarise({0.10, -0.20, 0.05, 0.30});
     EXPECT_EQ(s.n, 4);

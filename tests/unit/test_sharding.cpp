@@ -56,6 +56,14 @@ TEST(Sharding, ZeroStagesFollowThePapersFormulas) {
     EXPECT_DOUBLE_EQ(s0.weights + s0.gradients + s0.optimizerState, 16 * kPsi);
     EXPECT_DOUBLE_EQ(s0.ddpBuckets, 4 * kPsi);
     EXPECT_DOUBLE_EQ(s3.ddpBuckets, 0);
+    // A bf16 model under DDP (NVIDIA's BART pre-training: the optimizer keeps the fp32 master weights, or
+    // none): its gradients and so DDP's buckets are bf16, 2 bytes a parameter.
+    for (bool master : {true, false}) {
+        const ModelStates bf16 = modelStates(m, TrainingPrecision::Bf16Params, Optimizer::Adam, 8, 0,
+                                             OptimizerImplementation::Foreach, master);
+        EXPECT_DOUBLE_EQ(bf16.gradients, 2 * kPsi) << master;
+        EXPECT_DOUBLE_EQ(bf16.ddpBuckets, 2 * kPsi) << master;
+    }
 }
 
 TEST(Sharding, OnOneGpuStageThreeHoldsEverythingOnce) {

@@ -24,11 +24,13 @@ struct ConfigError : std::runtime_error {
 // Qwen is Qwen (v1)'s remote code (QWenLMHeadModel, model_type "qwen"), not part of transformers.
 // Gemma3 is the text model (model_type "gemma3_text"); the image-text "gemma3" is refused.
 // Roberta also builds xlm-roberta (XLM-RoBERTa: RoBERTa's modules under other class names).
+// Bart and MBart are the encoder-decoder families (hf_seq2seq.cpp).
 enum class Family {
     Llama, Granite, SmolLM3, Mistral, Mixtral, Qwen, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, DeepseekV3, GptOss, Olmo2, Gemma,
-    Gemma2, Gemma3, Phi, Phi3, Gpt2, GptNeoX, Bert, Roberta, DistilBert, ModernBert, Vit
+    Gemma2, Gemma3, Phi, Phi3, Gpt2, GptNeoX, Bert, Roberta, DistilBert, ModernBert, Vit, Bart, MBart
 };
-enum class Head { CausalLm, MaskedLm, SequenceClassification, ImageClassification, Base };
+// Seq2SeqLm: an encoder-decoder's language-model head (BartForConditionalGeneration).
+enum class Head { CausalLm, MaskedLm, SequenceClassification, ImageClassification, Base, Seq2SeqLm };
 
 struct Config {
     Family family = Family::Llama;
@@ -96,12 +98,21 @@ struct Config {
     bool normBias = true, headBias = true, decoderBias = true, meanPooling = false;
     std::string headActivation;
     int64_t localAttention = 0;
+    // BART and mBART: the decoder's own depth, heads and MLP width (layers, heads and intermediate are the
+    // encoder's), the word embeddings scaled by sqrt(hidden) or not, a LayerNorm before each sub-layer and
+    // after each stack (mBART) or after each residual add (BART), the dropout after the MLP's activation.
+    int64_t decoderLayers = 0, decoderHeads = 0, decoderIntermediate = 0;
+    bool scaleEmbedding = false, preNorm = false;
+    double activationDropout = 0;
     // transformers' loss functions upcast the logits (logits.float()); Qwen (v1)'s CrossEntropyLoss takes
     // them in the model's dtype.
     bool lossInFp32 = true;
 
     // Options from the model spec.
     int64_t seq = 0;  // sequence length shown by default; 0 for vit (fixed by the image)
+    // An encoder-decoder's target (decoder) length, the option target_seq; 0: the same as the source (seq),
+    // which the sequence-length symbol then scales together.
+    int64_t targetSeq = 0;
     int64_t batch = 1;
     std::string attentionBackend;  // "flash", "efficient", "math"
     // No `attention` option: the backend transformers picks. With sdpa a sliding window is a mask once the
@@ -119,7 +130,7 @@ struct Config {
 inline constexpr int64_t kMaxTensorParallel = 64;
 
 // Reads and checks the config (a parsed JSON object as text) and the spec's options
-// (seq, batch, head, attention, tensor_parallel, sequence_parallel). Throws ConfigError.
+// (seq, target_seq, batch, head, attention, tensor_parallel, sequence_parallel). Throws ConfigError.
 Config readConfig(const std::string& text, const std::map<std::string, std::string>& options);
 
 // Builds the model graph. Throws ConfigError or ShapeError.

@@ -437,4 +437,37 @@ void readEncoder(Config& c, const Reader& r) {
     else c.classifierDropout = c.residualDropout;
 }
 
+// BART and mBART (BartConfig, MBartConfig: the same fields and defaults, facebook/bart-large's sizes): an
+// encoder of encoder_layers and a decoder of decoder_layers, each with its own heads and MLP width, over
+// one d_model; learned positions (max_position_embeddings + 2 rows each); nn.LayerNorm's eps. LayerDrop
+// (encoder_layerdrop, decoder_layerdrop) skips whole layers at random in training: not modelled.
+void readSeq2Seq(Config& c, const Reader& r) {
+    c.vocab = r.integer("vocab_size", 1, kMaxVocab, 50265);
+    c.hidden = r.integer("d_model", 1, kMaxHidden, 1024);
+    c.layers = r.integer("encoder_layers", 1, kMaxLayers, 12);
+    c.decoderLayers = r.integer("decoder_layers", 1, kMaxLayers, 12);
+    c.heads = r.integer("encoder_attention_heads", 1, kMaxHeads, 16);
+    c.decoderHeads = r.integer("decoder_attention_heads", 1, kMaxHeads, 16);
+    if (c.hidden % c.heads != 0 || c.hidden % c.decoderHeads != 0)
+        throw ConfigError("\"d_model\" is not a multiple of \"encoder_attention_heads\" and "
+                          "\"decoder_attention_heads\"");
+    c.kvHeads = c.heads;
+    c.headDim = c.hidden / c.heads;
+    c.intermediate = r.integer("encoder_ffn_dim", 1, kMaxIntermediate, 4096);
+    c.decoderIntermediate = r.integer("decoder_ffn_dim", 1, kMaxIntermediate, 4096);
+    c.activation = activationOf(r.string("activation_function", "gelu"), "activation_function");
+    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 1024);
+    c.eps = 1e-5;
+    c.residualDropout = r.number("dropout", 0, 0.999, 0.1);
+    c.attentionDropout = r.number("attention_dropout", 0, 0.999, 0.0);
+    c.activationDropout = r.number("activation_dropout", 0, 0.999, 0.0);
+    c.scaleEmbedding = r.boolean("scale_embedding", false);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
+    c.padTokenId = r.integer("pad_token_id", 0, kMaxVocab, 1);
+    c.qkvBias = c.outputBias = c.mlpBias = true;
+    c.preNorm = c.family == Family::MBart;
+    // BartForConditionalGeneration's CrossEntropyLoss takes the logits in the model's dtype.
+    c.lossInFp32 = false;
+}
+
 }  // namespace ts::hf

@@ -107,5 +107,6 @@ std::string activationOf(const std::string& name, const char* key);
 // (readEncoder), with transformers' defaults. Throw ConfigError.
 void readDecoder(Config& c, const Reader& r);
 void readEncoder(Config& c, const Reader& r);
+void readSeq2Seq(Config& c, const Reader& r);  // bart, mbart
 
 }  // namespace ts::hf

@@ -34,21 +34,31 @@ const FamilyInfo kFamilies[] = {
     {"xlm-roberta", Family::Roberta, "XLMRoberta"}, {"distilbert", Family::DistilBert, "DistilBert"},
     {"modernbert", Family::ModernBert, "ModernBert"},
     {"vit", Family::Vit, "ViT"},
+    {"bart", Family::Bart, "Bart"},          {"mbart", Family::MBart, "MBart"},
 };
+
+bool isEncoderDecoder(Family f) {
+    return f == Family::Bart || f == Family::MBart;
+}
 
 bool isDecoder(Family f) {
     return f != Family::Bert && f != Family::Roberta && f != Family::DistilBert && f != Family::ModernBert &&
-           f != Family::Vit;
+           f != Family::Vit && !isEncoderDecoder(f);
 }
+
+// Every head, in the order the messages list them.
+constexpr Head kHeads[] = {Head::CausalLm, Head::MaskedLm,          Head::SequenceClassification,
+                           Head::ImageClassification, Head::Seq2SeqLm, Head::Base};
 
 bool headFits(Family f, Head h) {
     switch (h) {
         case Head::CausalLm: return isDecoder(f);
         case Head::MaskedLm:
             return f == Family::Bert || f == Family::Roberta || f == Family::DistilBert || f == Family::ModernBert;
-        case Head::SequenceClassification:  // Qwen (v1) and Granite have no such class
-            return f != Family::Vit && f != Family::Qwen && f != Family::Granite;
+        case Head::SequenceClassification:  // Qwen (v1) and Granite have no such class; BART's is not modelled
+            return f != Family::Vit && f != Family::Qwen && f != Family::Granite && !isEncoderDecoder(f);
         case Head::ImageClassification: return f == Family::Vit;
+        case Head::Seq2SeqLm: return isEncoderDecoder(f);
         case Head::Base: return true;
     }
     return false;
@@ -63,13 +73,14 @@ const char* headSuffix(Family f, Head h) {
         case Head::SequenceClassification:
             return f == Family::Gemma3 ? "TextForSequenceClassification" : "ForSequenceClassification";
         case Head::ImageClassification: return "ForImageClassification";
+        case Head::Seq2SeqLm: return "ForConditionalGeneration";
         case Head::Base: return f == Family::Gemma3 ? "TextModel" : "Model";
     }
     return "Model";
 }
 
 Head headOfSuffix(Family f, const std::string& suffix) {
-    for (Head h : {Head::CausalLm, Head::MaskedLm, Head::SequenceClassification, Head::ImageClassification, Head::Base})
+    for (Head h : kHeads)
         if (suffix == headSuffix(f, h)) return h;
     if (suffix == "LMHeadModel" || suffix == "ForCausalLM") return Head::CausalLm;
     throw ConfigError("");
@@ -82,11 +93,12 @@ void chooseHead(Config& c, const Reader& r, const FamilyInfo& fam, const std::ma
                                                    {"masked-lm", Head::MaskedLm},
                                                    {"sequence-classification", Head::SequenceClassification},
                                                    {"image-classification", Head::ImageClassification},
+                                                   {"seq2seq-lm", Head::Seq2SeqLm},
                                                    {"base", Head::Base}};
         auto h = names.find(it->second);
         if (h == names.end())
             throw ConfigError("option 'head' must be one of causal-lm, masked-lm, sequence-classification, "
-                              "image-classification, base; got '" + it->second + "'");
+                              "image-classification, seq2seq-lm, base; got '" + it->second + "'");
         c.head = h->second;
         if (!headFits(c.family, c.head))
             throw ConfigError("option 'head=" + it->second + "' does not apply to model_type \"" + c.modelType + "\"");
@@ -106,15 +118,16 @@ void chooseHead(Config& c, const Reader& r, const FamilyInfo& fam, const std::ma
         }
         if (!known || !headFits(c.family, c.head)) {
             std::string names;
-            for (Head h : {Head::CausalLm, Head::MaskedLm, Head::SequenceClassification, Head::ImageClassification,
-                           Head::Base})
+            for (Head h : kHeads)
                 if (headFits(c.family, h)) names += (names.empty() ? "" : ", ") + prefix + headSuffix(c.family, h);
             throw ConfigError("architecture \"" + name + "\" is not supported for model_type \"" + c.modelType +
                               "\" (" + names + "; or choose with ?head=)");
         }
     } else {
-        c.head = isDecoder(c.family) ? Head::CausalLm
-                 : c.family == Family::Vit ? Head::Base : Head::MaskedLm;
+        c.head = isDecoder(c.family)          ? Head::CausalLm
+                 : isEncoderDecoder(c.family) ? Head::Seq2SeqLm
+                 : c.family == Family::Vit    ? Head::Base
+                                              : Head::MaskedLm;
     }
     c.architecture = std::string(fam.prefix) + headSuffix(c.family, c.head);
 }
@@ -223,14 +236,15 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
     }
     c.family = fam->family;
     for (const auto& [key, value] : options)
-        if (key != "seq" && key != "batch" && key != "head" && key != "attention" && key != "tensor_parallel" &&
-            key != "sequence_parallel")
+        if (key != "seq" && key != "target_seq" && key != "batch" && key != "head" && key != "attention" &&
+            key != "tensor_parallel" && key != "sequence_parallel")
             throw ConfigError("unknown option '" + key +
-                              "' (a Hugging Face config takes seq, batch, head, attention, tensor_parallel, "
-                              "sequence_parallel)");
+                              "' (a Hugging Face config takes seq, target_seq, batch, head, attention, "
+                              "tensor_parallel, sequence_parallel)");
     chooseHead(c, r, *fam, options);
     if (c.family == Family::Vit) readEncoder(c, r);
     else if (isDecoder(c.family)) readDecoder(c, r);
+    else if (isEncoderDecoder(c.family)) readSeq2Seq(c, r);
     else readEncoder(c, r);
     if (c.head == Head::SequenceClassification || c.head == Head::ImageClassification) {
         int64_t labels = 2;
@@ -246,6 +260,7 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
     // (each factor is bounded above, so the products fit in 64 bits).
     const int64_t patches = c.patch > 0 ? (c.image / c.patch) * (c.image / c.patch) + 1 : 0;
     if (c.hidden * c.vocab > limits::kMaxTensorElements || c.hidden * c.intermediate > limits::kMaxTensorElements ||
+        c.hidden * c.decoderIntermediate > limits::kMaxTensorElements ||
         c.hidden * c.heads * c.headDim > limits::kMaxTensorElements ||
         c.hidden * patches > limits::kMaxTensorElements ||
         c.hidden * c.channels * c.patch * c.patch > limits::kMaxTensorElements ||
@@ -263,7 +278,13 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
         if (maxSeq < 1) throw ConfigError("\"max_position_embeddings\" leaves no position for a token");
         c.seq = optionInt(options, "seq", std::min<int64_t>(512, maxSeq), 1, maxSeq);
     }
-    const bool masked = !isDecoder(c.family) && c.family != Family::Vit;  // the padding mask
+    if (options.count("target_seq")) {
+        if (!isEncoderDecoder(c.family))
+            throw ConfigError("option 'target_seq' (the decoder's length) applies to the encoder-decoder families "
+                              "(bart, mbart), not model_type \"" + c.modelType + "\"");
+        c.targetSeq = optionInt(options, "target_seq", 0, 1, c.maxPositions);
+    }
+    const bool masked = !isDecoder(c.family) && c.family != Family::Vit;  // the padding mask (an encoder's)
     // transformers' default: sdpa (flash takes no padding mask); Gemma 2's eager, as sdpa cannot soft-cap,
     // and GPT-OSS's, as sdpa takes no sinks (transformers offers it no sdpa). DeepSeek-V3's value heads are
     // narrower than its query and key heads, which PyTorch's flash kernel does not take: sdpa runs the

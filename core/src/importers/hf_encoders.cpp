@@ -56,13 +56,6 @@ int firstToken(ModelBuilder& b, int x) {
     return b.op1("Gather", {x, b.constantInts({0})}, {{"axis", int64_t{1}}});
 }
 
-// The extended attention mask: (1 - mask[:, None, None, :]) * the dtype's lowest value, added to the scores.
-int extendedMask(ModelBuilder& b, int attentionMask) {
-    int mask = b.op1("Cast", {attentionMask}, {{"to", int64_t{1}}});
-    mask = b.reshape(mask, {Dim::batch(), 1, 1, Dim::seq()});
-    return b.scale(b.op1("Sub", {b.constantFloat(1.0), mask}), -3.4028234663852886e38);
-}
-
 // BERT's embeddings module (DistilBERT's too, without token types): word, token-type and position
 // embeddings summed, LayerNorm, dropout. Sets out.wordEmbeddings.
 int bertEmbeddings(ModelBuilder& b, const Config& c, int ids, int tokenTypes, EncoderOut& out) {

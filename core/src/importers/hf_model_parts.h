@@ -1,6 +1,6 @@
 #pragma once
 // What the Hugging Face builders share: hf_models.cpp holds these and the dispatch by family,
-// hf_decoders.cpp the decoder families, hf_encoders.cpp BERT, RoBERTa and ViT.
+// hf_decoders.cpp the decoder families, hf_encoders.cpp BERT, RoBERTa and ViT, hf_seq2seq.cpp BART and mBART.
 #include <cstdint>
 #include <string>
 
@@ -26,13 +26,18 @@ int attention(ModelBuilder& b, const Config& c, int q, int k, int v, int mask, b
 int crossEntropy(ModelBuilder& b, int scores, int targets);
 // Logits over the vocabulary: the embedding matrix transposed when tied, else a weight of its own.
 int vocabProjection(ModelBuilder& b, const Config& c, const std::string& module, int x, int embedWeight);
-// Token-level loss over [N, S, vocab] logits with [N, S] labels (finishTokenLoss, hf_models.cpp).
-Graph finishTokenLoss(ModelBuilder& b, const Config& c, int logits);
+// Token-level loss over [N, S, vocab] logits with [N, S] labels (finishTokenLoss, hf_models.cpp); S is
+// `length` (an encoder-decoder's target length).
+Graph finishTokenLoss(ModelBuilder& b, const Config& c, int logits, const Dim& length = Dim::seq());
+// An encoder's padding mask as attention scores take it: (1 - mask[:, None, None, :]) * the dtype's lowest
+// value, from the [N, S] attention_mask input.
+int extendedMask(ModelBuilder& b, int attentionMask);
 Graph finishClassification(ModelBuilder& b, const Config& c, int logits);
 
 // The families' graphs (hf_decoders.cpp, hf_encoders.cpp), with `b` made for the config's architecture.
 Graph buildDecoder(ModelBuilder& b, const Config& c);
 Graph buildEncoder(ModelBuilder& b, const Config& c);
 Graph buildVit(ModelBuilder& b, const Config& c);
+Graph buildSeq2Seq(ModelBuilder& b, const Config& c);  // hf_seq2seq.cpp
 
 }  // namespace ts::hf

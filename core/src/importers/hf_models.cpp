@@ -80,12 +80,18 @@ int vocabProjection(ModelBuilder& b, const Config& c, const std::string& module,
 // causal LM by one: S-1 positions; here all S count). transformers' loss functions take the logits
 // in fp32 (logits.float()): a kernel and an fp32 copy wherever the model runs in 16 bits; Qwen (v1)
 // takes them as they are.
-Graph finishTokenLoss(ModelBuilder& b, const Config& c, int logits) {
-    int labels = b.input("labels", {Dim::batch(), Dim::seq()}, DType::Int64);
+Graph finishTokenLoss(ModelBuilder& b, const Config& c, int logits, const Dim& length) {
+    int labels = b.input("labels", {Dim::batch(), length}, DType::Int64);
     int scores = b.reshape(logits, {-1, c.vocab});
     if (c.lossInFp32) scores = b.op1("Cast", {scores}, {{"to", int64_t{1}}, {"dtype_role", std::string("fp32")}});
     int loss = crossEntropy(b, scores, b.reshape(labels, {-1}));
     return b.finish({loss, logits});
+}
+
+int extendedMask(ModelBuilder& b, int attentionMask) {
+    int mask = b.op1("Cast", {attentionMask}, {{"to", int64_t{1}}});
+    mask = b.reshape(mask, {Dim::batch(), 1, 1, Dim::seq()});
+    return b.scale(b.op1("Sub", {b.constantFloat(1.0), mask}), -3.4028234663852886e38);
 }
 
 Graph finishClassification(ModelBuilder& b, const Config& c, int logits) {
@@ -102,6 +108,8 @@ Graph buildModel(const Config& full) {
         case Family::DistilBert:
         case Family::ModernBert: return buildEncoder(b, c);
         case Family::Vit: return buildVit(b, c);
+        case Family::Bart:
+        case Family::MBart: return buildSeq2Seq(b, c);
         default: break;
     }
     Graph g = buildDecoder(b, c);

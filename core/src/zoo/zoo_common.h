@@ -74,6 +74,7 @@ Graph buildBert(const ZooArgs& a, bool large);                    // zoo_transfo
 Graph buildGpt2(const ZooArgs& a, bool large);                    // zoo_transformers.cpp
 Graph buildTransformerBig(const ZooArgs& a);                      // zoo_seq2seq.cpp
 Graph buildGnmt(const ZooArgs& a);                                // zoo_seq2seq.cpp
+Graph buildBartLarge(const ZooArgs& a);                           // zoo_seq2seq.cpp
 Graph buildDcgan(const ZooArgs& a);                               // zoo_gan.cpp
 
 // NVIDIA DeepLearningExamples language and recommendation models.

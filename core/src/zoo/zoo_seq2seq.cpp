@@ -1,5 +1,5 @@
 // Translation models: the Transformer "big" (Vaswani et al. 2017) and GNMT v2 (Wu et al. 2016 as
-// trained in MLPerf / NVIDIA DeepLearningExamples).
+// trained in MLPerf / NVIDIA DeepLearningExamples); and BART-large, built by the Hugging Face builder.
 #include <cmath>
 #include <string>
 
@@ -207,6 +207,25 @@ Graph buildGnmt(const ZooArgs& a) {
         logits = b.linear("classifier", x, vocab);
     }
     return b.finish({logits, labelSmoothingLoss(b, logits, tgt, vocab)});
+}
+
+// ---------------------------------------------------------------------------------------------
+// BART-large (Lewis et al. 2019) as NVIDIA DeepLearningExamples pre-trains it (PyTorch/LanguageModeling/BART:
+// configs/config.json, facebook/bart-large's sizes, no activation dropout; the pre-training scripts'
+// --dropout 0.1 --attention_dropout 0.1), built by the Hugging Face builder (importers/hf_seq2seq.cpp), so the zoo
+// and a user's config.json are one model: 406,291,456 parameters, transformers' own count. NVIDIA's
+// modeling code runs the eager attention (bmm, mask add, softmax, bmm): `attention=math`.
+// ---------------------------------------------------------------------------------------------
+Graph buildBartLarge(const ZooArgs& a) {
+    static const char* const kConfig = R"({"model_type": "bart", "architectures": ["BartForConditionalGeneration"],
+        "d_model": 1024, "encoder_layers": 12, "decoder_layers": 12, "encoder_attention_heads": 16,
+        "decoder_attention_heads": 16, "encoder_ffn_dim": 4096, "decoder_ffn_dim": 4096, "vocab_size": 50265,
+        "max_position_embeddings": 1024, "activation_function": "gelu", "dropout": 0.1, "attention_dropout": 0.1,
+        "activation_dropout": 0.0, "scale_embedding": false, "pad_token_id": 1})";
+    std::map<std::string, std::string> options{{"seq", std::to_string(a.integer("seq", 1, 1024))},
+                                               {"attention", a.choice("attention", kAttentionBackends)}};
+    if (const int64_t target = a.integer("target_seq", 0, 1024); target > 0) options["target_seq"] = std::to_string(target);
+    return importHfConfigText(kConfig, a.source(), options);
 }
 
 }  // namespace ts::zoo

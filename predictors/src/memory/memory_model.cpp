@@ -139,7 +139,9 @@ ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o
     s.gradients = zeroStage >= 2 ? gradients / n + largestUnitGradients * (n - 1) / n : gradients;
     s.gradientScale = m.parameterBytes > 0 ? s.gradients / m.parameterBytes : 0;
     s.optimizerState = zeroStage >= 1 ? optimizer / n : optimizer;
-    s.ddpBuckets = gpus > 1 && zeroStage == 0 ? (pureBf16 ? trained : m.parameterBytes) : 0;
+    // DDP's buckets copy the gradients in their own dtype: the parameters' (bf16 under bf16-params, with
+    // or without the optimizer's fp32 master weights; fp32 under autocast).
+    s.ddpBuckets = gpus > 1 && zeroStage == 0 ? trained : 0;
     s.castCopies = isAutocast(p) && !zeroMixed;
     // Adam's denominator sqrt(v) / c2 + eps is a temporary: foreach Adam computes it for every
     // tensor at once (parameter-sized; the GPU's shard under ZeRO), a for-loop one tensor at a time

@@ -176,7 +176,10 @@ PublishedMapping mapPublishedRows(const std::vector<PublishedRow>& rows, const j
                 unmapped("GPU '" + gpuId + "' is not in the GPU database");
                 continue;
             }
-            if (!precisions.contains(r.precision)) {
+            // A family's own precisions where its runs differ from the table's usual meaning (BART's "BF16" is
+            // the model itself in bf16, not autocast).
+            const json& rowPrecisions = family->contains("precisions") ? family->at("precisions") : precisions;
+            if (!rowPrecisions.contains(r.precision)) {
                 unmapped("precision '" + r.precision + "' is not mapped");
                 continue;
             }
@@ -192,7 +195,7 @@ PublishedMapping mapPublishedRows(const std::vector<PublishedRow>& rows, const j
             constexpr int64_t kMaxSeq = int64_t(1) << 24, kMaxBatch = int64_t(1) << 30;
             run.seq = wholeFrom(entry, "seq", wholeFrom(*family, "seq", 0, 0, kMaxSeq), 0, kMaxSeq);
             run.gpuId = gpu->id;
-            const auto precision = parseTrainingPrecision(precisions.at(r.precision).get<std::string>());
+            const auto precision = parseTrainingPrecision(rowPrecisions.at(r.precision).get<std::string>());
             if (!precision) throw ModelError(origin, "precision '" + r.precision + "' maps to no TrainScope precision");
             run.scenario.precision = *precision;
             const auto optimizer = parseOptimizer(family->at("optimizer").get<std::string>());
