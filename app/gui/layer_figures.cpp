@@ -95,6 +95,11 @@ LayerFigureTable computeLayerFigures(const PredictionSnapshot& snapshot) {
             for (const LayerProfile& l : run->layers)
                 if (l.op >= 0 && size_t(l.op) < measured.size()) measured[size_t(l.op)] = &l;
 
+    // What each layer keeps for backward at this precision, as the memory model counts it.
+    std::vector<double> savedOfOp(analysis.ops.size(), 0.0);
+    for (const SavedActivation& s : analysis.memoryFor(precision).saved)
+        if (s.freedAfter >= 0 && size_t(s.freedAfter) < savedOfOp.size()) savedOfOp[size_t(s.freedAfter)] += s.bytes.at(n);
+
     table.rowOfOp.assign(analysis.ops.size(), -1);
     table.layers.reserve(p.layers.size());
     for (const LayerTime& t : p.layers) {
@@ -107,6 +112,7 @@ LayerFigureTable computeLayerFigures(const PredictionSnapshot& snapshot) {
         f.forwardMs = t.forwardMs.value;
         f.backwardMs = t.backwardMs.value;
         f.share = table.iterationMs > 0 ? f.totalMs() / table.iterationMs : 0;
+        f.savedBytes = savedOfOp[size_t(t.op)];
         f.forwardFlops = op.forwardFlops.at(n);
         f.backwardFlops = op.backward ? op.backwardFlops.at(n) : 0;
         auto pass = [&](double flops, double bytes, double ms, PassBound bound) {

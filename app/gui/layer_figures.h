@@ -44,6 +44,9 @@ struct LayerFigures {
     PassBound bound = PassBound::Memory;  // of the forward pass
     PassFigures backward;                 // the backward pass (zero when the layer has none)
     TensorCoreUse tensorCores = TensorCoreUse::No;
+    // Bytes autograd keeps for backward at the current batch and precision, without checkpointing; a
+    // tensor several layers keep counts at the first of them (the memory model's activations, by layer).
+    double savedBytes = 0;
     double totalMs() const { return forwardMs + backwardMs; }
 };
 

@@ -90,7 +90,7 @@ void ModuleTreeModel::updateTimes() {
     const LayerFigureTable figures = computeLayerFigures(*snapshot_);
     iterationMs_ = figures.iterationMs;
     for (Node& node : nodes_) {
-        node.forwardMs = node.backwardMs = node.tensorMs = 0;
+        node.forwardMs = node.backwardMs = node.tensorMs = node.savedBytes = 0;
         std::fill(std::begin(node.boundMs), std::end(node.boundMs), 0.0);
         node.timed = false;
         if (node.layer < 0) continue;
@@ -101,6 +101,7 @@ void ModuleTreeModel::updateTimes() {
         node.boundMs[int(f->bound)] = f->totalMs();
         node.tensorUse = int(f->tensorCores);
         node.tensorMs = usesTensorCores(f->tensorCores) ? f->totalMs() : 0;
+        node.savedBytes = f->savedBytes;
         node.timed = true;
     }
     sumTimes(0);
@@ -115,6 +116,7 @@ void ModuleTreeModel::sumTimes(int index) {
         sum.forwardMs += c.forwardMs;
         sum.backwardMs += c.backwardMs;
         sum.tensorMs += c.tensorMs;
+        sum.savedBytes += c.savedBytes;
         for (int b = 0; b < predictors::kPassBoundCount; ++b) sum.boundMs[b] += c.boundMs[b];
         sum.timed = sum.timed || c.timed;
     }
@@ -122,6 +124,7 @@ void ModuleTreeModel::sumTimes(int index) {
     node.forwardMs = sum.forwardMs;
     node.backwardMs = sum.backwardMs;
     node.tensorMs = sum.tensorMs;
+    node.savedBytes = sum.savedBytes;
     std::copy(std::begin(sum.boundMs), std::end(sum.boundMs), std::begin(node.boundMs));
     node.timed = sum.timed;
 }
@@ -228,6 +231,9 @@ QVariant ModuleTreeModel::display(const Node& node, int column, bool sortValue) 
         flops = l.cost.forwardFlops + l.cost.backwardFlops;
         activationBytes = l.activationBytes;
     }
+    // With a prediction: what the memory model keeps at the precision shown (the overview's activations
+    // without checkpointing); without one, the graph's own dtypes.
+    if (node.timed) activationBytes = node.savedBytes;
     const double totalMs = node.forwardMs + node.backwardMs;
     auto timed = [&](double value, int decimals) -> QVariant {
         if (sortValue) return node.timed ? value : -1.0;
@@ -289,7 +295,8 @@ QVariant ModuleTreeModel::headerData(int section, Qt::Orientation orientation, i
         case SharePercent:
             return tip ? tr("Forward plus backward time as a share of the predicted iteration time") : tr("Share (%)");
         case ActivationMb:
-            return tip ? tr("Activations saved for backward at the current batch size") : tr("Activations (MB)");
+            return tip ? tr("Activations saved for backward at the current batch size and precision, without checkpointing "
+                         "(a tensor several operations keep counts at the first)") : tr("Activations (MB)");
         case Gflop:
             return tip ? tr("Forward plus backward GFLOP per iteration at the current batch size") : tr("GFLOP");
         case Bound:

@@ -68,6 +68,7 @@ private:
         double boundMs[predictors::kPassBoundCount] = {};  // time by PassBound
         double tensorMs = 0;                               // time on tensor cores
         int tensorUse = 0;                                 // leaf: TensorCoreUse
+        double savedBytes = 0;                             // kept for backward at the precision shown
         bool timed = false;
     };
     void rebuild();

@@ -529,6 +529,32 @@ private Q_SLOTS:
         QCOMPARE(view.pointCount(), forwardPoints);
     }
 
+    // The module tree's activations are the memory model's at the precision shown (the CLI's "activations"
+    // without checkpointing), not the graph's fp32 tensors: halved, nearly, by a 16-bit precision.
+    void moduleActivationsFollowThePrecision() {
+        ExplorerState state;
+        QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
+        ModuleTreeView view(state);
+        view.show();  // a view not shown waits to refresh
+        auto rootActivations = [&] {
+            return view.model()->data(view.model()->index(0, ModuleTreeModel::ActivationMb), ModuleTreeModel::SortRole)
+                .toDouble();
+        };
+        state.setPrecision(ts::predictors::TrainingPrecision::Fp32);
+        state.waitForPredictions();
+        QCoreApplication::processEvents();  // the tree refreshes on the snapshot's signal
+        const double fp32 = rootActivations();
+        QVERIFY(fp32 > 0);
+        QVERIFY(std::abs(fp32 - state.snapshot()->current.memory.activations) <= 1e-9 * fp32);
+        state.setPrecision(ts::predictors::TrainingPrecision::Bf16Params);
+        state.waitForPredictions();
+        QCoreApplication::processEvents();  // the tree refreshes on the snapshot's signal
+        const double bf16 = rootActivations();
+        QVERIFY2(std::abs(bf16 - state.snapshot()->current.memory.activations) <= 1e-9 * bf16,
+                 qPrintable(QString("%1 shown, %2 predicted").arg(bf16).arg(state.snapshot()->current.memory.activations)));
+        QVERIFY2(bf16 < 0.6 * fp32 && bf16 > 0.4 * fp32, qPrintable(QString("%1 vs %2").arg(bf16).arg(fp32)));
+    }
+
     void moduleFilterKeepsMatchingRows() {
         ExplorerState state;
         QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
