@@ -211,6 +211,14 @@ def small_configs(family):
                 ("lm-untied-scaled-relu", cls(**dict(base, tie_word_embeddings=False, scale_embedding=True,
                                                      activation_function="relu")), prefix + "ForConditionalGeneration"),
                 ("base", cls(**base), prefix + "Model")]
+    if family in ("t5", "mt5"):  # heads x d_kv wider than d_model, a deeper decoder, ReLU or gated MLPs
+        cls, prefix = {"t5": (T.T5Config, "T5"), "mt5": (T.MT5Config, "MT5")}[family]
+        base = dict(d_model=64, d_kv=24, d_ff=96, num_layers=2, num_decoder_layers=3, num_heads=4, vocab_size=1000,
+                    relative_attention_num_buckets=8)
+        return [("lm-relu", cls(**dict(base, feed_forward_proj="relu")), prefix + "ForConditionalGeneration"),
+                ("lm-gated-untied", cls(**dict(base, feed_forward_proj="gated-gelu", tie_word_embeddings=False)),
+                 prefix + "ForConditionalGeneration"),
+                ("base-gated-silu", cls(**dict(base, feed_forward_proj="gated-silu")), prefix + "Model")]
     if family == "vit":
         base = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=176, image_size=32,
                     patch_size=8)
@@ -226,7 +234,7 @@ def example_inputs(config, family):
     ids = torch.randint(3, config.vocab_size, (BATCH, SEQ))
     if family in ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert"):
         return {"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long)}
-    if family in ("bart", "mbart"):  # the decoder's input as long as the encoder's (TrainScope's default)
+    if family in ("bart", "mbart", "t5", "mt5"):  # the decoder's input as long as the encoder's (TrainScope's default)
         return {"input_ids": ids, "attention_mask": torch.ones(BATCH, SEQ, dtype=torch.long),
                 "decoder_input_ids": torch.randint(3, config.vocab_size, (BATCH, SEQ))}
     return {"input_ids": ids}

@@ -41,6 +41,8 @@ SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, interme
 
 BART_SMALL = dict(d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
                   encoder_ffn_dim=176, decoder_ffn_dim=176, vocab_size=1000, max_position_embeddings=256, dropout=0.0)
+T5_SMALL = dict(d_model=64, d_kv=16, d_ff=176, num_layers=2, num_decoder_layers=2, num_heads=4, vocab_size=1000,
+                dropout_rate=0.0, decoder_start_token_id=0, feed_forward_proj="gated-gelu")
 
 # (family, config, architecture, transformers' attention, TrainScope's backend, mode): mode "fp32",
 # "autocast" (bf16 autocast over the fp32 model) or "bf16" (the model converted to bf16, as FSDP's
@@ -141,6 +143,11 @@ CASES = [
     ("bart", T.BartConfig(**BART_SMALL), "BartForConditionalGeneration", "eager", "math", "fp32"),
     ("bart", T.BartConfig(**BART_SMALL), "BartForConditionalGeneration", "sdpa", None, "bf16"),
     ("mbart", T.MBartConfig(**BART_SMALL), "MBartForConditionalGeneration", "sdpa", None, "fp32"),
+    # T5 in fp32: the relative-position bias as sdpa's float mask, made again by every attention ([1, heads, T, S]
+    # without a padding mask) and kept by the kernel; and its eager attention. Not as a bf16 model: there the CPU's
+    # sdpa takes its math path with fp32 scores (a float mask in bf16), which CUDA's efficient kernel does not.
+    ("t5", T.T5Config(**T5_SMALL), "T5ForConditionalGeneration", "sdpa", None, "fp32"),
+    ("t5", T.T5Config(**T5_SMALL), "T5ForConditionalGeneration", "eager", "math", "fp32"),
 ]
 
 

@@ -163,7 +163,7 @@ TEST(ExecutorZooOptions, BertTaskHeadsRunATrainingStep) {
 
 // Hugging Face configs (RMSNorm, rotary embeddings, grouped-query scaled dot-product attention, SiLU and
 // GELU gated MLPs, Qwen3's per-head norms, mixture-of-experts layers, GPT-OSS's sinks, Phi, DistilBERT,
-// ModernBERT, BART and mBART): a tiny model of every family runs a
+// ModernBERT, BART, mBART, T5 and mT5): a tiny model of every family runs a
 // training step with gradients reaching every parameter (each expert gets some of 16 tokens' routes).
 TEST(ExecutorHfConfig, TinyModelsOfEveryFamilyRunATrainingStep) {
     OneThread oneThread;
@@ -229,6 +229,16 @@ TEST(ExecutorHfConfig, TinyModelsOfEveryFamilyRunATrainingStep) {
                     "tie_word_embeddings": )" + tied + "}",
                 family, {{"seq", "8"}, {"target_seq", "5"}});
             checkTrainingStep(g, 2, 8, std::string(family) + " tied " + tied);
+        }
+    // T5 and mT5: the relative-position bias through sdpa's float mask, gated and ReLU MLPs.
+    for (const char* family : {"t5", "mt5"})
+        for (const char* projection : {"relu", "gated-gelu"}) {
+            ts::Graph g = ts::importHfConfigText(
+                std::string(R"({"model_type": ")") + family + R"(", "vocab_size": 97, "d_model": 32, "d_kv": 12,
+                    "d_ff": 40, "num_layers": 2, "num_decoder_layers": 1, "num_heads": 4,
+                    "relative_attention_num_buckets": 8, "feed_forward_proj": ")" + projection + "\"}",
+                family, {{"seq", "8"}, {"target_seq", "5"}});
+            checkTrainingStep(g, 2, 8, std::string(family) + " " + projection);
         }
     ts::Graph vit = ts::importHfConfigText(
         R"({"model_type": "vit", "architectures": ["ViTForImageClassification"], "hidden_size": 32,

@@ -61,6 +61,11 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
         // The encoder-decoders: BART-large (one shared embedding matrix, learned positions of 1,026 rows per
         // stack; final_logits_bias a buffer) and mBART-large-cc25 (a 250,027-word vocabulary, final LayerNorms).
         {"bart-large.json", 406'291'456},       {"mbart-large-cc25.json", 610'851'840},
+        // T5: transformers 5 ties lm_head to the shared embedding even where the config says not (T5 v1.1, FLAN-T5,
+        // mT5: the count is one vocabulary matrix fewer than transformers 4's); t5-base's ReLU MLP of 3,072 and
+        // flan-t5-base's gated one of 2 x 2,048 come to the same count.
+        {"t5-base.json", 222'903'552},          {"flan-t5-base.json", 222'903'552},
+        {"mt5-small.json", 172'119'424},
     };
     for (const auto& [file, params] : expected) {
         ts::Graph g = ts::loadModel(kConfigs + file);
@@ -261,7 +266,7 @@ TEST(HfConfig, BadConfigsGiveOneLineNamingTheProblem) {
         {"[1, 2]", "must be a JSON object"},
         {R"({"model_type": "llama"})", "\"vocab_size\" is missing"},
         {R"({"model_type": 7})", "\"model_type\" must be a string"},
-        {R"({"model_type": "t5", "d_model": 512})", "model_type \"t5\" is not supported"},
+        {R"({"model_type": "whisper", "d_model": 512})", "model_type \"whisper\" is not supported"},
         {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 1e12, "num_hidden_layers": 2,
             "num_attention_heads": 4, "intermediate_size": 176})", "\"hidden_size\" must be a whole number"},
         {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 1000000000000, "num_hidden_layers": 2,
@@ -588,5 +593,63 @@ TEST(HfConfig, BartIsAnEncoderDecoderWithCrossAttention) {
               std::string::npos);
     EXPECT_NE(errorOf(R"({"model_type": "bart", "d_model": 100, "decoder_attention_heads": 16})")
                   .find("\"d_model\" is not a multiple"),
+              std::string::npos);
+}
+
+// T5: pre-norm blocks without biases, a relative-position bias made by each stack's first block and reused by
+// every layer, which sdpa gets inside a float mask of every head (torch.where of the padding or causal mask):
+// the efficient kernel, unscaled scores, and the mask kept for backward.
+TEST(HfConfig, T5AddsItsRelativePositionBiasThroughTheMask) {
+    const ts::Graph g = ts::loadModel(kConfigs + "flan-t5-base.json?seq=512&target_seq=128");
+    EXPECT_EQ(g.name, "T5ForConditionalGeneration");
+    for (const char* path : {"encoder.block.0.layer.0.SelfAttention.relative_attention_bias", "encoder.block.0.layer.0.layer_norm",
+                             "encoder.block.11.layer.1.DenseReluDense.wi_0", "encoder.block.11.layer.1.DenseReluDense.wi_1",
+                             "decoder.block.0.layer.1.EncDecAttention.k", "decoder.block.11.layer.2.DenseReluDense.wo",
+                             "encoder.final_layer_norm", "lm_head"})
+        EXPECT_TRUE(hasModule(g, path)) << path;
+    EXPECT_FALSE(hasModule(g, "encoder.block.1.layer.0.SelfAttention.relative_attention_bias"));
+    EXPECT_LT(g.findValue("encoder.block.0.layer.0.SelfAttention.q.bias"), 0);
+    const ts::ModelCosts costs = ts::computeCosts(g, 2, 512);
+    int encoder = 0, self = 0, cross = 0;
+    for (const ts::LayerCost& l : costs.layers) {
+        const ts::Operation& op = g.ops[size_t(l.op)];
+        if (op.type != "ScaledDotProductAttention") continue;
+        ASSERT_EQ(op.inputs.size(), 4u);
+        const std::string mask = ts::shapeStr(g.values[size_t(op.inputs[3])].shape);
+        EXPECT_EQ(op.attrString("backend", ""), "efficient");
+        EXPECT_DOUBLE_EQ(op.attrFloat("scale", 0), 1.0);
+        double maskElements = 0;
+        if (op.modulePath.find("EncDecAttention") != std::string::npos) {
+            ++cross;
+            EXPECT_EQ(mask, "[N, 12, 128, S]");
+            maskElements = 2.0 * 12 * 128 * 512;
+        } else if (op.modulePath.rfind("decoder", 0) == 0) {
+            ++self;
+            EXPECT_EQ(mask, "[1, 12, 128, 128]");
+            maskElements = 12.0 * 128 * 128;
+        } else {
+            ++encoder;
+            EXPECT_EQ(mask, "[N, 12, S, S]");
+            maskElements = 2.0 * 12 * 512 * 512;
+        }
+        // Among what the kernel keeps: the fp32 mask.
+        EXPECT_GE(l.activationBytes, maskElements * 4) << op.modulePath;
+    }
+    EXPECT_EQ(encoder, 12);
+    EXPECT_EQ(self, 12);
+    EXPECT_EQ(cross, 12);
+    // T5 v1.0 (tie_word_embeddings by default): the decoder's output scaled by d_model^-0.5 before lm_head; the
+    // ReLU MLP's wi.
+    const ts::Graph t5 = ts::loadModel(kConfigs + "t5-base.json?seq=64");
+    EXPECT_TRUE(hasModule(t5, "encoder.block.0.layer.1.DenseReluDense.wi"));
+    int scaled = 0;
+    for (const ts::Operation& op : t5.ops) scaled += op.type == "Mul" && op.modulePath.empty();
+    EXPECT_EQ(scaled, 1);
+    int unscaled = 0;
+    for (const ts::Operation& op : g.ops) unscaled += op.type == "Mul" && op.modulePath.empty();
+    EXPECT_EQ(unscaled, 0);
+    EXPECT_NE(errorOf(R"({"model_type": "t5", "feed_forward_proj": "gelu-gated"})").find("\"gated-ACT\""),
+              std::string::npos);
+    EXPECT_NE(errorOf(R"({"model_type": "t5", "feed_forward_proj": "gated-swish-x"})").find("feed_forward_proj"),
               std::string::npos);
 }

@@ -24,10 +24,10 @@ struct ConfigError : std::runtime_error {
 // Qwen is Qwen (v1)'s remote code (QWenLMHeadModel, model_type "qwen"), not part of transformers.
 // Gemma3 is the text model (model_type "gemma3_text"); the image-text "gemma3" is refused.
 // Roberta also builds xlm-roberta (XLM-RoBERTa: RoBERTa's modules under other class names).
-// Bart and MBart are the encoder-decoder families (hf_seq2seq.cpp).
+// Bart, MBart, T5 and MT5 are the encoder-decoder families (hf_seq2seq.cpp, hf_t5.cpp).
 enum class Family {
     Llama, Granite, SmolLM3, Mistral, Mixtral, Qwen, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, DeepseekV3, GptOss, Olmo2, Gemma,
-    Gemma2, Gemma3, Phi, Phi3, Gpt2, GptNeoX, Bert, Roberta, DistilBert, ModernBert, Vit, Bart, MBart
+    Gemma2, Gemma3, Phi, Phi3, Gpt2, GptNeoX, Bert, Roberta, DistilBert, ModernBert, Vit, Bart, MBart, T5, MT5
 };
 // Seq2SeqLm: an encoder-decoder's language-model head (BartForConditionalGeneration).
 enum class Head { CausalLm, MaskedLm, SequenceClassification, ImageClassification, Base, Seq2SeqLm };
@@ -104,6 +104,12 @@ struct Config {
     int64_t decoderLayers = 0, decoderHeads = 0, decoderIntermediate = 0;
     bool scaleEmbedding = false, preNorm = false;
     double activationDropout = 0;
+    // T5 and mT5: heads of d_kv features (heads x d_kv need not be d_model), a learned bias per head over
+    // `relativeBuckets` relative-position buckets added to the scores (no 1/sqrt(d) scaling), a gated MLP
+    // (feed_forward_proj "gated-*": wi_0, wi_1) or not (wi), and the decoder's output scaled by
+    // d_model^-0.5 before the (always tied) lm_head unless the config unties it.
+    int64_t relativeBuckets = 0;
+    bool gatedMlp = false, scaleDecoderOutput = false;
     // transformers' loss functions upcast the logits (logits.float()); Qwen (v1)'s CrossEntropyLoss takes
     // them in the model's dtype.
     bool lossInFp32 = true;

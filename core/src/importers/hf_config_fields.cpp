@@ -470,4 +470,40 @@ void readSeq2Seq(Config& c, const Reader& r) {
     c.lossInFp32 = false;
 }
 
+
+// T5 and mT5 (T5Config, MT5Config: t5-small's and mt5-small's sizes by default): num_layers encoder blocks
+// and num_decoder_layers decoder blocks (num_layers by default) of num_heads heads of d_kv features, an
+// MLP of d_ff, feed_forward_proj "ACT" or "gated-ACT" ("gated-gelu" is gelu_new), T5LayerNorm's
+// layer_norm_epsilon. transformers 5 ties lm_head to the shared embedding whatever the config says; a
+// config's tie_word_embeddings false (T5 v1.1, mT5, FLAN-T5) only drops the decoder output's
+// d_model^-0.5 scaling. Positions are relative: no table bounds the length.
+void readT5(Config& c, const Reader& r) {
+    const bool mt5 = c.family == Family::MT5;
+    c.vocab = r.integer("vocab_size", 1, kMaxVocab, mt5 ? 250112 : 32128);
+    c.hidden = r.integer("d_model", 1, kMaxHidden, 512);
+    c.headDim = r.integer("d_kv", 1, kMaxHidden, 64);
+    c.intermediate = r.integer("d_ff", 1, kMaxIntermediate, mt5 ? 1024 : 2048);
+    c.decoderIntermediate = c.intermediate;
+    c.layers = r.integer("num_layers", 1, kMaxLayers, mt5 ? 8 : 6);
+    c.decoderLayers = r.integer("num_decoder_layers", 1, kMaxLayers, c.layers);
+    c.heads = c.kvHeads = c.decoderHeads = r.integer("num_heads", 1, kMaxHeads, mt5 ? 6 : 8);
+    c.relativeBuckets = r.integer("relative_attention_num_buckets", 1, kMaxPositions, 32);
+    c.residualDropout = c.attentionDropout = c.activationDropout = r.number("dropout_rate", 0, 0.999, 0.1);
+    c.eps = r.number("layer_norm_epsilon", 0, 1, 1e-6);
+    const std::string projection = r.string("feed_forward_proj", mt5 ? "gated-gelu" : "relu");
+    const size_t dash = projection.find('-');
+    c.gatedMlp = dash != std::string::npos;
+    if (c.gatedMlp && (projection.substr(0, dash) != "gated" || projection.find('-', dash + 1) != std::string::npos))
+        throw ConfigError("\"feed_forward_proj\" must be \"ACT\" or \"gated-ACT\", got \"" + projection + "\"");
+    const std::string act = c.gatedMlp ? projection.substr(dash + 1) : projection;
+    c.activation = activationOf(projection == "gated-gelu" ? "gelu_new" : act, "feed_forward_proj");
+    c.scaleDecoderOutput = r.boolean("tie_word_embeddings", true);
+    c.tieEmbeddings = true;
+    c.maxPositions = kMaxPositions;
+    c.padTokenId = r.integer("pad_token_id", 0, kMaxVocab, 0);
+    c.qkvBias = c.outputBias = c.mlpBias = false;
+    // T5ForConditionalGeneration's CrossEntropyLoss takes the logits in the model's dtype.
+    c.lossInFp32 = false;
+}
+
 }  // namespace ts::hf

@@ -108,5 +108,6 @@ std::string activationOf(const std::string& name, const char* key);
 void readDecoder(Config& c, const Reader& r);
 void readEncoder(Config& c, const Reader& r);
 void readSeq2Seq(Config& c, const Reader& r);  // bart, mbart
+void readT5(Config& c, const Reader& r);       // t5, mt5
 
 }  // namespace ts::hf

@@ -35,10 +35,11 @@ const FamilyInfo kFamilies[] = {
     {"modernbert", Family::ModernBert, "ModernBert"},
     {"vit", Family::Vit, "ViT"},
     {"bart", Family::Bart, "Bart"},          {"mbart", Family::MBart, "MBart"},
+    {"t5", Family::T5, "T5"},                {"mt5", Family::MT5, "MT5"},
 };
 
 bool isEncoderDecoder(Family f) {
-    return f == Family::Bart || f == Family::MBart;
+    return f == Family::Bart || f == Family::MBart || f == Family::T5 || f == Family::MT5;
 }
 
 bool isDecoder(Family f) {
@@ -244,6 +245,7 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
     chooseHead(c, r, *fam, options);
     if (c.family == Family::Vit) readEncoder(c, r);
     else if (isDecoder(c.family)) readDecoder(c, r);
+    else if (c.family == Family::T5 || c.family == Family::MT5) readT5(c, r);
     else if (isEncoderDecoder(c.family)) readSeq2Seq(c, r);
     else readEncoder(c, r);
     if (c.head == Head::SequenceClassification || c.head == Head::ImageClassification) {
@@ -281,7 +283,7 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
     if (options.count("target_seq")) {
         if (!isEncoderDecoder(c.family))
             throw ConfigError("option 'target_seq' (the decoder's length) applies to the encoder-decoder families "
-                              "(bart, mbart), not model_type \"" + c.modelType + "\"");
+                              "(bart, mbart, t5, mt5), not model_type \"" + c.modelType + "\"");
         c.targetSeq = optionInt(options, "target_seq", 0, 1, c.maxPositions);
     }
     const bool masked = !isDecoder(c.family) && c.family != Family::Vit;  // the padding mask (an encoder's)

@@ -18,33 +18,6 @@ bool gemmaFamily(Family f) {
     return f == Family::Gemma || f == Family::Gemma2 || f == Family::Gemma3;
 }
 
-// transformers' RMSNorm modules are Python, each step a kernel of its own, computed in fp32 whatever
-// the model's dtype: h = x.to(float32); h = h * rsqrt(h.pow(2).mean(-1, keepdim) + eps), then
-// weight * h.to(x.dtype) (Llama, Mistral, Qwen2, Phi-3), (h * (1 + weight.float())).type_as(x)
-// (Gemma) or (weight * h).to(x.dtype) (OLMo 2, GPT-OSS). The casts' "dtype_role" says which is which, since in
-// this float32 graph both cast to float32: where the model runs in bf16 (bf16-params) the first is an
-// upcast to fp32 and the second a cast back to bf16; in fp32 or under autocast both are no-ops
-// (element_sizes.cpp).
-// `width` is the normalised size: the hidden size, or a head's (Qwen3's q_norm and k_norm).
-int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x, int64_t width) {
-    int w = b.parameter(module, "weight", {width});
-    const int64_t kFloat = 1;  // ONNX TensorProto FLOAT
-    int h = b.op1("Cast", {x}, {{"to", kFloat}, {"dtype_role", std::string("fp32")}}, module);
-    int variance = b.op1("ReduceMean", {b.op1("Pow", {h, b.constantFloat(2.0)}, {}, module)},
-                         {{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t{1}}}, module);
-    int inverse = b.op1("Reciprocal", {b.op1("Sqrt", {b.op1("Add", {variance, b.constantFloat(c.eps)}, {}, module)},
-                                             {}, module)},
-                        {}, module);
-    h = b.op1("Mul", {h, inverse}, {}, module);
-    const std::map<std::string, Attribute> back{{"to", kFloat}, {"dtype_role", std::string("model")}};
-    if (gemmaFamily(c.family)) {
-        int scale = b.op1("Add", {w, b.constantFloat(1.0)}, {}, module);
-        return b.op1("Cast", {b.op1("Mul", {h, scale}, {}, module)}, back, module);
-    }
-    if (c.family == Family::Olmo2 || c.family == Family::GptOss)
-        return b.op1("Cast", {b.op1("Mul", {w, h}, {}, module)}, back, module);
-    return b.op1("Mul", {w, b.op1("Cast", {h}, back, module)}, {}, module);
-}
 int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x) {
     return rmsNorm(b, c, module, x, c.hidden);
 }
@@ -473,6 +446,34 @@ std::pair<int, int> gptNeoXModel(ModelBuilder& b, const Config& c, int ids) {
 }
 
 }  // namespace
+
+// transformers' RMSNorm modules are Python, each step a kernel of its own, computed in fp32 whatever
+// the model's dtype: h = x.to(float32); h = h * rsqrt(h.pow(2).mean(-1, keepdim) + eps), then
+// weight * h.to(x.dtype) (Llama, Mistral, Qwen2, Phi-3), (h * (1 + weight.float())).type_as(x)
+// (Gemma) or (weight * h).to(x.dtype) (OLMo 2, GPT-OSS). The casts' "dtype_role" says which is which, since in
+// this float32 graph both cast to float32: where the model runs in bf16 (bf16-params) the first is an
+// upcast to fp32 and the second a cast back to bf16; in fp32 or under autocast both are no-ops
+// (element_sizes.cpp).
+// `width` is the normalised size: the hidden size, or a head's (Qwen3's q_norm and k_norm).
+int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x, int64_t width) {
+    int w = b.parameter(module, "weight", {width});
+    const int64_t kFloat = 1;  // ONNX TensorProto FLOAT
+    int h = b.op1("Cast", {x}, {{"to", kFloat}, {"dtype_role", std::string("fp32")}}, module);
+    int variance = b.op1("ReduceMean", {b.op1("Pow", {h, b.constantFloat(2.0)}, {}, module)},
+                         {{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t{1}}}, module);
+    int inverse = b.op1("Reciprocal", {b.op1("Sqrt", {b.op1("Add", {variance, b.constantFloat(c.eps)}, {}, module)},
+                                             {}, module)},
+                        {}, module);
+    h = b.op1("Mul", {h, inverse}, {}, module);
+    const std::map<std::string, Attribute> back{{"to", kFloat}, {"dtype_role", std::string("model")}};
+    if (gemmaFamily(c.family)) {
+        int scale = b.op1("Add", {w, b.constantFloat(1.0)}, {}, module);
+        return b.op1("Cast", {b.op1("Mul", {h, scale}, {}, module)}, back, module);
+    }
+    if (c.family == Family::Olmo2 || c.family == Family::GptOss)
+        return b.op1("Cast", {b.op1("Mul", {w, h}, {}, module)}, back, module);
+    return b.op1("Mul", {w, b.op1("Cast", {h}, back, module)}, {}, module);
+}
 
 Graph buildDecoder(ModelBuilder& b, const Config& c) {
     int ids = b.input("input_ids", {Dim::batch(), Dim::seq()}, DType::Int64);

@@ -1,6 +1,7 @@
 #pragma once
 // What the Hugging Face builders share: hf_models.cpp holds these and the dispatch by family,
-// hf_decoders.cpp the decoder families, hf_encoders.cpp BERT, RoBERTa and ViT, hf_seq2seq.cpp BART and mBART.
+// hf_decoders.cpp the decoder families, hf_encoders.cpp BERT, RoBERTa and ViT, hf_seq2seq.cpp BART and mBART,
+// hf_t5.cpp T5 and mT5.
 #include <cstdint>
 #include <string>
 
@@ -39,5 +40,9 @@ Graph buildDecoder(ModelBuilder& b, const Config& c);
 Graph buildEncoder(ModelBuilder& b, const Config& c);
 Graph buildVit(ModelBuilder& b, const Config& c);
 Graph buildSeq2Seq(ModelBuilder& b, const Config& c);  // hf_seq2seq.cpp
+Graph buildT5(ModelBuilder& b, const Config& c);       // hf_t5.cpp
+// transformers' RMSNorm as the kernels its Python runs (hf_decoders.cpp's families, T5's T5LayerNorm):
+// `width` features, the config's eps, the family's form of the weight.
+int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x, int64_t width);
 
 }  // namespace ts::hf

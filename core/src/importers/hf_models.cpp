@@ -110,6 +110,8 @@ Graph buildModel(const Config& full) {
         case Family::Vit: return buildVit(b, c);
         case Family::Bart:
         case Family::MBart: return buildSeq2Seq(b, c);
+        case Family::T5:
+        case Family::MT5: return buildT5(b, c);
         default: break;
     }
     Graph g = buildDecoder(b, c);

@@ -337,6 +337,9 @@ OpCost costSdpa(const CostCtx& c) {
         }
         saveOutput(c, cost, 0);
         cost.saved.push_back({-1, statsBytes});
+        // The kernel's backward reads its mask again: a broadcast padding mask is small, T5's per-head
+        // position-bias mask ([N, heads, T, S]) is not.
+        if (c.hasInput(3)) saveInput(c, cost, 3);
     }
     return cost;
 }
