@@ -98,7 +98,8 @@ LayerFigureTable computeLayerFigures(const PredictionSnapshot& snapshot) {
     // What each layer keeps for backward at this precision, as the memory model counts it.
     std::vector<double> savedOfOp(analysis.ops.size(), 0.0);
     for (const SavedActivation& s : analysis.memoryFor(precision).saved)
-        if (s.freedAfter >= 0 && size_t(s.freedAfter) < savedOfOp.size()) savedOfOp[size_t(s.freedAfter)] += s.bytes.at(n);
+        if (s.freedAfter >= 0 && size_t(s.freedAfter) < savedOfOp.size())
+            savedOfOp[size_t(s.freedAfter)] += s.bytes.at(n);
 
     table.rowOfOp.assign(analysis.ops.size(), -1);
     table.layers.reserve(p.layers.size());

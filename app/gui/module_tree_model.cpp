@@ -295,8 +295,9 @@ QVariant ModuleTreeModel::headerData(int section, Qt::Orientation orientation, i
         case SharePercent:
             return tip ? tr("Forward plus backward time as a share of the predicted iteration time") : tr("Share (%)");
         case ActivationMb:
-            return tip ? tr("Activations saved for backward at the current batch size and precision, without checkpointing "
-                         "(a tensor several operations keep counts at the first)") : tr("Activations (MB)");
+            return tip ? tr("Activations saved for backward at the current batch size and precision, without "
+                            "checkpointing (a tensor several operations keep counts at the first)")
+                       : tr("Activations (MB)");
         case Gflop:
             return tip ? tr("Forward plus backward GFLOP per iteration at the current batch size") : tr("GFLOP");
         case Bound:

@@ -550,8 +550,9 @@ private Q_SLOTS:
         state.waitForPredictions();
         QCoreApplication::processEvents();  // the tree refreshes on the snapshot's signal
         const double bf16 = rootActivations();
-        QVERIFY2(std::abs(bf16 - state.snapshot()->current.memory.activations) <= 1e-9 * bf16,
-                 qPrintable(QString("%1 shown, %2 predicted").arg(bf16).arg(state.snapshot()->current.memory.activations)));
+        QVERIFY2(
+            std::abs(bf16 - state.snapshot()->current.memory.activations) <= 1e-9 * bf16,
+            qPrintable(QString("%1 shown, %2 predicted").arg(bf16).arg(state.snapshot()->current.memory.activations)));
         QVERIFY2(bf16 < 0.6 * fp32 && bf16 > 0.4 * fp32, qPrintable(QString("%1 vs %2").arg(bf16).arg(fp32)));
     }
 

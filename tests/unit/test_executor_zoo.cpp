@@ -224,7 +224,8 @@ TEST(ExecutorHfConfig, TinyModelsOfEveryFamilyRunATrainingStep) {
         for (const char* tied : {"true", "false"}) {
             ts::Graph g = ts::importHfConfigText(
                 std::string(R"({"model_type": ")") + family + R"(", "vocab_size": 97, "d_model": 32,
-                    "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 4, "decoder_attention_heads": 2,
+                    "encoder_layers": 1, "decoder_layers": 1,
+                    "encoder_attention_heads": 4, "decoder_attention_heads": 2,
                     "encoder_ffn_dim": 48, "decoder_ffn_dim": 40, "max_position_embeddings": 64,
                     "tie_word_embeddings": )" + tied + "}",
                 family, {{"seq", "8"}, {"target_seq", "5"}});

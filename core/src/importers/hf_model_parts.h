@@ -39,6 +39,13 @@ Graph finishClassification(ModelBuilder& b, const Config& c, int logits);
 Graph buildDecoder(ModelBuilder& b, const Config& c);
 Graph buildEncoder(ModelBuilder& b, const Config& c);
 Graph buildVit(ModelBuilder& b, const Config& c);
+// An encoder-decoder's inputs (hf_models.cpp): input_ids and attention_mask [N, S], decoder_input_ids
+// [N, T], T being target_seq or else the sequence length itself.
+struct Seq2SeqInputs {
+    Dim target = Dim::seq();
+    int ids = -1, attentionMask = -1, decoderIds = -1;
+};
+Seq2SeqInputs seq2seqInputs(ModelBuilder& b, const Config& c);
 Graph buildSeq2Seq(ModelBuilder& b, const Config& c);  // hf_seq2seq.cpp
 Graph buildT5(ModelBuilder& b, const Config& c);       // hf_t5.cpp
 // transformers' RMSNorm as the kernels its Python runs (hf_decoders.cpp's families, T5's T5LayerNorm):

@@ -94,6 +94,15 @@ int extendedMask(ModelBuilder& b, int attentionMask) {
     return b.scale(b.op1("Sub", {b.constantFloat(1.0), mask}), -3.4028234663852886e38);
 }
 
+Seq2SeqInputs seq2seqInputs(ModelBuilder& b, const Config& c) {
+    Seq2SeqInputs in;
+    if (c.targetSeq > 0) in.target = Dim(c.targetSeq);
+    in.ids = b.input("input_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
+    in.attentionMask = b.input("attention_mask", {Dim::batch(), Dim::seq()}, DType::Int64);
+    in.decoderIds = b.input("decoder_input_ids", {Dim::batch(), in.target}, DType::Int64);
+    return in;
+}
+
 Graph finishClassification(ModelBuilder& b, const Config& c, int logits) {
     int labels = b.input("labels", {Dim::batch()}, DType::Int64);
     return b.finish({crossEntropy(b, logits, labels), logits});

@@ -76,16 +76,15 @@ struct Seq2SeqOut {
     int decoded = -1, shared = -1;
 };
 
-Seq2SeqOut seq2seqModel(ModelBuilder& b, const Config& c, int ids, int attentionMask, int decoderIds,
-                        const Dim& target) {
+Seq2SeqOut seq2seqModel(ModelBuilder& b, const Config& c, const Seq2SeqInputs& in) {
     Seq2SeqOut out;
     if (c.tieEmbeddings) out.shared = b.parameter("shared", "weight", {c.vocab, c.hidden});
     // The encoder's padding mask, added to the scores of its self-attention and of every cross-attention.
-    const int mask = extendedMask(b, attentionMask);
+    const int mask = extendedMask(b, in.attentionMask);
     int memory;
     {
         auto encoder = b.scope("encoder");
-        memory = embed(b, c, ids, out.shared, Dim::seq());
+        memory = embed(b, c, in.ids, out.shared, Dim::seq());
         {
             auto layers = b.scope("layers");
             for (int64_t i = 0; i < c.layers; ++i) {
@@ -102,7 +101,7 @@ Seq2SeqOut seq2seqModel(ModelBuilder& b, const Config& c, int ids, int attention
     Config self = d;
     if (c.attentionByDefault) self.attentionBackend = "flash";
     auto decoder = b.scope("decoder");
-    int x = embed(b, d, decoderIds, out.shared, target);
+    int x = embed(b, d, in.decoderIds, out.shared, in.target);
     {
         auto layers = b.scope("layers");
         for (int64_t i = 0; i < d.layers; ++i) {
@@ -122,19 +121,16 @@ Seq2SeqOut seq2seqModel(ModelBuilder& b, const Config& c, int ids, int attention
 }  // namespace
 
 Graph buildSeq2Seq(ModelBuilder& b, const Config& c) {
-    const Dim target = c.targetSeq > 0 ? Dim(c.targetSeq) : Dim::seq();
-    const int ids = b.input("input_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
-    const int attentionMask = b.input("attention_mask", {Dim::batch(), Dim::seq()}, DType::Int64);
-    const int decoderIds = b.input("decoder_input_ids", {Dim::batch(), target}, DType::Int64);
-    if (c.head == Head::Base) return b.finish({seq2seqModel(b, c, ids, attentionMask, decoderIds, target).decoded});
+    const Seq2SeqInputs in = seq2seqInputs(b, c);
+    if (c.head == Head::Base) return b.finish({seq2seqModel(b, c, in).decoded});
     Seq2SeqOut out;
     {
         auto model = b.scope("model");
-        out = seq2seqModel(b, c, ids, attentionMask, decoderIds, target);
+        out = seq2seqModel(b, c, in);
     }
     int logits = vocabProjection(b, c, "lm_head", out.decoded, out.shared);
     logits = b.add(logits, b.buffer("", "final_logits_bias", {1, c.vocab}));
-    return finishTokenLoss(b, c, logits, target);
+    return finishTokenLoss(b, c, logits, in.target);
 }
 
 }  // namespace ts::hf

@@ -109,23 +109,22 @@ int t5Stack(ModelBuilder& b, const Config& c, int ids, int shared, const Dim& le
 }  // namespace
 
 Graph buildT5(ModelBuilder& b, const Config& c) {
-    const Dim target = c.targetSeq > 0 ? Dim(c.targetSeq) : Dim::seq();
-    const int ids = b.input("input_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
-    const int attentionMask = b.input("attention_mask", {Dim::batch(), Dim::seq()}, DType::Int64);
-    const int decoderIds = b.input("decoder_input_ids", {Dim::batch(), target}, DType::Int64);
+    const Seq2SeqInputs in = seq2seqInputs(b, c);
+    const Dim& target = in.target;
     const int shared = b.parameter("shared", "weight", {c.vocab, c.hidden});
     // The padding mask as sdpa's boolean [N, 1, 1, S]; the decoder's causal [T, T].
-    const int padding = b.reshape(b.op1("Cast", {attentionMask}, {{"to", int64_t{9}}}), {Dim::batch(), 1, 1, Dim::seq()});
+    const int padding = b.reshape(b.op1("Cast", {in.attentionMask}, {{"to", int64_t{9}}}),
+                                    {Dim::batch(), 1, 1, Dim::seq()});
     const int causal = forwardConstant(b, "causal_mask", {target, target}, DType::Bool);
     int memory;
     {
         auto encoder = b.scope("encoder");
-        memory = t5Stack(b, c, ids, shared, Dim::seq(), padding, -1, -1, Dim::seq());
+        memory = t5Stack(b, c, in.ids, shared, Dim::seq(), padding, -1, -1, Dim::seq());
     }
     int decoded;
     {
         auto decoder = b.scope("decoder");
-        decoded = t5Stack(b, c, decoderIds, shared, target, causal, memory, padding, Dim::seq());
+        decoded = t5Stack(b, c, in.decoderIds, shared, target, causal, memory, padding, Dim::seq());
     }
     if (c.head == Head::Base) return b.finish({decoded});
     if (c.scaleDecoderOutput) decoded = b.scale(decoded, 1 / std::sqrt(static_cast<double>(c.hidden)));

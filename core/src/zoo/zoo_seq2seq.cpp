@@ -224,7 +224,8 @@ Graph buildBartLarge(const ZooArgs& a) {
         "activation_dropout": 0.0, "scale_embedding": false, "pad_token_id": 1})";
     std::map<std::string, std::string> options{{"seq", std::to_string(a.integer("seq", 1, 1024))},
                                                {"attention", a.choice("attention", kAttentionBackends)}};
-    if (const int64_t target = a.integer("target_seq", 0, 1024); target > 0) options["target_seq"] = std::to_string(target);
+    if (const int64_t target = a.integer("target_seq", 0, 1024); target > 0)
+        options["target_seq"] = std::to_string(target);
     return importHfConfigText(kConfig, a.source(), options);
 }
 
