@@ -91,6 +91,11 @@ seeds_of() {
             find "$repo/tests/data" "$repo/build/generated-models" -name '*.pt' -size -1024k 2>/dev/null ;;
         kineto)
             find "$repo/tests/data/bad-traces" -name '*.json*' -size -64k ;;
+        published)
+            # Lambda's table and mapping, and interval tables (--write-out-of-sample-errors reads one).
+            find "$repo/tests/data/published" -name '*.csv' -o -name '*.json'
+            echo "$repo/resources/iteration-errors.json"
+            find "$repo/tests/data/bad-iteration-errors" -name '*.json' ;;
     esac
     # The minimised seeds kept in the repository (ctest replays them) and earlier findings, once
     # fixed, are good starting points too.
@@ -136,7 +141,7 @@ for t in "${targets[@]}"; do
     seeds_of "$t" | sort | paste -sd, > "$build/fuzz/$t.seeds"
     dict=()
     case $t in
-        json_model|gpu_database|gpu_overrides|hf_config) dict=(-dict="$repo/tests/fuzz/json.dict") ;;
+        json_model|gpu_database|gpu_overrides|hf_config|published) dict=(-dict="$repo/tests/fuzz/json.dict") ;;
         profile) dict=(-dict="$repo/tests/fuzz/profile.dict") ;;
         kineto) dict=(-dict="$repo/tests/fuzz/kineto.dict") ;;
     esac

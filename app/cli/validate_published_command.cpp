@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "trainscope/core/atomic_file.h"
@@ -12,6 +13,24 @@
 #include "trainscope/predictors/published/published_validation.h"
 
 namespace ts::cli {
+namespace {
+
+// A JSON file's object, or an empty object where the file is not there.
+nlohmann::ordered_json readJsonIfThere(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return nlohmann::ordered_json::object();
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+        nlohmann::ordered_json j = nlohmann::ordered_json::parse(text.str());
+        if (!j.is_object()) throw ModelError(path, "not a JSON object");
+        return j;
+    } catch (const nlohmann::json::exception& e) {
+        throw ModelError(path, std::string("not JSON: ") + e.what());
+    }
+}
+
+}  // namespace
 
 CLI::App* addValidatePublishedCommand(CLI::App& app, ValidatePublishedOptions& o) {
     CLI::App* cmd = app.add_subcommand(
@@ -42,6 +61,11 @@ CLI::App* addValidatePublishedCommand(CLI::App& app, ValidatePublishedOptions& o
                     "with --fit: write the whole-iteration interval table (resources/iteration-errors.json) "
                     "from the leave-one-model-out errors")
         ->needs("--fit");
+    cmd->add_option("--write-out-of-sample-errors", o.writeOutOfSample,
+                    "write into this interval table (resources/iteration-errors.json, from --fit --write-errors) "
+                    "its out-of-sample part: from these rows (another benchmark's, e.g. "
+                    "tests/data/published/lambda) on GPUs outside the fit, how wide a prediction for such a GPU is")
+        ->excludes("--fit");
     cmd->add_option("--mapping", o.mapping,
                     "how rows become scenarios (default: the built-in resources/published-runs.json)")
         ->check(CLI::ExistingFile);
@@ -83,13 +107,25 @@ int runValidatePublished(const ValidatePublishedOptions& o) {
             predictor, db, predictors::StreamModel::shipped(),
             o.fitParameters.empty() ? predictors::shippedFitParameterNames() : o.fitParameters);
     if (fit && !o.writeErrors.empty()) {
-        const std::string text =
-            predictors::iterationErrorTable(*fit, std::string("trainscope-cli ") + TRAINSCOPE_VERSION +
-                                                      " validate-published --fit --write-errors " + o.writeErrors)
-                .dump(2) +
-            "\n";
-        writeFileAtomically(o.writeErrors, text);
+        nlohmann::ordered_json table = predictors::iterationErrorTable(
+            *fit, std::string("trainscope-cli ") + TRAINSCOPE_VERSION + " validate-published --fit --write-errors " +
+                      o.writeErrors);
+        // The out-of-sample part comes from other rows (--write-out-of-sample-errors): kept, to be rewritten
+        // after a refit changes the constants.
+        const nlohmann::ordered_json before = readJsonIfThere(o.writeErrors);
+        if (before.contains("out_of_sample")) table["out_of_sample"] = before.at("out_of_sample");
+        writeFileAtomically(o.writeErrors, table.dump(2) + "\n");
         std::cerr << "wrote " << o.writeErrors << "\n";
+    }
+    if (!o.writeOutOfSample.empty()) {
+        nlohmann::ordered_json table = readJsonIfThere(o.writeOutOfSample);
+        const std::set<std::string> fitted = predictors::fittedGpusOf(table, o.writeOutOfSample);
+        std::string source;
+        for (const std::string& p : paths) source += (source.empty() ? "" : " ") + p;
+        if (!o.mapping.empty()) source += " --mapping " + o.mapping;
+        table["out_of_sample"] = predictors::outOfSampleErrorTable(report, fitted, db, source);
+        writeFileAtomically(o.writeOutOfSample, table.dump(2) + "\n");
+        std::cerr << "wrote " << o.writeOutOfSample << "\n";
     }
     if (!o.predictions.empty()) {
         writeFileAtomically(o.predictions,

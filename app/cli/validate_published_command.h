@@ -19,6 +19,7 @@ struct ValidatePublishedOptions {
     bool fit = false;                        // fit the constants only whole runs tell, with leave-one-out errors
     std::vector<std::string> fitParameters;  // with --fit: which constants (default: the shipped ones)
     std::string writeErrors;                 // with --fit: write the whole-iteration interval table here
+    std::string writeOutOfSample;            // this table's out-of-sample part from these rows (not --fit)
     std::string predictions;                 // also write every compared row to this CSV file ("" = none)
 };
 

@@ -1,6 +1,7 @@
 // libFuzzer target: a published training-throughput table through
 // ts::predictors::readPublishedRows and the built-in mapping, and the same bytes as a mapping file
-// (validate-published --mapping) applied to a fixed table.
+// (validate-published --mapping) applied to a fixed table, and as an interval table whose fitted GPUs
+// --write-out-of-sample-errors reads.
 #include "fuzz_common.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/predictors/published/published_validation.h"
@@ -31,6 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (mapping.is_discarded()) return 0;
     try {
         ts::predictors::mapPublishedRows(fixedRows(), mapping, db, "fuzz mapping");
+    } catch (const ts::ModelError&) {
+    }
+    try {  // the same bytes as an interval table (validate-published --write-out-of-sample-errors)
+        ts::predictors::fittedGpusOf(mapping, "fuzz table");
     } catch (const ts::ModelError&) {
     }
     return 0;

@@ -30,7 +30,7 @@ bool isDate(const std::string& d) {
 // the database lists with its address; where no cloud lists the card, its purchase price amortised.
 TEST(GpuPrices, EveryGpuHasADatedPriceWithItsSource) {
     const GpuDatabase& db = GpuDatabase::builtin();
-    EXPECT_EQ(db.gpus().size(), 30u);
+    EXPECT_EQ(db.gpus().size(), 31u);
     for (const GpuSpec& g : db.gpus()) {
         const Price* price = g.cheapestPrice();
         ASSERT_NE(price, nullptr) << g.id << " has no price";

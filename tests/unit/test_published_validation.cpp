@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "trainscope/core/errors.h"
 #include "trainscope/predictors/published/published_validation.h"
@@ -299,4 +300,68 @@ TEST(PublishedValidation, FitRecoversTheConstantTheRowsWereMadeWith) {
     } catch (const ModelError& e) {
         EXPECT_NE(std::string(e.what()).find("host_forward_us"), std::string::npos) << e.what();
     }
+}
+
+// The out-of-sample part of the interval table is the arithmetic it claims: rows on GPUs the fit had are
+// left out (they measure the other benchmark, not the extrapolation), the rest split by whether the fit saw
+// their architecture, each the 80% quantile of |ln(predicted / published)| as a relative error.
+TEST(PublishedValidation, OutOfSampleIntervalsAreTheQuantileOfRowsOutsideTheFit) {
+    const GpuDatabase& db = GpuDatabase::builtin();
+    std::vector<PublishedRow> rows(12);
+    std::vector<PublishedRun> runs(12);
+    PublishedReport report;
+    // a100-sxm4-80gb: fitted (ignored); a10, rtx-a6000: Ampere, not fitted; h100-sxm: Hopper, never fitted.
+    const char* gpus[] = {"a100-sxm4-80gb", "a10", "a10", "rtx-a6000", "rtx-a6000", "a10",
+                          "h100-sxm",       "h100-sxm", "h100-sxm", "h100-sxm", "h100-sxm", "a100-sxm4-80gb"};
+    const double errors[] = {5.0, 0.10, -0.20, 0.05, 0.30, -0.10, 0.50, 0.40, -0.25, 0.20, 0.60, 3.0};
+    for (int i = 0; i < 12; ++i) {
+        runs[i].row = &rows[i];
+        runs[i].gpuId = gpus[i];
+        report.predictions.push_back({&runs[i], 100.0 * (1 + errors[i]), 100.0});  // run, predicted, measured
+    }
+    const nlohmann::ordered_json t = outOfSampleErrorTable(report, {"a100-sxm4-80gb"}, db, "test");
+    EXPECT_EQ(t["rows"]["gpu_outside_fit"], 5);
+    EXPECT_EQ(t["rows"]["architecture_outside_fit"], 5);
+    // Ampere's |ln(1 + e)|: 0.0953, 0.2231, 0.0488, 0.2624, 0.1054; the 4th of 5 (80%) is 0.2231 -> e = 0.25.
+    EXPECT_NEAR(t["gpu_outside_fit"].get<double>(), 0.25, 1e-9);
+    // Hopper's: 0.4055, 0.3365, 0.2877, 0.1823, 0.4700; the 4th is 0.4055 -> e = 0.5.
+    EXPECT_NEAR(t["architecture_outside_fit"].get<double>(), 0.5, 1e-9);
+    EXPECT_EQ(t["fitted_architectures"], nlohmann::json::array({"Ampere"}));
+    // Only rows on fitted GPUs: nothing to measure the extrapolation with.
+    PublishedReport fittedOnly;
+    fittedOnly.predictions = {report.predictions[0], report.predictions[11]};
+    EXPECT_THROW(outOfSampleErrorTable(fittedOnly, {"a100-sxm4-80gb"}, db, "test"), ModelError);
+}
+
+// Lambda's published benchmarks (tests/data/published/lambda), the out-of-sample check: every row is
+// predicted or skipped with a reason (a GPU the database lacks, a batch Lambda does not state, a
+// benchmark whose figure measures its pipeline), and the shipped table's out-of-sample errors are the ones
+// these rows give with the shipped constants (rerun --write-out-of-sample-errors after changing either).
+TEST(PublishedValidation, LambdaRowsAreMappedAndTheShippedOutOfSampleErrorsAreTheirs) {
+    const fs::path dir = fs::path(TRAINSCOPE_SOURCE_DIR) / "tests" / "data" / "published" / "lambda";
+    const std::vector<PublishedRow> rows = readPublishedRows({(dir / "lambda-pytorch.csv").string()});
+    std::ifstream in(dir / "lambda-runs.json");
+    const nlohmann::json mapping = nlohmann::json::parse(in);
+    const PublishedMapping m = mapPublishedRows(rows, mapping, GpuDatabase::builtin());
+    EXPECT_EQ(m.runs.size() + m.unmapped.size(), rows.size());
+    for (const UnmappedRow& u : m.unmapped) {
+        const std::string& why = u.why;
+        EXPECT_TRUE(why.find("not in the GPU database") != std::string::npos ||
+                    why.find("no batch per GPU") != std::string::npos ||
+                    why.find("measures the start-up") != std::string::npos ||
+                    why.find("Lambda's pipeline bounds it") != std::string::npos)
+            << u.row->model << ": " << why;
+    }
+    const PublishedReport report = validatePublished(m, GpuDatabase::builtin());
+    EXPECT_GE(report.overall.n, 100);
+    for (const PublishedPrediction& p : report.predictions)
+        EXPECT_TRUE(p.failure.empty()) << p.run->row->model << " on " << p.run->gpuId << ": " << p.failure;
+    std::ifstream shippedIn(fs::path(TRAINSCOPE_SOURCE_DIR) / "resources" / "iteration-errors.json");
+    const nlohmann::json shipped = nlohmann::json::parse(shippedIn);
+    std::set<std::string> fitted;
+    for (const auto& g : shipped.at("fitted_gpus")) fitted.insert(g.get<std::string>());
+    const nlohmann::ordered_json t = outOfSampleErrorTable(report, fitted, GpuDatabase::builtin(), "test");
+    const nlohmann::json& out = shipped.at("out_of_sample");
+    EXPECT_NEAR(t["gpu_outside_fit"].get<double>(), out.at("gpu_outside_fit").get<double>(), 1e-9);
+    EXPECT_NEAR(t["architecture_outside_fit"].get<double>(), out.at("architecture_outside_fit").get<double>(), 1e-9);
 }

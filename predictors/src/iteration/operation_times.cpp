@@ -296,6 +296,14 @@ const StreamModel& StreamModel::shipped() {
         s.tensorCoreEfficiencyTf32 = {{"Hopper", 0.68}, {"Blackwell", 0.68}};
         s.defaultTensorCoreEfficiency16 = 0.77;
         s.defaultTensorCoreEfficiencyTf32 = 0.68;
+        // Published, not fitted here: the rates above are short bursts' (XLA's H100 bf16 table peaks at
+        // 805 TFLOP/s, the H100's boost-clock "maximum achievable matmul FLOPS"), a training run holds
+        // its GPU at the power limit. Measured with mamf-finder.py (Stas Bekman, ml-engineering,
+        // compute/accelerator/benchmarks/README.md, "alone vs all-8 concurrent", five runs of one GPU):
+        // an H200 sustains 702.9 bf16 TFLOP/s at 1,440-1,465 MHz against 828.0 in bursts (0.849), a B200
+        // 1,455.7 against 1,732.6 (0.840). The other architectures' efficiency is the default, which the
+        // whole-run fit on V100 and A100 runs was made with: no burst to correct.
+        s.sustainedTensorRate = {{"Hopper", 0.849}, {"Blackwell", 0.840}};
         // Fitted on NVIDIA's published training throughput (validate-published --fit: 263 rows of
         // 13 model families on V100 and A100; coordinate descent, loss mean |ln(predicted / published)|):
         // convolutions run at 0.90 of a GEMM's rate, bandwidth-bound kernels in an iteration reach
@@ -361,12 +369,17 @@ double StreamModel::attentionEfficiency(AttentionBackend backend) const {
     return 1;
 }
 
-double StreamModel::tensorCoreEfficiency(const GpuSpec& gpu, TrainingPrecision p) const {
+double StreamModel::burstTensorCoreEfficiency(const GpuSpec& gpu, TrainingPrecision p) const {
     const bool tf32 = p == TrainingPrecision::Tf32;
     const auto& byArchitecture = tf32 ? tensorCoreEfficiencyTf32 : tensorCoreEfficiency16;
     const auto it = byArchitecture.find(gpu.architecture);
     if (it != byArchitecture.end()) return it->second;
     return tf32 ? defaultTensorCoreEfficiencyTf32 : defaultTensorCoreEfficiency16;
+}
+
+double StreamModel::tensorCoreEfficiency(const GpuSpec& gpu, TrainingPrecision p) const {
+    const auto sustained = sustainedTensorRate.find(gpu.architecture);
+    return burstTensorCoreEfficiency(gpu, p) * (sustained == sustainedTensorRate.end() ? 1.0 : sustained->second);
 }
 
 namespace {

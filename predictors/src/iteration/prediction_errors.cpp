@@ -33,11 +33,30 @@ double modelOnlyClassError(const std::string& opClass) {
 double crossClassError(const std::string& opClass) {
     return lookup(kCross, opClass, 0.192);
 }
-double wholeIterationError(const std::string& precision) {
+namespace {
+const nlohmann::json& iterationErrors() {
     static const nlohmann::json table = nlohmann::json::parse(kBuiltinIterationErrorsJson);
-    const nlohmann::json by = table.value("by_precision", nlohmann::json::object());
+    return table;
+}
+bool listed(const nlohmann::json& list, const std::string& s) {
+    for (const nlohmann::json& x : list)
+        if (x.is_string() && x.get<std::string>() == s) return true;
+    return false;
+}
+}  // namespace
+
+double wholeIterationError(const std::string& precision) {
+    const nlohmann::json by = iterationErrors().value("by_precision", nlohmann::json::object());
     if (by.contains(precision)) return by.at(precision).get<double>();
-    return table.value("all", 0.0);
+    return iterationErrors().value("all", 0.0);
+}
+
+double extrapolationError(const std::string& gpuId, const std::string& architecture) {
+    const nlohmann::json& table = iterationErrors();
+    if (listed(table.value("fitted_gpus", nlohmann::json::array()), gpuId)) return 0;
+    const nlohmann::json outside = table.value("out_of_sample", nlohmann::json::object());
+    const bool seen = listed(outside.value("fitted_architectures", nlohmann::json::array()), architecture);
+    return outside.value(seen ? "gpu_outside_fit" : "architecture_outside_fit", 0.0);
 }
 
 double combine(double a, double b) {

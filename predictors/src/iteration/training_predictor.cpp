@@ -37,11 +37,13 @@ struct TrainingPredictor::Target {
 namespace {
 
 // An analytic iteration's interval: at least as wide as the whole-iteration errors measured on
-// published training runs at this precision (the per-layer constants alone understate it).
-Interval withMeasuredSpread(const Interval& it, TrainingPrecision p) {
+// published training runs at this precision (the per-layer constants alone understate it), and on
+// a GPU outside the fit as those measured out of sample on such GPUs.
+Interval withMeasuredSpread(const Interval& it, TrainingPrecision p, const GpuSpec& gpu) {
     // The published FP32 rows ran on V100s, where fp32 and fp32-strict are the same computation.
     if (p == TrainingPrecision::Fp32Strict) p = TrainingPrecision::Fp32;
-    const double e = errors::wholeIterationError(trainingPrecisionName(p));
+    const double e = std::max(errors::wholeIterationError(trainingPrecisionName(p)),
+                              errors::extrapolationError(gpu.id, gpu.architecture));
     if (it.value <= 0 || it.high >= it.value * (1 + e)) return it;
     return Interval::relative(it.value, e);
 }
@@ -280,7 +282,7 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
     const int gpus = replicasOf(s.dataParallel, tp).gpus;  // data-parallel replicas
     LayerSums sums;
     IterationTimes it = evaluateIteration(*t->source, t->setup, n, sums);
-    if (!t->fromProfile) it.iterationMs = withMeasuredSpread(it.iterationMs, s.precision);
+    if (!t->fromProfile) it.iterationMs = withMeasuredSpread(it.iterationMs, s.precision, gpu);
     const int64_t k = s.accumulation;
     perMicroBatch(it, k, t->waitShare);
     r.iterationMs = it.iterationMs;
@@ -446,7 +448,7 @@ std::vector<GpuSweep> SweepPlan::evaluate(const std::vector<int64_t>& batches) c
                 SweepPoint p;
                 p.batch = batches[bi];
                 IterationTimes it = evaluateIteration(*t.source, t.setup, n, sums);
-                if (!t.fromProfile) it.iterationMs = withMeasuredSpread(it.iterationMs, t.precision);
+                if (!t.fromProfile) it.iterationMs = withMeasuredSpread(it.iterationMs, t.precision, *t.gpu);
                 perMicroBatch(it, base_.accumulation, t.waitShare);
                 p.iterationMs = it.iterationMs;
                 p.samplesPerS = {samples / p.iterationMs.value, samples / p.iterationMs.high,

@@ -43,7 +43,7 @@ FitParameter tensorCore(bool tf32, const std::string& architecture) {
     f.get = [tf32, architecture](const StreamModel& s) {
         GpuSpec g;
         g.architecture = architecture;
-        return s.tensorCoreEfficiency(g, tf32 ? TrainingPrecision::Tf32 : TrainingPrecision::AmpFp16);
+        return s.burstTensorCoreEfficiency(g, tf32 ? TrainingPrecision::Tf32 : TrainingPrecision::AmpFp16);
     };
     return f;
 }
@@ -174,7 +174,10 @@ PublishedFitResult fitPublished(const PublishedPredictor& predictor, const GpuDa
     r.constants = valuesOf(params, r.fitted);
     std::vector<double> inSample, lomo, logo;
     for (const PublishedPrediction& p : cache.at(r.fitted))
-        if (loss(p) >= 0) inSample.push_back(p.error());
+        if (loss(p) >= 0) {
+            inSample.push_back(p.error());
+            r.gpus.insert(p.run->gpuId);
+        }
     r.inSample = summarise(inSample);
 
     // Leave one group out: each row's error at the constants fitted on every other group.
@@ -222,15 +225,23 @@ nlohmann::ordered_json publishedFitJson(const PublishedFitResult& f) {
             {"held_out", held}};
 }
 
+namespace {
+
+constexpr double kCoverage = 0.8;
+
+// The relative error e whose interval [v / (1 + e), v (1 + e)] holds kCoverage of `errors` (not empty).
+double coveringError(const std::vector<double>& errors) {
+    std::vector<double> logs;
+    for (double e : errors) logs.push_back(std::abs(std::log1p(e)));
+    std::sort(logs.begin(), logs.end());
+    const double q = logs[std::min(logs.size() - 1, size_t(std::ceil(kCoverage * double(logs.size())) - 1))];
+    return std::expm1(q);
+}
+
+}  // namespace
+
 nlohmann::ordered_json iterationErrorTable(const PublishedFitResult& f, const std::string& generator) {
-    constexpr double kCoverage = 0.8;
-    auto relative = [&](std::vector<double> errors) {
-        std::vector<double> logs;
-        for (double e : errors) logs.push_back(std::abs(std::log1p(e)));
-        std::sort(logs.begin(), logs.end());
-        const double q = logs[std::min(logs.size() - 1, size_t(std::ceil(kCoverage * double(logs.size())) - 1))];
-        return std::expm1(q);
-    };
+    const auto relative = coveringError;
     nlohmann::ordered_json by = nlohmann::ordered_json::object();
     nlohmann::ordered_json counts = nlohmann::ordered_json::object();
     std::vector<double> all;
@@ -250,7 +261,51 @@ nlohmann::ordered_json iterationErrorTable(const PublishedFitResult& f, const st
             {"coverage", kCoverage},
             {"by_precision", by},
             {"all", all.empty() ? 0.0 : relative(all)},
-            {"rows", counts}};
+            {"rows", counts},
+            {"fitted_gpus", f.gpus}};
+}
+
+std::set<std::string> fittedGpusOf(const nlohmann::json& table, const std::string& origin) {
+    if (!table.is_object() || !table.contains("fitted_gpus") || !table.at("fitted_gpus").is_array())
+        throw ModelError(origin, "no fitted_gpus list: write the table with validate-published --fit --write-errors first");
+    std::set<std::string> fitted;
+    for (const auto& g : table.at("fitted_gpus")) {
+        if (!g.is_string() || g.get<std::string>().empty())
+            throw ModelError(origin, "fitted_gpus: every entry must be a GPU id");
+        fitted.insert(g.get<std::string>());
+    }
+    return fitted;
+}
+
+nlohmann::ordered_json outOfSampleErrorTable(const PublishedReport& report, const std::set<std::string>& fitted,
+                                             const GpuDatabase& db, const std::string& source) {
+    std::set<std::string> architectures;
+    for (const std::string& id : fitted)
+        if (const GpuSpec* g = db.find(id)) architectures.insert(g->architecture);
+    std::vector<double> sameArchitecture, otherArchitecture;
+    for (const PublishedPrediction& p : report.predictions) {
+        if (!p.failure.empty() || !(p.predicted > 0) || fitted.count(p.run->gpuId)) continue;
+        const bool seen = architectures.count(db.get(p.run->gpuId).architecture) > 0;
+        (seen ? sameArchitecture : otherArchitecture).push_back(p.error());
+    }
+    if (sameArchitecture.empty() && otherArchitecture.empty())
+        throw ModelError(source, "no compared row on a GPU outside the fit");
+    nlohmann::ordered_json j;
+    j["method"] =
+        "Rows of another benchmark predicted with the shipped constants (nothing fitted on them), on GPUs "
+        "outside fitted_gpus: the relative error e whose interval [v / (1 + e), v (1 + e)] holds 80% of the rows "
+        "on GPUs of an architecture the fit saw (gpu_outside_fit) and of one it did not "
+        "(architecture_outside_fit). A prediction for such a GPU is at least that wide.";
+    j["source"] = source;
+    j["fitted_architectures"] = architectures;
+    // Without rows of one kind, the other's value stands for it; an architecture the fit never saw is
+    // never held to a narrower interval than a GPU it did not see of one it did.
+    const double same = sameArchitecture.empty() ? 0 : coveringError(sameArchitecture);
+    const double other = otherArchitecture.empty() ? 0 : coveringError(otherArchitecture);
+    j["gpu_outside_fit"] = sameArchitecture.empty() ? other : same;
+    j["architecture_outside_fit"] = otherArchitecture.empty() ? same : std::max(same, other);
+    j["rows"] = {{"gpu_outside_fit", sameArchitecture.size()}, {"architecture_outside_fit", otherArchitecture.size()}};
+    return j;
 }
 
 void printPublishedFit(std::ostream& out, const PublishedFitResult& f) {

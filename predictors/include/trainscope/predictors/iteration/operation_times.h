@@ -95,6 +95,10 @@ struct StreamModel {
     // for 16-bit (and fp8) and TF32 operands; an architecture without an entry gets the default.
     std::map<std::string, double> tensorCoreEfficiency16, tensorCoreEfficiencyTf32;
     double defaultTensorCoreEfficiency16 = 0, defaultTensorCoreEfficiencyTf32 = 0;
+    // The tensor-core rate a training run sustains against the one short bursts reach (the GPU at its
+    // power limit clocks lower than at boost), by architecture, where the efficiencies above were fitted
+    // on bursts; 1 where absent. tensorCoreEfficiency includes it.
+    std::map<std::string, double> sustainedTensorRate;
     double convEfficiency = 0;    // a convolution's achieved rate relative to a GEMM's
     double fp32Efficiency = 1;    // FP32 GEMMs on CUDA cores in an iteration against the scaling table's sustained rate
     double winogradSpeedup = 1;   // FP32 3x3 stride-1 convolutions (Winograd) against their FLOP rate
@@ -118,7 +122,8 @@ struct StreamModel {
     // A fused attention kernel's rate relative to a GEMM's at the same precision, by backend.
     double flashAttentionEfficiency = 1;
     double efficientAttentionEfficiency = 1;
-    double tensorCoreEfficiency(const GpuSpec& gpu, TrainingPrecision p) const;
+    double tensorCoreEfficiency(const GpuSpec& gpu, TrainingPrecision p) const;  // sustained
+    double burstTensorCoreEfficiency(const GpuSpec& gpu, TrainingPrecision p) const;
     double attentionEfficiency(AttentionBackend backend) const;  // 1 for the math backend
     static const StreamModel& shipped();
 };

@@ -39,6 +39,11 @@ inline constexpr double kProfileOther = 0.25;                     // the measure
 // --fit --write-errors). 0 where the table has nothing.
 double wholeIterationError(const std::string& precision);
 
+// Measured: the same for a GPU outside that fit (resources/iteration-errors.json's "out_of_sample", written by
+// validate-published --write-out-of-sample-errors from Lambda's published benchmarks, which nothing is fitted
+// on): 0 for a GPU the fit had rows of, else the error of a GPU of an architecture the fit saw or did not.
+double extrapolationError(const std::string& gpuId, const std::string& architecture);
+
 // A measured median's spread: two coefficients of variation.
 inline double measuredSpread(double cv) {
     return 2 * cv;

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -176,6 +177,7 @@ struct PublishedFitResult {
     // Leave-one-model-out errors (predicted / published - 1) by TrainingPrecision name: what the
     // whole-iteration intervals are made of (iterationErrorTable).
     std::map<std::string, std::vector<double>> leaveOneModelOutByPrecision;
+    std::set<std::string> gpus;  // the GPU ids of the rows fitted: the intervals' own GPUs
 };
 // Fits the parameters named (default: shippedFitParameterNames()); throws ModelError for a name
 // publishedFitParameters() does not have.
@@ -186,6 +188,16 @@ nlohmann::ordered_json publishedFitJson(const PublishedFitResult& f);
 // resources/iteration-errors.json: per precision, the relative error e whose interval
 // [v / (1 + e), v (1 + e)] holds 80% of the leave-one-model-out predictions.
 nlohmann::ordered_json iterationErrorTable(const PublishedFitResult& f, const std::string& generator);
+// The out-of-sample part of that table: rows of another benchmark (Lambda's), predicted with the shipped
+// constants, on GPUs the fit never saw. For the rows on GPUs of an architecture the fit saw
+// ("gpu_outside_fit") and on GPUs of an architecture it did not ("architecture_outside_fit"): the relative
+// error e whose interval holds 80% of them. `fitted` is the table's "fitted_gpus"; rows on those GPUs are
+// not counted (they measure the benchmark, not the extrapolation).
+// The "fitted_gpus" of an interval table (iterationErrorTable); ModelError naming `origin` where the table is
+// not an object with that list of GPU ids.
+std::set<std::string> fittedGpusOf(const nlohmann::json& table, const std::string& origin);
+nlohmann::ordered_json outOfSampleErrorTable(const PublishedReport& report, const std::set<std::string>& fitted,
+                                             const GpuDatabase& db, const std::string& source);
 void printPublishedFit(std::ostream& out, const PublishedFitResult& f);
 
 }  // namespace ts::predictors
