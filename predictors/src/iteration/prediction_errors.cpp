@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 namespace ts::predictors {
@@ -34,29 +35,46 @@ double crossClassError(const std::string& opClass) {
     return lookup(kCross, opClass, 0.192);
 }
 namespace {
-const nlohmann::json& iterationErrors() {
-    static const nlohmann::json table = nlohmann::json::parse(kBuiltinIterationErrorsJson);
+// resources/iteration-errors.json, read once: predictions ask for it at every batch size of every GPU.
+struct IterationErrors {
+    std::map<std::string, double> byPrecision;
+    double all = 0;
+    std::set<std::string> fittedGpus, fittedArchitectures;
+    double gpuOutsideFit = 0, architectureOutsideFit = 0;
+};
+
+const IterationErrors& iterationErrors() {
+    static const IterationErrors table = [] {
+        const nlohmann::json j = nlohmann::json::parse(kBuiltinIterationErrorsJson);
+        const nlohmann::json none = nlohmann::json::object(), noList = nlohmann::json::array();
+        const nlohmann::json& byPrecision = j.contains("by_precision") ? j.at("by_precision") : none;
+        const nlohmann::json& fitted = j.contains("fitted_gpus") ? j.at("fitted_gpus") : noList;
+        const nlohmann::json& outside = j.contains("out_of_sample") ? j.at("out_of_sample") : none;
+        const nlohmann::json& architectures =
+            outside.contains("fitted_architectures") ? outside.at("fitted_architectures") : noList;
+        IterationErrors t;
+        for (auto it = byPrecision.begin(); it != byPrecision.end(); ++it) t.byPrecision[it.key()] = it->get<double>();
+        t.all = j.value("all", 0.0);
+        for (const nlohmann::json& g : fitted) t.fittedGpus.insert(g.get<std::string>());
+        for (const nlohmann::json& a : architectures) t.fittedArchitectures.insert(a.get<std::string>());
+        t.gpuOutsideFit = outside.value("gpu_outside_fit", 0.0);
+        t.architectureOutsideFit = outside.value("architecture_outside_fit", 0.0);
+        return t;
+    }();
     return table;
-}
-bool listed(const nlohmann::json& list, const std::string& s) {
-    for (const nlohmann::json& x : list)
-        if (x.is_string() && x.get<std::string>() == s) return true;
-    return false;
 }
 }  // namespace
 
 double wholeIterationError(const std::string& precision) {
-    const nlohmann::json by = iterationErrors().value("by_precision", nlohmann::json::object());
-    if (by.contains(precision)) return by.at(precision).get<double>();
-    return iterationErrors().value("all", 0.0);
+    const IterationErrors& t = iterationErrors();
+    const auto it = t.byPrecision.find(precision);
+    return it == t.byPrecision.end() ? t.all : it->second;
 }
 
 double extrapolationError(const std::string& gpuId, const std::string& architecture) {
-    const nlohmann::json& table = iterationErrors();
-    if (listed(table.value("fitted_gpus", nlohmann::json::array()), gpuId)) return 0;
-    const nlohmann::json outside = table.value("out_of_sample", nlohmann::json::object());
-    const bool seen = listed(outside.value("fitted_architectures", nlohmann::json::array()), architecture);
-    return outside.value(seen ? "gpu_outside_fit" : "architecture_outside_fit", 0.0);
+    const IterationErrors& t = iterationErrors();
+    if (t.fittedGpus.count(gpuId)) return 0;
+    return t.fittedArchitectures.count(architecture) ? t.gpuOutsideFit : t.architectureOutsideFit;
 }
 
 double combine(double a, double b) {
