@@ -23,8 +23,9 @@ GPUs per node.
 import argparse
 import json
 import os
-import subprocess
 import sys
+
+from llm_run_figures import predict_figures
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = os.path.join(REPO, "tests", "data", "hf-configs")
@@ -52,19 +53,7 @@ def predict(cli, config, seq, batch, checkpointing):
             "--precision", "bf16-params", "--optimizer", "adamw", "--fsdp", "--gpus", str(GPUS),
             "--gpus-per-node", str(GPUS_PER_NODE), "--interconnect", "infiniband",
             "--infiniband-gbps", str(IB_GBPS), f"--checkpointing={checkpointing}", "--json"]
-    out = subprocess.run(args, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"{' '.join(args)}: {out.stderr.strip()}")
-    j = json.loads(out.stdout)
-    p = j["predictions"][0] if "predictions" in j else j
-    return {
-        "tokens_per_s_per_gpu": p["tokens_per_s"]["value"] / GPUS,
-        "low": p["tokens_per_s"]["low"] / GPUS,
-        "high": p["tokens_per_s"]["high"] / GPUS,
-        "mfu": p["mfu"]["value"],
-        "peak_reserved_gib": p["memory_bytes"]["peak_reserved"] / 2**30,
-        "fits": p["fits"],
-    }
+    return predict_figures(args, GPUS)
 
 
 def main():

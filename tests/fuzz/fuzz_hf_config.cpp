@@ -2,7 +2,8 @@
 // graph it builds (the RMSNorm, rotary, attention and mixture-of-experts operators' cost code included).
 // A quarter of the inputs (by length, so that a corpus entry always builds the same way) are built as
 // a tensor-parallel shard of 2 GPUs and a quarter of 4 (half of those with sequence parallelism): the
-// shard's sizes, its AllReduce operators and the split ops' costs.
+// shard's sizes, its AllReduce operators and the split ops' costs. The token loss takes each of its three
+// forms (?loss=fp32, model, fused) by length as well.
 #include <map>
 #include <string>
 
@@ -16,6 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         static const char* const kGroups[4] = {"1", "1", "2", "4"};
         std::map<std::string, std::string> options{{"tensor_parallel", kGroups[size % 4]}};
         if (size % 4 >= 2 && size % 8 >= 4) options["sequence_parallel"] = "1";
+        static const char* const kLosses[3] = {"fp32", "model", "fused"};
+        options["loss"] = kLosses[(size / 8) % 3];
         ts::Graph g = ts::importHfConfigText(text, "fuzz-config.json", options);
         ts::computeCosts(g, 2);
     } catch (const ts::ModelError&) {

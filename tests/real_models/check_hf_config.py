@@ -167,6 +167,12 @@ def small_configs(family):
                 ("seqcls", T.GPTNeoXConfig(**dict(SMALL, num_labels=3, pad_token_id=0)),
                  "GPTNeoXForSequenceClassification"),
                 ("base", T.GPTNeoXConfig(**SMALL), "GPTNeoXModel")]
+    if family == "mpt":  # transformers' MptModel: no biases, ALiBi (no position table), the MLP at 4 x d_model
+        base = dict(d_model=64, n_heads=4, n_layers=2, vocab_size=1000, max_seq_len=64)
+        return [("lm", T.MptConfig(**base), "MptForCausalLM"),
+                ("untied", T.MptConfig(**dict(base, tie_word_embeddings=False)), "MptForCausalLM"),
+                ("seqcls", T.MptConfig(**dict(base, num_labels=3, pad_token_id=0)), "MptForSequenceClassification"),
+                ("base", T.MptConfig(**base), "MptModel")]
     if family == "phi":  # LayerNorms, biases, partial rotary, the parallel attention and MLP, lm_head's bias
         base = dict(SMALL, pad_token_id=0)
         return [("lm", T.PhiConfig(**base), "PhiForCausalLM"),
@@ -349,8 +355,11 @@ def check_real(cli, path, rows):
         d = json.load(f)
     arch = d["architectures"][0]
     config = transformers.CONFIG_MAPPING[d["model_type"]].from_dict(d)
+    # A remote-code class name (MosaicML's MPTForCausalLM) is transformers' own in another case.
+    cls = getattr(transformers, arch, None) or next(getattr(transformers, n) for n in dir(transformers)
+                                                    if n.lower() == arch.lower())
     with torch.device("meta"):
-        model = getattr(transformers, arch)(config)
+        model = cls(config)
     params = sum(p.numel() for p in model.parameters())
     report = inspect(cli, path)
     got = report["totals"]["parameters"]

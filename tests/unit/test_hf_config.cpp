@@ -23,22 +23,32 @@ using namespace hftest;
 // meta-llama's model cards' configs, with the rest of Llama 3.1's file).
 TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
     const std::pair<const char*, int64_t> expected[] = {
-        {"llama-3.1-8b.json", 8'030'261'248},   {"mistral-7b-v0.1.json", 7'241'732'096},
-        {"qwen2.5-7b.json", 7'615'616'512},     {"gemma-2b.json", 2'506'172'416},
-        {"phi-3-mini-4k.json", 3'821'079'552},  {"gpt2.json", 124'439'808},
-        {"pythia-1b.json", 1'011'781'632},      {"bert-base-uncased.json", 109'514'298},
-        {"roberta-base.json", 124'697'433},     {"vit-base-patch16-224.json", 86'567'656},
+        {"llama-3.1-8b.json", 8'030'261'248},
+        {"mistral-7b-v0.1.json", 7'241'732'096},
+        {"qwen2.5-7b.json", 7'615'616'512},
+        {"gemma-2b.json", 2'506'172'416},
+        {"phi-3-mini-4k.json", 3'821'079'552},
+        {"gpt2.json", 124'439'808},
+        {"pythia-1b.json", 1'011'781'632},
+        {"bert-base-uncased.json", 109'514'298},
+        {"roberta-base.json", 124'697'433},
+        {"vit-base-patch16-224.json", 86'567'656},
         // The models of torchtitan's published runs (docs/prediction.md, LLM training throughput).
-        {"llama-2-13b.json", 13'015'864'320},   {"llama-2-70b.json", 68'976'648'192},
-        {"llama-3-8b.json", 8'030'261'248},     {"llama-3-70b.json", 70'553'706'496},
+        {"llama-2-13b.json", 13'015'864'320},
+        {"llama-2-70b.json", 68'976'648'192},
+        {"llama-3-8b.json", 8'030'261'248},
+        {"llama-3-70b.json", 70'553'706'496},
         // Qwen (v1)'s own configs (model_type qwen, its remote code), the models of Qwen's published LoRA runs
         // (scripts/validate_lora_runs.py): the counts Qwen publishes (1.84, 7.72 and 14.17 billion).
-        {"qwen-1.8b.json", 1'836'828'672},      {"qwen-7b.json", 7'721'324'544},
+        {"qwen-1.8b.json", 1'836'828'672},
+        {"qwen-7b.json", 7'721'324'544},
         {"qwen-14b.json", 14'167'290'880},
         // Qwen3: q_norm and k_norm (128 weights each per layer); 0.6B ties its embeddings.
-        {"qwen3-8b.json", 8'190'735'360},       {"qwen3-0.6b.json", 596'049'920},
+        {"qwen3-8b.json", 8'190'735'360},
+        {"qwen3-0.6b.json", 596'049'920},
         // Gemma 2 (four RMSNorms a layer) and Gemma 3's text model (and q_norm, k_norm), tied embeddings.
-        {"gemma-2-9b.json", 9'241'705'984},     {"gemma-2-27b.json", 27'227'128'320},
+        {"gemma-2-9b.json", 9'241'705'984},
+        {"gemma-2-27b.json", 27'227'128'320},
         {"gemma-3-1b.json", 999'885'952},
         // Qwen2-MoE: 60 experts of 1408 and a shared expert of 5632 in each of 24 layers, q, k, v biases.
         {"qwen1.5-moe-a2.7b.json", 14'315'784'192},
@@ -46,13 +56,16 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
         // of it): the 671 billion DeepSeek publishes.
         {"deepseek-v3.json", 671'026'404'352},
         // OLMo 2 (q_norm and k_norm over the whole projections) and Granite 3.1 (tied, grouped-query).
-        {"olmo-2-7b.json", 7'298'617'344},      {"granite-3.1-8b.json", 8'170'848'256},
+        {"olmo-2-7b.json", 7'298'617'344},
+        {"granite-3.1-8b.json", 8'170'848'256},
         // GPT-OSS with its experts in bf16 (the published checkpoints' MXFP4 dequantised, as fine-tuning loads
         // them): the 20.9 and 116.8 billion OpenAI's model card gives.
-        {"gpt-oss-20b.json", 20'914'757'184},   {"gpt-oss-120b.json", 116'829'156'672},
+        {"gpt-oss-20b.json", 20'914'757'184},
+        {"gpt-oss-120b.json", 116'829'156'672},
         // Phi-2 (LayerNorms, biases, lm_head's bias), DistilBERT's masked LM and XLM-RoBERTa's (RoBERTa's modules,
         // a 250,002-word vocabulary).
-        {"phi-2.json", 2'779'683'840},          {"distilbert-base-uncased.json", 66'985'530},
+        {"phi-2.json", 2'779'683'840},
+        {"distilbert-base-uncased.json", 66'985'530},
         {"xlm-roberta-base.json", 278'295'186},
         // ModernBERT-base: bias-free LayerNorms and linear layers, the tied decoder's bias.
         {"modernbert-base.json", 149'655'232},
@@ -60,12 +73,17 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
         {"smollm3-3b.json", 3'075'098'624},
         // The encoder-decoders: BART-large (one shared embedding matrix, learned positions of 1,026 rows per
         // stack; final_logits_bias a buffer) and mBART-large-cc25 (a 250,027-word vocabulary, final LayerNorms).
-        {"bart-large.json", 406'291'456},       {"mbart-large-cc25.json", 610'851'840},
+        {"bart-large.json", 406'291'456},
+        {"mbart-large-cc25.json", 610'851'840},
         // T5: transformers 5 ties lm_head to the shared embedding even where the config says not (T5 v1.1, FLAN-T5,
         // mT5: the count is one vocabulary matrix fewer than transformers 4's); t5-base's ReLU MLP of 3,072 and
         // flan-t5-base's gated one of 2 x 2,048 come to the same count.
-        {"t5-base.json", 222'903'552},          {"flan-t5-base.json", 222'903'552},
+        {"t5-base.json", 222'903'552},
+        {"flan-t5-base.json", 222'903'552},
         {"mt5-small.json", 172'119'424},
+        // MPT-7B (MosaicML's published config: no biases, ALiBi, a 50,432-word vocabulary): transformers'
+        // MptForCausalLM.
+        {"mpt-7b.json", 6'649'286'656},
     };
     for (const auto& [file, params] : expected) {
         ts::Graph g = ts::loadModel(kConfigs + file);
@@ -268,15 +286,20 @@ TEST(HfConfig, BadConfigsGiveOneLineNamingTheProblem) {
         {R"({"model_type": 7})", "\"model_type\" must be a string"},
         {R"({"model_type": "whisper", "d_model": 512})", "model_type \"whisper\" is not supported"},
         {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 1e12, "num_hidden_layers": 2,
-            "num_attention_heads": 4, "intermediate_size": 176})", "\"hidden_size\" must be a whole number"},
+            "num_attention_heads": 4, "intermediate_size": 176})",
+         "\"hidden_size\" must be a whole number"},
         {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 1000000000000, "num_hidden_layers": 2,
-            "num_attention_heads": 4, "intermediate_size": 176})", "\"hidden_size\" must be between 1 and"},
+            "num_attention_heads": 4, "intermediate_size": 176})",
+         "\"hidden_size\" must be between 1 and"},
         {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2,
-            "num_attention_heads": 5, "intermediate_size": 176})", "not a multiple of \"num_attention_heads\""},
+            "num_attention_heads": 5, "intermediate_size": 176})",
+         "not a multiple of \"num_attention_heads\""},
         {R"({"model_type": "gpt2", "vocab_size": 1000, "n_embd": 64, "n_layer": 2, "n_head": 4,
-            "activation_function": "swiglu_v9"})", "activation \"swiglu_v9\" is not supported"},
+            "activation_function": "swiglu_v9"})",
+         "activation \"swiglu_v9\" is not supported"},
         {R"({"model_type": "vit", "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
-            "intermediate_size": 176, "image_size": 30, "patch_size": 8})", "not a multiple of \"patch_size\""},
+            "intermediate_size": 176, "image_size": 30, "patch_size": 8})",
+         "not a multiple of \"patch_size\""},
         {R"({"model_type": "llama", "architectures": "LlamaForCausalLM"})", "\"architectures\" must be a list"},
         {R"({"model_type": "bert", "architectures": ["BertForQuestionAnswering"]})",
          "architecture \"BertForQuestionAnswering\" is not supported"},
@@ -300,11 +323,20 @@ TEST(HfConfig, BadConfigsGiveOneLineNamingTheProblem) {
         {kSmallQwen3Moe.substr(0, kSmallQwen3Moe.size() - 1) + R"(, "mlp_only_layers": [0, 2]})",
          "\"mlp_only_layers\" must hold layer numbers from 0 to 1, got 2"},
         {R"({"model_type": "mixtral", "vocab_size": 1000, "hidden_size": 65536, "num_hidden_layers": 2,
-            "num_attention_heads": 4, "intermediate_size": 1048576, "num_local_experts": 4096})", "absurd sizes"},
+            "num_attention_heads": 4, "intermediate_size": 1048576, "num_local_experts": 4096})",
+         "absurd sizes"},
         {R"({"model_type": "llama", "vocab_size": 1000, "hidden_size": 131072, "num_hidden_layers": 2,
-            "num_attention_heads": 4096, "head_dim": 131072, "intermediate_size": 176})", "absurd sizes"},
+            "num_attention_heads": 4096, "head_dim": 131072, "intermediate_size": 176})",
+         "absurd sizes"},
         {R"({"model_type": "vit", "hidden_size": 131072, "num_hidden_layers": 1, "num_attention_heads": 4,
-            "intermediate_size": 176, "image_size": 16384, "patch_size": 1})", "absurd sizes"},
+            "intermediate_size": 176, "image_size": 16384, "patch_size": 1})",
+         "absurd sizes"},
+        {R"({"model_type": "mpt", "attn_config": {"qk_ln": true}})", "qk_ln (LayerNorms over q and k) is not modelled"},
+        {R"({"model_type": "mpt", "attn_config": {"attn_impl": "xformers"}})", "attn_impl \"xformers\" is not one of"},
+        {R"({"model_type": "mpt", "norm_type": "rmsnorm"})", "\"norm_type\" \"rmsnorm\" is not supported"},
+        {R"({"model_type": "mpt", "ffn_config": {"ffn_type": "te_ln_mlp"}})",
+         "ffn_type \"te_ln_mlp\" is not supported"},
+        {R"({"model_type": "mpt", "d_model": 64, "n_heads": 5})", "\"d_model\" is not a multiple of \"n_heads\""},
     };
     for (const auto& [text, fragment] : cases) {
         const std::string e = errorOf(text);
@@ -528,4 +560,41 @@ TEST(HfConfig, SmolLM3SkipsTheRotaryEmbeddingInItsNoPELayers) {
     }
     EXPECT_NE(errorOf(base + R"(, "no_rope_layers": [1, 2, 1, 1]})").find("\"no_rope_layers\" entries must be 0"),
               std::string::npos);
+}
+
+// MPT as LLM Foundry's benchmark ran it (MPTConfig's own defaults: biases everywhere, a learned position table of
+// max_seq_len rows, no ALiBi, tied embeddings; 50,368 words): the parameter counts its published table gives
+// (mosaicml/llm-foundry scripts/train/benchmarking/README.md, NumParams, read from the runs' logs), which grow
+// by d_model with every position of the table; and the blocks as MPTModel names them.
+TEST(HfConfig, MptFollowsLlmFoundrysModel) {
+    auto foundry = [](int64_t d, int64_t heads, int64_t layers, int64_t seq) {
+        return R"({"model_type": "mpt", "architectures": ["MPTForCausalLM"], "d_model": )" + std::to_string(d) +
+               R"(, "n_heads": )" + std::to_string(heads) + R"(, "n_layers": )" + std::to_string(layers) +
+               R"(, "max_seq_len": )" + std::to_string(seq) +
+               R"(, "vocab_size": 50368, "no_bias": false, "learned_pos_emb": true,
+               "attn_config": {"attn_impl": "flash", "alibi": false}})";
+    };
+    EXPECT_EQ(load(foundry(768, 12, 12, 2048)).parameterCount(), 125'311'488);      // 125m
+    EXPECT_EQ(load(foundry(768, 12, 12, 65536)).parameterCount(), 174'070'272);     // 125m at 65,536
+    EXPECT_EQ(load(foundry(2048, 16, 24, 512)).parameterCount(), 1'312'804'864);    // 1b at 512
+    EXPECT_EQ(load(foundry(4096, 32, 32, 2048)).parameterCount(), 6'658'859'008);   // 7b
+    EXPECT_EQ(load(foundry(7168, 56, 48, 8192)).parameterCount(), 30'019'254'272);  // 30b at 8,192
+    EXPECT_EQ(load(foundry(8192, 64, 80, 2048)).parameterCount(), 64'862'437'376);  // 70b
+
+    const ts::Graph g = load(foundry(64, 4, 2, 32), {{"seq", "32"}});
+    for (const char* path :
+         {"transformer.wte", "transformer.wpe", "transformer.blocks.0.norm_1", "transformer.blocks.0.attn.Wqkv",
+          "transformer.blocks.0.attn.out_proj", "transformer.blocks.1.ffn.up_proj",
+          "transformer.blocks.1.ffn.down_proj", "transformer.norm_f"})
+        EXPECT_TRUE(hasModule(g, path)) << path;
+    int flash = 0;
+    for (const auto& op : g.ops)
+        if (op.type == "ScaledDotProductAttention") flash += op.attrString("backend", "") == "flash";
+    EXPECT_EQ(flash, 2);  // attn_impl flash; transformers' form ("torch") is eager
+    // ALiBi replaces the position table; grouped-query heads narrow Wqkv to q | k | v of 64 + 2 x 2 x 16.
+    const ts::Graph alibi = load(R"({"model_type": "mpt", "d_model": 64, "n_heads": 4, "n_layers": 1,
+        "vocab_size": 1000, "attn_config": {"alibi": true, "attn_type": "grouped_query_attention", "kv_n_heads": 2}})");
+    EXPECT_FALSE(hasModule(alibi, "transformer.wpe"));
+    const int64_t layer = 64 * (64 + 2 * 2 * 16) + 64 * 64 + 2 * 64 * 256 + 2 * 64;  // no biases by default
+    EXPECT_EQ(alibi.parameterCount(), 1000 * 64 + layer + 64);
 }

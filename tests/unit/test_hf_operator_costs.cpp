@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hf_config_test_support.h"
 #include "trainscope/core/builder.h"
@@ -416,4 +418,52 @@ TEST(HfConfig, LossKeepsItsLogProbabilitiesInTheLogitsDtype) {
     EXPECT_DOUBLE_EQ(lossSaved(mlm, ts::TrainingPrecision::Bf16Params), logits * 2 + 2 * 16 * 8);
     const ts::Graph causal = load(kSmallLlama, {{"seq", "16"}});
     EXPECT_DOUBLE_EQ(lossSaved(causal, ts::TrainingPrecision::Bf16Params), logits * 4 + 2 * 16 * 8);
+}
+
+// The token loss's three forms (?loss=): transformers' (fp32: a cast of the logits to fp32 first), the logits as
+// they are (model), and a fused cross-entropy kernel (fused: flash-attn's, Liger's), which keeps the scores
+// themselves and the labels, and whose backward writes the scores' gradient with no scratch beside it: the
+// other forms keep log-probabilities of the scores' size and need one more scores-sized buffer in backward.
+TEST(HfConfig, LossOptionChoosesTheCrossEntropysForm) {
+    const int64_t N = 2, S = 16, V = 1000;
+    auto loss = [&](const std::string& form, int* casts) {
+        const ts::Graph g = load(kSmallLlama, {{"seq", std::to_string(S)}, {"loss", form}});
+        *casts = 0;
+        for (const auto& op : g.ops)
+            *casts += op.type == "Cast" && op.attrString("dtype_role", "") == "fp32" && op.modulePath.empty();
+        const ts::ModelCosts c = ts::computeCosts(g, N, S);
+        return layerOf(g, c, "SoftmaxCrossEntropyLoss").cost;
+    };
+    int castsFp32 = 0, castsModel = 0, castsFused = 0;
+    const ts::OpCost fp32 = loss("fp32", &castsFp32), model = loss("model", &castsModel),
+                     fused = loss("fused", &castsFused);
+    EXPECT_EQ(castsFp32, 1);
+    EXPECT_EQ(castsModel, 0);
+    EXPECT_EQ(castsFused, 0);
+    const double scores = double(N * S * V) * 4, labels = double(N * S) * 8;  // fp32 graph: 4-byte scores
+    EXPECT_DOUBLE_EQ(model.backwardScratch, scores);
+    EXPECT_DOUBLE_EQ(fused.backwardScratch, 0);
+    EXPECT_DOUBLE_EQ(model.savedBytes(), scores + labels);  // log-probabilities and labels
+    EXPECT_DOUBLE_EQ(fused.savedBytes(), scores + labels);  // the scores themselves and labels
+    EXPECT_DOUBLE_EQ(fused.forwardFlops, model.forwardFlops);
+    EXPECT_NE(errorOf(kSmallLlama, {{"loss", "liger"}}).find("option 'loss' must be fp32, model or fused"),
+              std::string::npos);
+}
+
+// MPT's attn_impl: torch is the eager attention, flash flash-attn's kernel, triton MosaicML's Triton port of
+// FlashAttention-1, timed as the memory-efficient kernels (about half FlashAttention-2's speed).
+TEST(HfConfig, MptAttentionImplementationChoosesTheBackend) {
+    for (const auto& [impl, backend] : std::vector<std::pair<std::string, std::string>>{
+             {"torch", "math"}, {"flash", "flash"}, {"triton", "efficient"}}) {
+        const ts::Graph g = load(R"({"model_type": "mpt", "d_model": 64, "n_heads": 4, "n_layers": 1, "vocab_size": 100,
+            "attn_config": {"attn_impl": ")" +
+                                 impl + R"("}})");
+        int seen = 0;
+        for (const auto& op : g.ops)
+            if (op.type == "ScaledDotProductAttention") {
+                EXPECT_EQ(op.attrString("backend", ""), backend) << impl;
+                ++seen;
+            }
+        EXPECT_EQ(seen, 1) << impl;
+    }
 }

@@ -40,28 +40,35 @@ const TimeRow& attentionRow(const ModelAnalysis& m, const OperationTimes& t, boo
 }  // namespace
 
 // A fused kernel computes its products at the tensor-core rate times the backend's efficiency: the
-// forward's FLOPs over (dense 16-bit peak x the architecture's GEMM efficiency x the backend's).
+// forward's FLOPs over (dense 16-bit peak x the architecture's GEMM efficiency x the backend's). PyTorch's
+// fused kernels are Ampere's: on an A100 FlashAttention-2 runs at 0.75 of a GEMM's rate (its paper's A100
+// benchmarks), on an H100 at 35% of the dense peak in bursts (FlashAttention-3's paper), where cuBLAS's
+// GEMMs reach 0.86 of it; the memory-efficient kernel at 60% of the flash kernel's rate on both.
 TEST(IterationKernels, FusedAttentionComputesAtItsBackendsShareOfTheGemmRate) {
     const StreamModel& model = StreamModel::shipped();
-    const GpuSpec& h100 = gpu("h100-sxm");
-    for (const auto& [backend, efficiency] :
-         {std::pair{"flash", model.flashAttentionEfficiency}, {"efficient", model.efficientAttentionEfficiency}}) {
-        SCOPED_TRACE(backend);
-        const ModelAnalysis m(attentionGraph(backend, 2048, false));
-        const OperationTimes t = prepareIterationTimes(m, h100, TrainingPrecision::AmpBf16);
+    const double hopperFlash = 0.35 / model.burstTensorCoreEfficiency(gpu("h100-sxm"), TrainingPrecision::AmpBf16);
+    EXPECT_NEAR(hopperFlash, 0.35 / 0.86, 1e-12);
+    struct Case {
+        const char* gpuId;
+        const char* backend;
+        double efficiency;  // of a GEMM's rate
+    };
+    for (const Case& c : {Case{"a100-sxm4-80gb", "flash", 0.75}, Case{"a100-sxm4-80gb", "efficient", 0.45},
+                          Case{"h100-sxm", "flash", hopperFlash}, Case{"h100-sxm", "efficient", 0.6 * hopperFlash}}) {
+        SCOPED_TRACE(std::string(c.gpuId) + " " + c.backend);
+        const GpuSpec& g = gpu(c.gpuId);
+        const ModelAnalysis m(attentionGraph(c.backend, 2048, false));
+        const OperationTimes t = prepareIterationTimes(m, g, TrainingPrecision::AmpBf16);
         const TimeRow& f = attentionRow(m, t, false);
         const AnalyzedOp& op = m.ops[size_t(f.op)];
         ASSERT_EQ(op.kind, OpKind::Attention);
-        const double rate = *h100.peakTflops(ComputePrecision::Bf16) * 1e12 *
-                            model.tensorCoreEfficiency(h100, TrainingPrecision::AmpBf16) * efficiency;
+        const double rate = *g.peakTflops(ComputePrecision::Bf16) * 1e12 *
+                            model.tensorCoreEfficiency(g, TrainingPrecision::AmpBf16) * c.efficiency;
         const double batch = 8;
         EXPECT_NEAR(f.computeMs.at(batch), op.forwardFlops.at(batch) / rate * 1e3, 1e-9 * f.computeMs.at(batch));
         // The scores stay on chip: at 2,048 tokens the products, not the traffic, bound the kernel.
         EXPECT_GT(f.computeMs.at(batch), f.memoryMs.at(batch));
-        EXPECT_LT(efficiency, 1);
     }
-    // The memory-efficient kernels are the slower of the two (FlashAttention-2's benchmarks).
-    EXPECT_LT(model.efficientAttentionEfficiency, model.flashAttentionEfficiency);
 }
 
 // The math backend writes and reads every score: its products and its softmax are kernels one after

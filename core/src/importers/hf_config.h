@@ -23,11 +23,41 @@ struct ConfigError : std::runtime_error {
 
 // Qwen is Qwen (v1)'s remote code (QWenLMHeadModel, model_type "qwen"), not part of transformers.
 // Gemma3 is the text model (model_type "gemma3_text"); the image-text "gemma3" is refused.
+// Mpt is MosaicML's MPT as its remote code (MPTForCausalLM) and LLM Foundry build it; transformers' MptModel
+// is its form without biases, with ALiBi.
 // Roberta also builds xlm-roberta (XLM-RoBERTa: RoBERTa's modules under other class names).
 // Bart, MBart, T5 and MT5 are the encoder-decoder families (hf_seq2seq.cpp, hf_t5.cpp).
 enum class Family {
-    Llama, Granite, SmolLM3, Mistral, Mixtral, Qwen, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, DeepseekV3, GptOss, Olmo2, Gemma,
-    Gemma2, Gemma3, Phi, Phi3, Gpt2, GptNeoX, Bert, Roberta, DistilBert, ModernBert, Vit, Bart, MBart, T5, MT5
+    Llama,
+    Granite,
+    SmolLM3,
+    Mistral,
+    Mixtral,
+    Qwen,
+    Qwen2,
+    Qwen2Moe,
+    Qwen3,
+    Qwen3Moe,
+    DeepseekV3,
+    GptOss,
+    Olmo2,
+    Gemma,
+    Gemma2,
+    Gemma3,
+    Phi,
+    Phi3,
+    Gpt2,
+    GptNeoX,
+    Mpt,
+    Bert,
+    Roberta,
+    DistilBert,
+    ModernBert,
+    Vit,
+    Bart,
+    MBart,
+    T5,
+    MT5
 };
 // Seq2SeqLm: an encoder-decoder's language-model head (BartForConditionalGeneration).
 enum class Head { CausalLm, MaskedLm, SequenceClassification, ImageClassification, Base, Seq2SeqLm };
@@ -87,6 +117,13 @@ struct Config {
     std::string activation;     // TrainScope operator: "Silu", "Gelu", "GeluTanh", "Relu", "Tanh"
     double rotaryFraction = 1;  // part of each head that rotates (gpt_neox rotary_pct, phi3)
     bool parallelResidual = false;  // gpt_neox
+    // MPT: a learned position table (learned_pos_emb, unless ALiBi replaces it), ALiBi's bias on the
+    // attention scores, the fused q | k | v projection clamped to +-clipQkv (0: not clamped).
+    bool learnedPositions = false, alibi = false;
+    double clipQkv = 0;
+    // The config asks for the eager attention (MPT's attn_impl "torch"): the default backend is then math;
+    // for a FlashAttention-1-class kernel (MPT's "triton"): the efficient backend's rate.
+    bool eagerAttention = false, tritonAttention = false;
     int64_t typeVocab = 0;          // bert, roberta token types
     int64_t padTokenId = 0;         // roberta positions start after it
     int64_t numLabels = 2;
@@ -113,6 +150,7 @@ struct Config {
     // transformers' loss functions upcast the logits (logits.float()); Qwen (v1)'s CrossEntropyLoss takes
     // them in the model's dtype.
     bool lossInFp32 = true;
+    bool fusedLoss = false;  // the option loss=fused: a fused cross-entropy kernel (flash-attn's, Liger's)
 
     // Options from the model spec.
     int64_t seq = 0;  // sequence length shown by default; 0 for vit (fixed by the image)

@@ -227,10 +227,95 @@ void readGptOss(Config& c, const Reader& r) {
     readExperts(c, r);
 }
 
+// MPT, as MosaicML's remote code and LLM Foundry's MPTModel read its config (transformers' MptConfig
+// defaults where a field is absent: no biases, ALiBi): d_model, n_heads, n_layers, the MLP at
+// expansion_ratio x d_model (ffn_config's ffn_hidden_size when given; its "mptglu" a gated MLP),
+// max_seq_len, no_bias (every bias, the LayerNorms' too), learned_pos_emb (a position table, which
+// ALiBi replaces), and attn_config: attn_impl (the kernel, below), alibi, clip_qkv, grouped-query or
+// multi-query heads (attn_type, kv_n_heads). The architecture's name says whose loss runs. What would change
+// the graph and is not modelled is refused: qk_ln, prefix_lm, rotary positions, other norms and MLPs.
+void readMpt(Config& c, const Reader& r) {
+    c.vocab = r.integer("vocab_size", 1, kMaxVocab, 50368);
+    c.hidden = r.integer("d_model", 1, kMaxHidden, 2048);
+    c.heads = r.integer("n_heads", 1, kMaxHeads, 16);
+    c.layers = r.integer("n_layers", 1, kMaxLayers, 24);
+    if (c.hidden % c.heads != 0) throw ConfigError("\"d_model\" is not a multiple of \"n_heads\"");
+    c.headDim = c.hidden / c.heads;
+    c.maxPositions = r.integer("max_seq_len", 1, kMaxPositions, 2048);
+    c.eps = r.number("layer_norm_epsilon", 0, 1, 1e-5);
+    c.embeddingDropout = r.number("emb_pdrop", 0, 0.999, 0.0);
+    c.residualDropout = r.number("resid_pdrop", 0, 0.999, 0.0);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
+    const bool noBias = r.boolean("no_bias", true);
+    c.qkvBias = c.outputBias = c.mlpBias = c.normBias = !noBias;
+    const std::string norm = r.string("norm_type", "low_precision_layernorm");
+    if (norm != "layernorm" && norm != "low_precision_layernorm")
+        throw ConfigError("\"norm_type\" \"" + norm + "\" is not supported (layernorm, low_precision_layernorm)");
+    const double expansion = r.number("expansion_ratio", 1e-3, 1e3, 4.0);
+    c.intermediate = static_cast<int64_t>(static_cast<double>(c.hidden) * expansion);
+    c.activation = "Gelu";  // nn.GELU(approximate="none")
+    if (r.has("ffn_config")) {
+        const json& f = r.doc().at("ffn_config");
+        if (!f.is_object()) throw ConfigError("\"ffn_config\" must be an object");
+        const Reader ffn(f);
+        const std::string type = ffn.string("ffn_type", "mptmlp");
+        if (type != "mptmlp" && type != "mptglu")
+            throw ConfigError("\"ffn_config\": ffn_type \"" + type + "\" is not supported (mptmlp, mptglu)");
+        c.gatedMlp = type == "mptglu";
+        c.intermediate = ffn.integer("ffn_hidden_size", 1, kMaxIntermediate, c.intermediate);
+    }
+    if (c.intermediate < 1 || c.intermediate > kMaxIntermediate)
+        throw ConfigError("\"expansion_ratio\" gives an MLP of " + std::to_string(c.intermediate) + " features");
+    c.learnedPositions = r.boolean("learned_pos_emb", true);
+    c.kvHeads = c.heads;
+    c.alibi = true;
+    std::string impl = "torch";
+    if (r.has("attn_config")) {
+        const json& a = r.doc().at("attn_config");
+        if (!a.is_object()) throw ConfigError("\"attn_config\" must be an object");
+        const Reader attn(a);
+        c.alibi = attn.boolean("alibi", true);
+        c.attentionDropout = attn.number("attn_pdrop", 0, 0.999, 0.0);
+        c.clipQkv = attn.number("clip_qkv", 0, 1e30, 0.0);
+        impl = attn.string("attn_impl", "torch");
+        if (impl != "torch" && impl != "flash" && impl != "triton")
+            throw ConfigError("\"attn_config\": attn_impl \"" + impl + "\" is not one of torch, flash, triton");
+        if (attn.boolean("qk_ln", false) || attn.boolean("qk_gn", false))
+            throw ConfigError("\"attn_config\": qk_ln (LayerNorms over q and k) is not modelled");
+        if (attn.boolean("prefix_lm", false))
+            throw ConfigError("\"attn_config\": prefix_lm (a bidirectional prefix) is not modelled");
+        if (attn.boolean("rope", false))
+            throw ConfigError("\"attn_config\": rope (rotary positions) is not modelled for mpt");
+        const std::string type = attn.string("attn_type", "multihead_attention");
+        if (type == "multiquery_attention")
+            c.kvHeads = 1;
+        else if (type == "grouped_query_attention")
+            c.kvHeads = attn.integer("kv_n_heads", 1, c.heads);
+        else if (type != "multihead_attention")
+            throw ConfigError("\"attn_config\": attn_type \"" + type +
+                              "\" is not one of multihead_attention, multiquery_attention, grouped_query_attention");
+    }
+    // The loss: MosaicML's remote code (MPTForCausalLM) takes F.cross_entropy of the logits as they are, and
+    // LLM Foundry's Composer model flash-attn's fused cross-entropy (its default loss_fn), which reads them in
+    // their dtype too; transformers' MptForCausalLM upcasts them (its loss functions' logits.float()).
+    if (r.has("architectures") && r.doc().at("architectures").is_array() && !r.doc().at("architectures").empty() &&
+        r.doc().at("architectures")[0].is_string())
+        c.lossInFp32 = r.doc().at("architectures")[0].get<std::string>().rfind("MPT", 0) != 0;
+    // ALiBi's biases replace the position table (MPTConfig turns learned_pos_emb off with them).
+    if (c.alibi) c.learnedPositions = false;
+    // attn_impl torch is the eager attention (transformers' MptAttention is eager whatever it says), flash
+    // flash-attn's kernel; triton is MosaicML's Triton port of FlashAttention (v1's algorithm, about half
+    // FlashAttention-2's speed by FlashAttention-2's paper), timed as the memory-efficient kernels, whose
+    // rate here is 60% of the flash kernel's. The option may choose otherwise.
+    c.eagerAttention = impl == "torch";
+    c.tritonAttention = impl == "triton";
+}
+
 }  // namespace
 
 void readDecoder(Config& c, const Reader& r) {
     if (c.family == Family::Qwen) return readQwen(c, r);
+    if (c.family == Family::Mpt) return readMpt(c, r);
     const bool gpt2 = c.family == Family::Gpt2;
     c.vocab = r.integer("vocab_size", 1, kMaxVocab);
     c.hidden = r.integer(gpt2 ? "n_embd" : "hidden_size", 1, kMaxHidden);

@@ -2,6 +2,7 @@
 // ?head=), the options, and limits against absurd sizes; hf_config_fields.cpp reads each family's
 // sizes and fields, with transformers' own defaults (5.x configuration classes).
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <string>
 
@@ -19,23 +20,37 @@ struct FamilyInfo {
     const char* prefix;  // class-name prefix: "Llama" in LlamaForCausalLM
 };
 const FamilyInfo kFamilies[] = {
-    {"llama", Family::Llama, "Llama"},       {"granite", Family::Granite, "Granite"},
+    {"llama", Family::Llama, "Llama"},
+    {"granite", Family::Granite, "Granite"},
     {"smollm3", Family::SmolLM3, "SmolLM3"},
-    {"olmo2", Family::Olmo2, "Olmo2"},       {"mistral", Family::Mistral, "Mistral"},
-    {"mixtral", Family::Mixtral, "Mixtral"}, {"qwen", Family::Qwen, "QWen"},
-    {"qwen2", Family::Qwen2, "Qwen2"},       {"qwen2_moe", Family::Qwen2Moe, "Qwen2Moe"},
-    {"qwen3", Family::Qwen3, "Qwen3"},       {"qwen3_moe", Family::Qwen3Moe, "Qwen3Moe"},
-    {"deepseek_v3", Family::DeepseekV3, "DeepseekV3"}, {"gpt_oss", Family::GptOss, "GptOss"},
-    {"gemma", Family::Gemma, "Gemma"},       {"gemma2", Family::Gemma2, "Gemma2"},
+    {"olmo2", Family::Olmo2, "Olmo2"},
+    {"mistral", Family::Mistral, "Mistral"},
+    {"mixtral", Family::Mixtral, "Mixtral"},
+    {"qwen", Family::Qwen, "QWen"},
+    {"qwen2", Family::Qwen2, "Qwen2"},
+    {"qwen2_moe", Family::Qwen2Moe, "Qwen2Moe"},
+    {"qwen3", Family::Qwen3, "Qwen3"},
+    {"qwen3_moe", Family::Qwen3Moe, "Qwen3Moe"},
+    {"deepseek_v3", Family::DeepseekV3, "DeepseekV3"},
+    {"gpt_oss", Family::GptOss, "GptOss"},
+    {"gemma", Family::Gemma, "Gemma"},
+    {"gemma2", Family::Gemma2, "Gemma2"},
     {"gemma3_text", Family::Gemma3, "Gemma3"},
-    {"phi", Family::Phi, "Phi"},             {"phi3", Family::Phi3, "Phi3"},
-    {"gpt2", Family::Gpt2, "GPT2"},          {"gpt_neox", Family::GptNeoX, "GPTNeoX"},
-    {"bert", Family::Bert, "Bert"},          {"roberta", Family::Roberta, "Roberta"},
-    {"xlm-roberta", Family::Roberta, "XLMRoberta"}, {"distilbert", Family::DistilBert, "DistilBert"},
+    {"phi", Family::Phi, "Phi"},
+    {"phi3", Family::Phi3, "Phi3"},
+    {"gpt2", Family::Gpt2, "GPT2"},
+    {"gpt_neox", Family::GptNeoX, "GPTNeoX"},
+    {"mpt", Family::Mpt, "Mpt"},
+    {"bert", Family::Bert, "Bert"},
+    {"roberta", Family::Roberta, "Roberta"},
+    {"xlm-roberta", Family::Roberta, "XLMRoberta"},
+    {"distilbert", Family::DistilBert, "DistilBert"},
     {"modernbert", Family::ModernBert, "ModernBert"},
     {"vit", Family::Vit, "ViT"},
-    {"bart", Family::Bart, "Bart"},          {"mbart", Family::MBart, "MBart"},
-    {"t5", Family::T5, "T5"},                {"mt5", Family::MT5, "MT5"},
+    {"bart", Family::Bart, "Bart"},
+    {"mbart", Family::MBart, "MBart"},
+    {"t5", Family::T5, "T5"},
+    {"mt5", Family::MT5, "MT5"},
 };
 
 bool isEncoderDecoder(Family f) {
@@ -109,7 +124,11 @@ void chooseHead(Config& c, const Reader& r, const FamilyInfo& fam, const std::ma
             throw ConfigError("\"architectures\" must be a list of class names");
         const std::string name = a[0].get<std::string>();
         const std::string prefix = fam.prefix;
-        bool known = name.rfind(prefix, 0) == 0;
+        // Case aside: MosaicML's remote code names MPT's classes MPTForCausalLM, transformers MptForCausalLM.
+        bool known =
+            name.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), name.begin(), [](char a, char b) {
+                return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+            });
         if (known) {
             try {
                 c.head = headOfSuffix(c.family, name.substr(prefix.size()));
@@ -124,6 +143,8 @@ void chooseHead(Config& c, const Reader& r, const FamilyInfo& fam, const std::ma
             throw ConfigError("architecture \"" + name + "\" is not supported for model_type \"" + c.modelType +
                               "\" (" + names + "; or choose with ?head=)");
         }
+        c.architecture = name;  // as the config writes it (MosaicML's MPTForCausalLM)
+        return;
     } else {
         c.head = isDecoder(c.family)          ? Head::CausalLm
                  : isEncoderDecoder(c.family) ? Head::Seq2SeqLm
@@ -185,9 +206,10 @@ void readTensorParallel(Config& c, const std::map<std::string, std::string>& opt
         throw ConfigError(option + ": OLMo 2's q_norm and k_norm normalise the whole projection, across the heads a "
                                    "GPU would hold; not modelled");
     if (!isDecoder(c.family))
-        throw ConfigError(option + " applies to the decoder families (llama, granite, smollm3, mistral, mixtral, "
-                                   "qwen, qwen2, qwen3, qwen2_moe, qwen3_moe, gpt_oss, gemma, gemma2, gemma3_text, "
-                                   "phi, phi3, gpt2, gpt_neox), not model_type \"" +
+        throw ConfigError(option +
+                          " applies to the decoder families (llama, granite, smollm3, mistral, mixtral, "
+                          "qwen, qwen2, qwen3, qwen2_moe, qwen3_moe, gpt_oss, gemma, gemma2, gemma3_text, "
+                          "phi, phi3, gpt2, gpt_neox, mpt), not model_type \"" +
                           c.modelType + "\"");
     auto divides = [&](int64_t n, const std::string& what) {
         if (n % t != 0)
@@ -238,9 +260,9 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
     c.family = fam->family;
     for (const auto& [key, value] : options)
         if (key != "seq" && key != "target_seq" && key != "batch" && key != "head" && key != "attention" &&
-            key != "tensor_parallel" && key != "sequence_parallel")
+            key != "loss" && key != "tensor_parallel" && key != "sequence_parallel")
             throw ConfigError("unknown option '" + key +
-                              "' (a Hugging Face config takes seq, target_seq, batch, head, attention, "
+                              "' (a Hugging Face config takes seq, target_seq, batch, head, attention, loss, "
                               "tensor_parallel, sequence_parallel)");
     chooseHead(c, r, *fam, options);
     if (c.family == Family::Vit) readEncoder(c, r);
@@ -291,14 +313,23 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
     // and GPT-OSS's, as sdpa takes no sinks (transformers offers it no sdpa). DeepSeek-V3's value heads are
     // narrower than its query and key heads, which PyTorch's flash kernel does not take: sdpa runs the
     // efficient one.
-    c.attentionBackend = masked || c.family == Family::DeepseekV3                  ? "efficient"
-                         : c.family == Family::Gemma2 || c.family == Family::GptOss ? "math"
-                                                                                    : "flash";
+    c.attentionBackend = masked || c.family == Family::DeepseekV3 || c.tritonAttention                  ? "efficient"
+                         : c.family == Family::Gemma2 || c.family == Family::GptOss || c.eagerAttention ? "math"
+                                                                                                        : "flash";
     if (auto it = options.find("attention"); it != options.end()) {
         c.attentionByDefault = false;
         if (it->second != "flash" && it->second != "efficient" && it->second != "math")
             throw ConfigError("option 'attention' must be flash, efficient or math, got '" + it->second + "'");
         c.attentionBackend = it->second;
+    }
+    // The token loss: "fp32" (transformers' loss functions: cross-entropy of an fp32 copy of the logits), "model"
+    // (of the logits in their dtype) or "fused" (flash-attn's or Liger's fused cross-entropy: one kernel each
+    // way over the logits in their dtype, no log-probabilities kept, no scratch beside the gradient).
+    if (auto it = options.find("loss"); it != options.end()) {
+        if (it->second != "fp32" && it->second != "model" && it->second != "fused")
+            throw ConfigError("option 'loss' must be fp32, model or fused, got '" + it->second + "'");
+        c.lossInFp32 = it->second == "fp32";
+        c.fusedLoss = it->second == "fused";
     }
     readTensorParallel(c, options);
     return c;

@@ -1,6 +1,6 @@
 // The decoder families of the Hugging Face builders (hf_models.cpp): llama, granite, smollm3, olmo2, mistral, mixtral,
-// qwen (v1), qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v3, gpt_oss, gemma, gemma2, gemma3_text, phi, phi3, gpt2
-// and gpt_neox, each body with its head (causal LM, sequence classification or none).
+// qwen (v1), qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v3, gpt_oss, gemma, gemma2, gemma3_text, phi, phi3, gpt2,
+// gpt_neox and mpt, each body with its head (causal LM, sequence classification or none).
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -357,6 +357,56 @@ std::pair<int, int> gpt2Model(ModelBuilder& b, const Config& c, int ids) {
     return {b.layerNorm("ln_f", x, c.eps), embedWeight};
 }
 
+// ---- mpt ----
+
+// MPTModel (MosaicML's remote code and LLM Foundry; transformers' MptModel is the form without biases,
+// with ALiBi): wte, the position table wpe (none with ALiBi), emb_drop; per block norm_1, attn (Wqkv:
+// q | k | v of the query and key-value heads, clamped at clip_qkv; out_proj), resid_attn_dropout and
+// the residual add, norm_2, ffn (up_proj, GELU, down_proj; MPTGLU's gate_proj beside up_proj),
+// resid_ffn_dropout and its add; norm_f. Every bias, the LayerNorms' too, unless no_bias. ALiBi adds a
+// bias to the scores: inside the flash kernel, and on the eager path one add per score, which the
+// causal mask's cost already counts there.
+std::pair<int, int> mptModel(ModelBuilder& b, const Config& c, int ids) {
+    int x = reduceOutput(b, c, b.embedding("wte", ids, c.vocab, c.hidden), "wte");
+    const int embedWeight = b.graph().findValue(b.childPath("wte") + ".weight");
+    if (c.learnedPositions) {
+        const int positions = forwardConstant(b, b.childPath("position_ids"), {1, Dim::seq()}, DType::Int64);
+        x = b.add(x, b.embedding("wpe", positions, c.maxPositions, c.hidden));
+    }
+    x = dropout(b, "emb_drop", x, c.embeddingDropout);
+    {
+        auto blocks = b.scope("blocks");
+        for (int64_t i = 0; i < c.layers; ++i) {
+            auto block = b.scope(std::to_string(i));
+            int y = layerNorm(b, "norm_1", x, c.eps, c.normBias);
+            {
+                auto attn = b.scope("attn");
+                const int64_t qWidth = c.heads * c.headDim, kvWidth = c.kvHeads * c.headDim;
+                int qkv = b.linear("Wqkv", reduceGradient(b, c, y), qWidth + 2 * kvWidth, c.qkvBias);
+                if (c.clipQkv > 0) qkv = b.op1("Clip", {qkv}, {{"min", -c.clipQkv}, {"max", c.clipQkv}});
+                const int sizes = b.constantInts({qWidth, kvWidth, kvWidth}, {Dim(3)});
+                std::vector<int> parts = b.op("Split", {qkv, sizes}, {{"axis", int64_t{-1}}}, 3);
+                const int context = attention(b, c, toHeads(b, parts[0], c.heads, c.headDim),
+                                              toHeads(b, parts[1], c.kvHeads, c.headDim),
+                                              toHeads(b, parts[2], c.kvHeads, c.headDim), -1, true);
+                y = reduceOutput(b, c, b.linear("out_proj", fromHeads(b, context, qWidth), c.hidden, c.outputBias));
+            }
+            x = b.add(dropout(b, "resid_attn_dropout", y, c.residualDropout), x);
+            y = layerNorm(b, "norm_2", x, c.eps, c.normBias);
+            {
+                auto ffn = b.scope("ffn");
+                const int in = reduceGradient(b, c, y);
+                y = activation(b, c, b.linear(c.gatedMlp ? "gate_proj" : "up_proj", in, c.intermediate, c.mlpBias),
+                               "act");
+                if (c.gatedMlp) y = b.mul(y, b.linear("up_proj", in, c.intermediate, c.mlpBias));
+                y = reduceOutput(b, c, b.linear("down_proj", y, c.hidden, c.mlpBias));
+            }
+            x = b.add(dropout(b, "resid_ffn_dropout", y, c.residualDropout), x);
+        }
+    }
+    return {layerNorm(b, "norm_f", x, c.eps, c.normBias), embedWeight};
+}
+
 // ---- phi ----
 
 // PhiModel: per layer one LayerNorm feeding the attention (q, k, v and dense with biases, q_layernorm and
@@ -478,9 +528,10 @@ int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x, 
 Graph buildDecoder(ModelBuilder& b, const Config& c) {
     int ids = b.input("input_ids", {Dim::batch(), Dim::seq()}, DType::Int64);
     const bool base = c.head == Head::Base;
-    const char* bodyName = c.family == Family::Gpt2 || c.family == Family::Qwen ? "transformer"
-                           : c.family == Family::GptNeoX                       ? "gpt_neox"
-                                                                               : "model";
+    const char* bodyName = c.family == Family::Gpt2 || c.family == Family::Qwen || c.family == Family::Mpt
+                               ? "transformer"
+                           : c.family == Family::GptNeoX ? "gpt_neox"
+                                                         : "model";
     std::pair<int, int> body;
     {
         std::optional<ModelBuilder::ScopeGuard> scope;
@@ -489,6 +540,8 @@ Graph buildDecoder(ModelBuilder& b, const Config& c) {
         else if (c.family == Family::Qwen) body = qwenModel(b, c, ids);
         else if (c.family == Family::GptNeoX) body = gptNeoXModel(b, c, ids);
         else if (c.family == Family::Phi) body = phiModel(b, c, ids);
+        else if (c.family == Family::Mpt)
+            body = mptModel(b, c, ids);
         else body = llamaModel(b, c, ids);
     }
     auto [hidden, embedWeight] = body;

@@ -144,14 +144,6 @@ Graph distilbertHeads(ModelBuilder& b, const Config& c, int ids, int attentionMa
 
 // ---- modernbert ----
 
-// A LayerNorm over the last axis, with a bias where `bias` (ModernBERT's norm_bias is false by default).
-int layerNorm(ModelBuilder& b, const std::string& module, int x, double eps, bool bias) {
-    if (bias) return b.layerNorm(module, x, eps);
-    const int64_t features = b.graph().values[size_t(x)].shape.back().constant();
-    return b.op1("LayerNormalization", {x, b.parameter(module, "weight", {features})},
-                 {{"axis", int64_t{-1}}, {"epsilon", eps}}, module);
-}
-
 // ModernBertModel: tok_embeddings, a LayerNorm (`norm`) and dropout; per layer attn_norm (none in layer 0),
 // the attention (Wqkv: q | k | v, rotary positions over whole heads, the padding mask, and in local
 // layers a window of local_attention / 2 keys each side, which sdpa gets as a mask; Wo, out_drop), the

@@ -17,6 +17,8 @@ int activation(ModelBuilder& b, const Config& c, int x, const std::string& modul
 // [N, T, heads*dim] -> [N, heads, T, dim] and back.
 int toHeads(ModelBuilder& b, int x, int64_t heads, int64_t dim);
 int fromHeads(ModelBuilder& b, int x, int64_t width);
+// A LayerNorm over the last axis, with a bias where `bias` (ModernBERT's norm_bias, MPT's no_bias).
+int layerNorm(ModelBuilder& b, const std::string& module, int x, double eps, bool bias);
 // A shape vector known at build time, possibly symbolic (Expand's target).
 int shapeConstant(ModelBuilder& b, const Shape& shape);
 // One ScaledDotProductAttention operator on the config's backend; mask -1 for none; sinks (a [heads]

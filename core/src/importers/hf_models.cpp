@@ -53,6 +53,13 @@ int attention(ModelBuilder& b, const Config& c, int q, int k, int v, int mask, b
     return b.op1("ScaledDotProductAttention", in, attrs);
 }
 
+int layerNorm(ModelBuilder& b, const std::string& module, int x, double eps, bool bias) {
+    if (bias) return b.layerNorm(module, x, eps);
+    const int64_t features = b.graph().values[size_t(x)].shape.back().constant();
+    return b.op1("LayerNormalization", {x, b.parameter(module, "weight", {features})},
+                 {{"axis", int64_t{-1}}, {"epsilon", eps}}, module);
+}
+
 int shapeConstant(ModelBuilder& b, const Shape& shape) {
     Value v;
     v.name = "constant:" + std::to_string(b.graph().values.size());
@@ -85,6 +92,7 @@ Graph finishTokenLoss(ModelBuilder& b, const Config& c, int logits, const Dim& l
     int scores = b.reshape(logits, {-1, c.vocab});
     if (c.lossInFp32) scores = b.op1("Cast", {scores}, {{"to", int64_t{1}}, {"dtype_role", std::string("fp32")}});
     int loss = crossEntropy(b, scores, b.reshape(labels, {-1}));
+    if (c.fusedLoss) b.graph().ops.back().attrs["fused"] = int64_t{1};
     return b.finish({loss, logits});
 }
 

@@ -236,6 +236,13 @@ OpCost softmaxCrossEntropyCost(const CostCtx& c) {
     if (c.inNeedsGrad(0)) {
         cost.backwardFlops = 3 * scores;
         bool logProbIsOutput = c.op().outputs.size() > 1 && c.outputValue(1) >= 0;
+        if (c.op().attrInt("fused", 0) != 0) {
+            // A fused kernel (flash-attn's, Liger's cross-entropy; attribute fused = 1): it keeps the scores
+            // themselves and a log-sum-exp per row, and its backward writes the scores' gradient directly.
+            saveInput(c, cost, 0);
+            saveInput(c, cost, 1);
+            return cost;
+        }
         // The log-probabilities, in the scores' dtype (log_softmax's output; the loss follows its input, so
         // the output's dtype is theirs).
         if (logProbIsOutput) saveOutput(c, cost, 1);

@@ -88,7 +88,7 @@ BatchPoly streamBackwardBytes(const AnalyzedOp& op, const OpBytes& b);
 OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu, TrainingPrecision p,
                                      const KernelScalingTable& table = KernelScalingTable::builtin());
 
-// The whole-iteration model's constants. Each is labelled where it is defined (operation_times.cpp)
+// The whole-iteration model's constants. Each is labelled where it is defined (stream_model.cpp)
 // as measured, fitted (on what, validated how) or assumed; docs/prediction.md has the table.
 struct StreamModel {
     // Achieved fraction of the dense tensor-core peak by large GEMMs, by architecture ("Hopper"),
@@ -119,12 +119,14 @@ struct StreamModel {
     // Relative spread (standard deviation) of one GPU's step time in a real run: synchronous data
     // parallelism waits for the slowest GPU at every step (slowestGpuWaitShare).
     double stepTimeSpread = 0;
-    // A fused attention kernel's rate relative to a GEMM's at the same precision, by backend.
+    // A fused attention kernel's rate relative to a GEMM's at the same precision, by backend; the flash
+    // kernel's by architecture where it differs (the memory-efficient one keeps its share of the flash one's).
     double flashAttentionEfficiency = 1;
     double efficientAttentionEfficiency = 1;
+    std::map<std::string, double> flashAttentionEfficiencyByArchitecture;
     double tensorCoreEfficiency(const GpuSpec& gpu, TrainingPrecision p) const;  // sustained
     double burstTensorCoreEfficiency(const GpuSpec& gpu, TrainingPrecision p) const;
-    double attentionEfficiency(AttentionBackend backend) const;  // 1 for the math backend
+    double attentionEfficiency(AttentionBackend backend, const GpuSpec& gpu) const;  // 1 for the math backend
     static const StreamModel& shipped();
 };
 
