@@ -93,6 +93,22 @@ def small_configs(family):
                  "Olmo2ForCausalLM"),
                 ("seqcls", T.Olmo2Config(**dict(base, num_labels=3)), "Olmo2ForSequenceClassification"),
                 ("base", T.Olmo2Config(**base), "Olmo2Model")]
+    if family == "olmo3":  # OLMo 2 with windows of 8 (shorter than SEQ, so that they bind) in three layers of four
+        base = dict(SMALL, num_hidden_layers=4, num_key_value_heads=2, pad_token_id=0, sliding_window=8)
+        return [("window", T.Olmo3Config(**base), "Olmo3ForCausalLM"),
+                ("listed-tied-bias", T.Olmo3Config(**dict(base, tie_word_embeddings=True, attention_bias=True,
+                                                         layer_types=["full_attention", "sliding_attention",
+                                                                      "full_attention", "sliding_attention"])),
+                 "Olmo3ForCausalLM"),
+                ("seqcls", T.Olmo3Config(**dict(base, num_labels=3)), "Olmo3ForSequenceClassification"),
+                ("base", T.Olmo3Config(**base), "Olmo3Model")]
+    if family == "glm4":  # four RMSNorms a layer, q, k, v biases, half of each head rotated, a fused gate_up_proj
+        base = dict(SMALL, num_key_value_heads=2, pad_token_id=0, head_dim=16)
+        return [("gqa", T.Glm4Config(**base), "Glm4ForCausalLM"),
+                ("no-bias-rotary-tied", T.Glm4Config(**dict(base, attention_bias=False, partial_rotary_factor=0.25,
+                                                            head_dim=32, tie_word_embeddings=True)), "Glm4ForCausalLM"),
+                ("seqcls", T.Glm4Config(**dict(base, num_labels=3)), "Glm4ForSequenceClassification"),
+                ("base", T.Glm4Config(**base), "Glm4Model")]
     if family == "granite":  # Llama with its scalars: embedding, residual, attention and logits
         base = dict(SMALL, num_key_value_heads=2, pad_token_id=0, embedding_multiplier=12.0, residual_multiplier=0.22,
                     attention_multiplier=0.05, logits_scaling=8.0)
@@ -114,6 +130,35 @@ def small_configs(family):
                  "DeepseekV3ForCausalLM"),
                 ("seqcls", cls(**dict(base, num_labels=3)), "DeepseekV3ForSequenceClassification"),
                 ("base", cls(**base), "DeepseekV3Model")]
+    if family == "glm4_moe":
+        # Llama's attention with half of each head rotated (or as partial_rotary_factor says), q, k, v biases and
+        # per-head q and k norms where set; DeepSeek-V3's sigmoid-scored experts with a shared one after a dense
+        # first layer
+        base = dict(SMALL, num_key_value_heads=2, pad_token_id=0, n_routed_experts=4, num_experts_per_tok=2,
+                    moe_intermediate_size=48, n_shared_experts=1, first_k_dense_replace=1, head_dim=16)
+        cls = T.Glm4MoeConfig
+        return [("moe", cls(**base), "Glm4MoeForCausalLM"),
+                ("bias-qk-norm", cls(**dict(base, attention_bias=True, use_qk_norm=True, n_shared_experts=2,
+                                            first_k_dense_replace=0, partial_rotary_factor=0.25, head_dim=24)),
+                 "Glm4MoeForCausalLM"),
+                ("base", cls(**dict(base, tie_word_embeddings=True)), "Glm4MoeModel")]
+    if family == "olmoe":  # whole-projection q and k norms, softmax-routed experts in every layer, clip_qkv
+        base = dict(SMALL, num_key_value_heads=2, pad_token_id=0, num_experts=4, num_experts_per_tok=2)
+        cls = T.OlmoeConfig
+        return [("moe", cls(**base), "OlmoeForCausalLM"),
+                ("clip-bias-norm-topk", cls(**dict(base, clip_qkv=8.0, attention_bias=True, norm_topk_prob=True,
+                                                   num_experts_per_tok=3)), "OlmoeForCausalLM"),
+                ("base", cls(**dict(base, tie_word_embeddings=True)), "OlmoeModel")]
+    if family == "starcoder2":  # LayerNorms, biases, a GELU MLP, windows of 8 (shorter than SEQ, so that they bind)
+        base = dict(SMALL, num_key_value_heads=2, pad_token_id=0, sliding_window=8, residual_dropout=0.1,
+                    embedding_dropout=0.1)
+        cls = T.Starcoder2Config
+        return [("window", cls(**base), "Starcoder2ForCausalLM"),
+                ("untied-no-bias-global", cls(**dict(base, use_bias=False, tie_word_embeddings=False,
+                                                     sliding_window=None, hidden_act="gelu")),
+                 "Starcoder2ForCausalLM"),
+                ("seqcls", cls(**dict(base, num_labels=3)), "Starcoder2ForSequenceClassification"),
+                ("base", cls(**base), "Starcoder2Model")]
     if family == "gpt_oss":
         # sinks, biased attention, windows of 8 in alternate layers (shorter than SEQ, so that they bind), the
         # router's bias and the experts' transposed, interleaved and biased weights

@@ -25,6 +25,11 @@ struct ConfigError : std::runtime_error {
 // Gemma3 is the text model (model_type "gemma3_text"); the image-text "gemma3" is refused.
 // Mpt is MosaicML's MPT as its remote code (MPTForCausalLM) and LLM Foundry build it; transformers' MptModel
 // is its form without biases, with ALiBi.
+// Olmo3 is OLMo 2 with sliding windows in three layers of four. Glm4 is GLM-4-0414's dense model: four
+// RMSNorms a layer (Gemma 2's arrangement), Phi-3's fused gate_up_proj, half of each head rotated.
+// Glm4Moe is GLM-4.5's Glm4MoeForCausalLM: Llama's attention (partial rotary) with DeepSeek-V3's experts.
+// Olmoe is OLMoE: OLMo 2's whole-projection q and k norms, pre-norm layers and softmax-routed experts.
+// Starcoder2 is StarCoder2: LayerNorms, biases everywhere and a plain GELU MLP around Llama's attention.
 // Roberta also builds xlm-roberta (XLM-RoBERTa: RoBERTa's modules under other class names).
 // Bart, MBart, T5 and MT5 are the encoder-decoder families (hf_seq2seq.cpp, hf_t5.cpp).
 enum class Family {
@@ -39,8 +44,12 @@ enum class Family {
     Qwen3,
     Qwen3Moe,
     DeepseekV3,
+    Glm4Moe,
+    Olmoe,
     GptOss,
     Olmo2,
+    Olmo3,
+    Glm4,
     Gemma,
     Gemma2,
     Gemma3,
@@ -49,6 +58,7 @@ enum class Family {
     Gpt2,
     GptNeoX,
     Mpt,
+    Starcoder2,
     Bert,
     Roberta,
     DistilBert,
@@ -120,7 +130,7 @@ struct Config {
     // MPT: a learned position table (learned_pos_emb, unless ALiBi replaces it), ALiBi's bias on the
     // attention scores, the fused q | k | v projection clamped to +-clipQkv (0: not clamped).
     bool learnedPositions = false, alibi = false;
-    double clipQkv = 0;
+    double clipQkv = 0;  // also OLMoE's clip_qkv: q, k and v each clamped in place
     // The config asks for the eager attention (MPT's attn_impl "torch"): the default backend is then math;
     // for a FlashAttention-1-class kernel (MPT's "triton"): the efficient backend's rate.
     bool eagerAttention = false, tritonAttention = false;

@@ -1,6 +1,7 @@
-// The fields each Hugging Face family's config.json adds (hf_config_reader.cpp reads the family, the head
-// and the options): the decoders' sizes, attention and MLP variants and experts, the encoders', with
-// transformers' own defaults (its 5.x configuration classes) for what a config may leave out.
+// The fields each decoder family's config.json adds (hf_config_reader.cpp reads the family, the head and
+// the options; hf_config_encoder_fields.cpp the encoders' and encoder-decoders'): sizes, attention and MLP
+// variants and experts, with transformers' own defaults (its 5.x configuration classes) for what a config
+// may leave out.
 #include <algorithm>
 #include <string>
 
@@ -28,16 +29,18 @@ namespace {
 // (sigmoid scores, chosen within the best topk_group of n_group groups: which experts, not how much
 // work, so not read), n_shared_experts folded into one shared MLP, dense layers before
 // first_k_dense_replace. Defaults are DeepseekV3Config's (DeepSeek-V3's own sizes).
+// GLM-4.5's experts (Glm4MoeMoE) are the same module; Glm4MoeConfig's defaults are GLM-4.5-Air's sizes.
 void readDeepseekExperts(Config& c, const Reader& r) {
-    c.experts = r.integer("n_routed_experts", 1, kMaxExperts, 256);
+    const bool glm = c.family == Family::Glm4Moe;
+    c.experts = r.integer("n_routed_experts", 1, kMaxExperts, glm ? 128 : 256);
     c.topK = r.integer("num_experts_per_tok", 1, c.experts, 8);
-    c.expertInner = r.integer("moe_intermediate_size", 1, kMaxIntermediate, 2048);
+    c.expertInner = r.integer("moe_intermediate_size", 1, kMaxIntermediate, glm ? 1408 : 2048);
     const int64_t shared = r.integer("n_shared_experts", 0, kMaxExperts, 1);
     if (shared * c.expertInner > kMaxIntermediate)
         throw ConfigError("\"n_shared_experts\" x \"moe_intermediate_size\" is beyond " + std::to_string(kMaxIntermediate));
     c.sharedExpertInner = shared * c.expertInner;
     c.normTopK = r.boolean("norm_topk_prob", true);
-    c.firstDenseLayers = r.integer("first_k_dense_replace", 0, kMaxLayers, 3);
+    c.firstDenseLayers = r.integer("first_k_dense_replace", 0, kMaxLayers, glm ? 1 : 3);
     if (c.activation != "Silu" && c.activation != "Gelu" && c.activation != "GeluTanh" && c.activation != "Relu")
         throw ConfigError("\"hidden_act\" of the experts must be silu, gelu, gelu_pytorch_tanh or relu");
 }
@@ -78,8 +81,17 @@ void readGptOssExperts(Config& c, const Reader& r) {
 // The experts of mixtral (every layer, renormalised top-k) and qwen3_moe (the layers its sparse step
 // and mlp_only_layers leave, renormalised when norm_topk_prob).
 void readExperts(Config& c, const Reader& r) {
-    if (c.family == Family::DeepseekV3) return readDeepseekExperts(c, r);
+    if (c.family == Family::DeepseekV3 || c.family == Family::Glm4Moe) return readDeepseekExperts(c, r);
     if (c.family == Family::GptOss) return readGptOssExperts(c, r);
+    if (c.family == Family::Olmoe) {  // OlmoeExperts: num_experts of intermediate_size in every layer
+        c.experts = r.integer(r.has("num_local_experts") ? "num_local_experts" : "num_experts", 1, kMaxExperts, 64);
+        c.topK = r.integer("num_experts_per_tok", 1, c.experts, 8);
+        c.expertInner = c.intermediate;
+        c.normTopK = r.boolean("norm_topk_prob", false);
+        if (c.activation != "Silu" && c.activation != "Gelu" && c.activation != "GeluTanh" && c.activation != "Relu")
+            throw ConfigError("\"hidden_act\" of the experts must be silu, gelu, gelu_pytorch_tanh or relu");
+        return;
+    }
     const bool mixtral = c.family == Family::Mixtral, qwen2 = c.family == Family::Qwen2Moe;
     // transformers 5 writes num_local_experts for both (num_experts is its alias); Qwen's configs say num_experts.
     // The defaults are the config classes': Mixtral 8x7B's, Qwen1.5-MoE-A2.7B's and Qwen3-30B-A3B's.
@@ -135,27 +147,6 @@ void readQwen(Config& c, const Reader& r) {
 
 bool gemma2or3(Family f) {
     return f == Family::Gemma2 || f == Family::Gemma3;
-}
-
-// Which layers slide: `layer_types` when given, else every layer but each `pattern`-th (Gemma 2's and
-// GPT-OSS's alternation: 2, even layers slide; Gemma 3's sliding_window_pattern: 6), as the config
-// classes fill them in.
-void readLayerTypes(Config& c, const Reader& r, int64_t pattern) {
-    c.slidingLayers.assign(static_cast<size_t>(c.layers), false);
-    if (r.has("layer_types")) {
-        const json& types = r.doc().at("layer_types");
-        if (!types.is_array() || types.size() != static_cast<size_t>(c.layers))
-            throw ConfigError("\"layer_types\" must list one type per layer (" + std::to_string(c.layers) + ")");
-        for (size_t i = 0; i < types.size(); ++i) {
-            const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
-            if (t != "sliding_attention" && t != "full_attention")
-                throw ConfigError("\"layer_types\" entries must be \"sliding_attention\" or \"full_attention\", got " +
-                                  types[i].dump());
-            c.slidingLayers[i] = t == "sliding_attention";
-        }
-        return;
-    }
-    for (int64_t i = 0; i < c.layers; ++i) c.slidingLayers[static_cast<size_t>(i)] = (i + 1) % pattern != 0;
 }
 
 // Gemma 2 and Gemma 3's text model: the query scale, the soft caps, and which layers slide (Gemma 2's
@@ -311,7 +302,48 @@ void readMpt(Config& c, const Reader& r) {
     c.tritonAttention = impl == "triton";
 }
 
+// StarCoder2's config (Starcoder2Config): LayerNorms of norm_epsilon (with biases), every linear layer
+// with a bias where use_bias, the MLP c_fc -> act -> c_proj, residual_dropout after the attention's and
+// the MLP's outputs, embedding_dropout after the embedding, a sliding window in every layer when
+// sliding_window is set, tied embeddings. Defaults are the config class's (StarCoder2-7B's sizes).
+void readStarcoder2(Config& c, const Reader& r) {
+    c.kvHeads = r.integer("num_key_value_heads", 1, kMaxHeads, 2);
+    if (c.heads % c.kvHeads != 0)
+        throw ConfigError("\"num_attention_heads\" (" + std::to_string(c.heads) +
+                          ") is not a multiple of \"num_key_value_heads\" (" + std::to_string(c.kvHeads) + ")");
+    if (c.hidden % c.heads != 0) throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\"");
+    c.headDim = c.hidden / c.heads;
+    c.eps = r.number("norm_epsilon", 0, 1, 1e-5);
+    c.qkvBias = c.outputBias = c.mlpBias = r.boolean("use_bias", true);
+    c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
+    c.embeddingDropout = r.number("embedding_dropout", 0, 0.999, 0.0);
+    c.residualDropout = r.number("residual_dropout", 0, 0.999, 0.0);
+    c.slidingWindow = r.integer("sliding_window", 1, kMaxPositions, 0);
+    if (c.slidingWindow > 0) c.slidingLayers.assign(static_cast<size_t>(c.layers), true);
+}
+
 }  // namespace
+
+// Which layers slide: `layer_types` when given, else every layer but each `pattern`-th (Gemma 2's and
+// GPT-OSS's alternation: 2, even layers slide; Gemma 3's sliding_window_pattern: 6), as the config
+// classes fill them in.
+void readLayerTypes(Config& c, const Reader& r, int64_t pattern) {
+    c.slidingLayers.assign(static_cast<size_t>(c.layers), false);
+    if (r.has("layer_types")) {
+        const json& types = r.doc().at("layer_types");
+        if (!types.is_array() || types.size() != static_cast<size_t>(c.layers))
+            throw ConfigError("\"layer_types\" must list one type per layer (" + std::to_string(c.layers) + ")");
+        for (size_t i = 0; i < types.size(); ++i) {
+            const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
+            if (t != "sliding_attention" && t != "full_attention")
+                throw ConfigError("\"layer_types\" entries must be \"sliding_attention\" or \"full_attention\", got " +
+                                  types[i].dump());
+            c.slidingLayers[i] = t == "sliding_attention";
+        }
+        return;
+    }
+    for (int64_t i = 0; i < c.layers; ++i) c.slidingLayers[static_cast<size_t>(i)] = (i + 1) % pattern != 0;
+}
 
 void readDecoder(Config& c, const Reader& r) {
     if (c.family == Family::Qwen) return readQwen(c, r);
@@ -337,15 +369,19 @@ void readDecoder(Config& c, const Reader& r) {
     }
     c.intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
     c.maxPositions =
-        r.integer("max_position_embeddings", 1, kMaxPositions, c.family == Family::GptOss ? 131072 : 2048);
+        r.integer("max_position_embeddings", 1, kMaxPositions,
+                  c.family == Family::GptOss || c.family == Family::Glm4Moe || c.family == Family::Glm4 ? 131072
+                  : c.family == Family::Olmoe || c.family == Family::Starcoder2                         ? 4096
+                                                                                                        : 2048);
     if (gemma2or3(c.family)) {  // Gemma2MLP and Gemma3MLP read hidden_activation
         c.activation = activationOf(r.string("hidden_activation", "gelu_pytorch_tanh"), "hidden_activation");
     } else {
-        c.activation = activationOf(r.string("hidden_act", c.family == Family::Gemma     ? "gelu_pytorch_tanh"
-                                                           : c.family == Family::GptNeoX ? "gelu"
-                                                           : c.family == Family::Phi     ? "gelu_new"
-                                                                                         : "silu"),
-                                    "hidden_act");
+        c.activation = activationOf(
+            r.string("hidden_act", c.family == Family::Gemma || c.family == Family::Starcoder2 ? "gelu_pytorch_tanh"
+                                   : c.family == Family::GptNeoX                               ? "gelu"
+                                   : c.family == Family::Phi                                   ? "gelu_new"
+                                                                                               : "silu"),
+            "hidden_act");
     }
     c.attentionDropout = r.number("attention_dropout", 0, 0.999, 0.0);
     if (c.family == Family::GptNeoX) {
@@ -363,6 +399,7 @@ void readDecoder(Config& c, const Reader& r) {
         return;
     }
     if (c.family == Family::Phi) return readPhi(c, r);
+    if (c.family == Family::Starcoder2) return readStarcoder2(c, r);
     // SmolLM3Config's num_key_value_heads is 4 when absent (the heads when null).
     const bool smolDefault = c.family == Family::SmolLM3 && !r.doc().contains("num_key_value_heads");
     c.kvHeads = r.integer("num_key_value_heads", 1, kMaxHeads, smolDefault ? 4 : c.heads);
@@ -371,24 +408,35 @@ void readDecoder(Config& c, const Reader& r) {
                           ") is not a multiple of \"num_key_value_heads\" (" + std::to_string(c.kvHeads) + ")");
     const bool defaultHeadDim = !r.has("head_dim");
     const bool gemma = c.family == Family::Gemma || gemma2or3(c.family);
-    // Gemma's, Qwen3's and GPT-OSS's configs default head_dim to 256, 128 and 64, whatever the width.
-    const bool fixedHeadDim = gemma || c.family == Family::Qwen3 || c.family == Family::GptOss;
+    // Gemma's, Qwen3's, GLM-4's and GPT-OSS's configs default head_dim to 256, 128, 128 and 64, whatever the width.
+    const bool fixedHeadDim =
+        gemma || c.family == Family::Qwen3 || c.family == Family::Glm4 || c.family == Family::GptOss;
     if (defaultHeadDim && !fixedHeadDim && c.hidden % c.heads != 0)
         throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\" (and no \"head_dim\")");
-    const int64_t headDim = gemma                         ? 256
-                            : c.family == Family::Qwen3  ? 128
-                            : c.family == Family::GptOss ? 64
-                                                         : c.hidden / c.heads;
+    const int64_t headDim = gemma                                                   ? 256
+                            : c.family == Family::Qwen3 || c.family == Family::Glm4 ? 128
+                            : c.family == Family::GptOss                            ? 64
+                                                                                    : c.hidden / c.heads;
     c.headDim = r.integer("head_dim", 1, kMaxHidden, headDim);
-    c.eps = r.number("rms_norm_eps", 0, 1, c.family == Family::Phi3 || c.family == Family::GptOss ? 1e-5 : 1e-6);
+    const bool eps5 = c.family == Family::Phi3 || c.family == Family::GptOss || c.family == Family::Glm4Moe ||
+                      c.family == Family::Olmoe || c.family == Family::Olmo3;
+    c.eps = r.number("rms_norm_eps", 0, 1, c.family == Family::Glm4 ? 1.5625e-7 : eps5 ? 1e-5 : 1e-6);
     c.tieEmbeddings = r.boolean("tie_word_embeddings", gemma || c.family == Family::SmolLM3);
     if (c.family == Family::Qwen2) {
         c.qkvBias = true;  // Qwen2Attention: q, k, v with bias, o_proj without
-    } else if (c.family == Family::Llama || c.family == Family::Granite || c.family == Family::Olmo2 || gemma ||
-               c.family == Family::Qwen3 || c.family == Family::SmolLM3) {
+    } else if (c.family == Family::Llama || c.family == Family::Granite || c.family == Family::Olmo2 ||
+               c.family == Family::Olmo3 || gemma || c.family == Family::Qwen3 || c.family == Family::SmolLM3) {
         c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
     }
-    c.qkNormWhole = c.family == Family::Olmo2;
+    c.qkNormWhole = c.family == Family::Olmo2 || c.family == Family::Olmo3;
+    if (c.family == Family::Olmo3) {  // windows of sliding_window (4096; null: none) in three layers of four
+        c.slidingWindow = r.integer("sliding_window", 1, kMaxPositions, r.doc().contains("sliding_window") ? 0 : 4096);
+        readLayerTypes(c, r, 4);
+    }
+    if (c.family == Family::Glm4) {  // Glm4Attention: q, k, v with attention_bias (o_proj without), half rotated
+        c.qkvBias = r.boolean("attention_bias", true);
+        c.rotaryFraction = r.ropeNumber("partial_rotary_factor", nullptr, 0.5);
+    }
     if (c.family == Family::Granite) {
         c.embeddingMultiplier = r.number("embedding_multiplier", -1e12, 1e12, 1.0);
         c.residualMultiplier = r.number("residual_multiplier", -1e12, 1e12, 1.0);
@@ -403,8 +451,22 @@ void readDecoder(Config& c, const Reader& r) {
         if (c.slidingWindow > 0) c.slidingLayers.assign(static_cast<size_t>(c.layers), true);
     }
     if (c.family == Family::Qwen3Moe) c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
+    if (c.family == Family::Glm4Moe) {
+        // Glm4MoeAttention: q, k and v with attention_bias, o_proj without; q_norm and k_norm over each
+        // head where use_qk_norm; half of each head rotated unless partial_rotary_factor says otherwise.
+        c.qkvBias = r.boolean("attention_bias", false);
+        c.qkNorm = r.boolean("use_qk_norm", false);
+        c.rotaryFraction = r.ropeNumber("partial_rotary_factor", nullptr, 0.5);
+    }
+    if (c.family == Family::Olmoe) {
+        // OlmoeAttention: q_norm and k_norm over the whole projections (as OLMo 2's), q, k and v each
+        // clamped in place at clip_qkv (null: not clamped), layers pre-norm as Llama's.
+        c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
+        c.qkNormWhole = true;
+        c.clipQkv = r.number("clip_qkv", 1e-30, 1e30, 0.0);
+    }
     if (c.family == Family::Mixtral || c.family == Family::Qwen2Moe || c.family == Family::Qwen3Moe ||
-        c.family == Family::DeepseekV3)
+        c.family == Family::DeepseekV3 || c.family == Family::Glm4Moe || c.family == Family::Olmoe)
         readExperts(c, r);
     if (c.family == Family::DeepseekV3) readLatentAttention(c, r);
     if (c.family == Family::GptOss) readGptOss(c, r);
@@ -416,179 +478,6 @@ void readDecoder(Config& c, const Reader& r) {
         c.embeddingDropout = r.number("embd_pdrop", 0, 0.999, 0.0);
         c.residualDropout = r.number("resid_pdrop", 0, 0.999, 0.0);
     }
-}
-
-// DistilBERT's config (DistilBertConfig): its own names (dim, n_layers, n_heads, hidden_dim), LayerNorms of
-// eps 1e-12 and no token types; `dropout` after the embeddings and each FFN, `seq_classif_dropout` in the
-// classifier. sinusoidal_pos_embds fills the position table with fixed values, still a parameter.
-void readDistilBert(Config& c, const Reader& r) {
-    c.vocab = r.integer("vocab_size", 1, kMaxVocab, 30522);
-    c.hidden = r.integer("dim", 1, kMaxHidden, 768);
-    c.layers = r.integer("n_layers", 1, kMaxLayers, 6);
-    c.heads = r.integer("n_heads", 1, kMaxHeads, 12);
-    c.kvHeads = c.heads;
-    if (c.hidden % c.heads != 0) throw ConfigError("\"dim\" is not a multiple of \"n_heads\"");
-    c.headDim = c.hidden / c.heads;
-    c.intermediate = r.integer("hidden_dim", 1, kMaxIntermediate, 3072);
-    c.activation = activationOf(r.string("activation", "gelu"), "activation");
-    c.eps = 1e-12;
-    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 512);
-    c.residualDropout = r.number("dropout", 0, 0.999, 0.1);
-    c.attentionDropout = r.number("attention_dropout", 0, 0.999, 0.1);
-    c.classifierDropout = r.number("seq_classif_dropout", 0, 0.999, 0.2);
-    c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
-    c.qkvBias = c.outputBias = c.mlpBias = true;
-    c.typeVocab = 0;
-    c.lossInFp32 = false;
-}
-
-// ModernBERT (ModernBertConfig): bias-free LayerNorms and linear layers by default, Wqkv and the GLU MLP's Wi
-// (2 x intermediate_size), rotary positions, global attention every global_attn_every_n_layers-th layer
-// (from the first) and local attention over local_attention tokens in the others (unless layer_types
-// says), the prediction head (dense, classifier_activation, norm) before the decoder and the classifier.
-void readModernBert(Config& c, const Reader& r) {
-    c.vocab = r.integer("vocab_size", 1, kMaxVocab, 50368);
-    c.hidden = r.integer("hidden_size", 1, kMaxHidden, 768);
-    c.layers = r.integer("num_hidden_layers", 1, kMaxLayers, 22);
-    c.heads = r.integer("num_attention_heads", 1, kMaxHeads, 12);
-    c.kvHeads = c.heads;
-    if (c.hidden % c.heads != 0) throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\"");
-    c.headDim = c.hidden / c.heads;
-    c.intermediate = r.integer("intermediate_size", 1, kMaxIntermediate, 1152);
-    c.activation = activationOf(r.string("hidden_activation", "gelu"), "hidden_activation");
-    c.headActivation = activationOf(r.string("classifier_activation", "gelu"), "classifier_activation");
-    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 8192);
-    c.eps = r.number("norm_eps", 0, 1, 1e-5);
-    c.normBias = r.boolean("norm_bias", false);
-    c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
-    c.mlpBias = r.boolean("mlp_bias", false);
-    c.headBias = r.boolean("classifier_bias", false);
-    c.decoderBias = r.boolean("decoder_bias", true);
-    c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
-    c.embeddingDropout = r.number("embedding_dropout", 0, 0.999, 0.0);
-    c.attentionDropout = r.number("attention_dropout", 0, 0.999, 0.0);
-    c.residualDropout = r.number("mlp_dropout", 0, 0.999, 0.0);
-    c.classifierDropout = r.number("classifier_dropout", 0, 0.999, 0.0);
-    const std::string pooling = r.string("classifier_pooling", "cls");
-    if (pooling != "cls" && pooling != "mean")
-        throw ConfigError("\"classifier_pooling\" must be \"cls\" or \"mean\", got \"" + pooling + "\"");
-    c.meanPooling = pooling == "mean";
-    c.localAttention = r.integer("local_attention", 2, kMaxPositions, 128);
-    c.slidingWindow = c.localAttention / 2 + 1;  // each token sees local_attention / 2 on either side
-    if (r.has("layer_types")) {
-        readLayerTypes(c, r, 1);
-    } else {
-        const int64_t every = r.integer("global_attn_every_n_layers", 1, kMaxLayers, 3);
-        c.slidingLayers.assign(static_cast<size_t>(c.layers), false);
-        for (int64_t i = 0; i < c.layers; ++i) c.slidingLayers[static_cast<size_t>(i)] = i % every != 0;
-    }
-    c.padTokenId = r.integer("pad_token_id", 0, kMaxVocab, 50283);
-}
-
-void readEncoder(Config& c, const Reader& r) {
-    if (c.family == Family::DistilBert) return readDistilBert(c, r);
-    if (c.family == Family::ModernBert) return readModernBert(c, r);
-    c.hidden = r.integer("hidden_size", 1, kMaxHidden);
-    c.layers = r.integer("num_hidden_layers", 1, kMaxLayers);
-    c.heads = r.integer("num_attention_heads", 1, kMaxHeads);
-    c.kvHeads = c.heads;
-    if (c.hidden % c.heads != 0) throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\"");
-    c.headDim = c.hidden / c.heads;
-    c.intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
-    c.activation = activationOf(r.string("hidden_act", "gelu"), "hidden_act");
-    c.eps = r.number("layer_norm_eps", 0, 1, 1e-12);
-    c.residualDropout = r.number("hidden_dropout_prob", 0, 0.999, c.family == Family::Vit ? 0.0 : 0.1);
-    c.attentionDropout = r.number("attention_probs_dropout_prob", 0, 0.999, c.family == Family::Vit ? 0.0 : 0.1);
-    c.qkvBias = c.outputBias = c.mlpBias = true;
-    if (c.family == Family::Vit) {
-        c.qkvBias = r.boolean("qkv_bias", true);
-        c.image = r.integer("image_size", 1, kMaxImage, 224);
-        c.patch = r.integer("patch_size", 1, kMaxImage, 16);
-        c.channels = r.integer("num_channels", 1, 1024, 3);
-        if (c.image % c.patch != 0) throw ConfigError("\"image_size\" is not a multiple of \"patch_size\"");
-        c.poolerSize = r.integer("pooler_output_size", 1, kMaxHidden, c.hidden);
-        const std::string act = r.string("pooler_act", "tanh");
-        if (act != "tanh") throw ConfigError("\"pooler_act\" \"" + act + "\" is not supported (tanh)");
-        return;
-    }
-    c.vocab = r.integer("vocab_size", 1, kMaxVocab);
-    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 512);
-    c.typeVocab = r.integer("type_vocab_size", 0, kMaxVocab, 2);
-    c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
-    c.padTokenId = r.integer("pad_token_id", 0, kMaxVocab, c.family == Family::Roberta ? 1 : 0);
-    // BertForMaskedLM's and RobertaForMaskedLM's CrossEntropyLoss takes the logits in the model's dtype.
-    c.lossInFp32 = false;
-    if (r.has("classifier_dropout")) c.classifierDropout = r.number("classifier_dropout", 0, 0.999, 0.0);
-    else c.classifierDropout = c.residualDropout;
-}
-
-// BART and mBART (BartConfig, MBartConfig: the same fields and defaults, facebook/bart-large's sizes): an
-// encoder of encoder_layers and a decoder of decoder_layers, each with its own heads and MLP width, over
-// one d_model; learned positions (max_position_embeddings + 2 rows each); nn.LayerNorm's eps. LayerDrop
-// (encoder_layerdrop, decoder_layerdrop) skips whole layers at random in training: not modelled.
-void readSeq2Seq(Config& c, const Reader& r) {
-    c.vocab = r.integer("vocab_size", 1, kMaxVocab, 50265);
-    c.hidden = r.integer("d_model", 1, kMaxHidden, 1024);
-    c.layers = r.integer("encoder_layers", 1, kMaxLayers, 12);
-    c.decoderLayers = r.integer("decoder_layers", 1, kMaxLayers, 12);
-    c.heads = r.integer("encoder_attention_heads", 1, kMaxHeads, 16);
-    c.decoderHeads = r.integer("decoder_attention_heads", 1, kMaxHeads, 16);
-    if (c.hidden % c.heads != 0 || c.hidden % c.decoderHeads != 0)
-        throw ConfigError("\"d_model\" is not a multiple of \"encoder_attention_heads\" and "
-                          "\"decoder_attention_heads\"");
-    c.kvHeads = c.heads;
-    c.headDim = c.hidden / c.heads;
-    c.intermediate = r.integer("encoder_ffn_dim", 1, kMaxIntermediate, 4096);
-    c.decoderIntermediate = r.integer("decoder_ffn_dim", 1, kMaxIntermediate, 4096);
-    c.activation = activationOf(r.string("activation_function", "gelu"), "activation_function");
-    c.maxPositions = r.integer("max_position_embeddings", 1, kMaxPositions, 1024);
-    c.eps = 1e-5;
-    c.residualDropout = r.number("dropout", 0, 0.999, 0.1);
-    c.attentionDropout = r.number("attention_dropout", 0, 0.999, 0.0);
-    c.activationDropout = r.number("activation_dropout", 0, 0.999, 0.0);
-    c.scaleEmbedding = r.boolean("scale_embedding", false);
-    c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
-    c.padTokenId = r.integer("pad_token_id", 0, kMaxVocab, 1);
-    c.qkvBias = c.outputBias = c.mlpBias = true;
-    c.preNorm = c.family == Family::MBart;
-    // BartForConditionalGeneration's CrossEntropyLoss takes the logits in the model's dtype.
-    c.lossInFp32 = false;
-}
-
-
-// T5 and mT5 (T5Config, MT5Config: t5-small's and mt5-small's sizes by default): num_layers encoder blocks
-// and num_decoder_layers decoder blocks (num_layers by default) of num_heads heads of d_kv features, an
-// MLP of d_ff, feed_forward_proj "ACT" or "gated-ACT" ("gated-gelu" is gelu_new), T5LayerNorm's
-// layer_norm_epsilon. transformers 5 ties lm_head to the shared embedding whatever the config says; a
-// config's tie_word_embeddings false (T5 v1.1, mT5, FLAN-T5) only drops the decoder output's
-// d_model^-0.5 scaling. Positions are relative: no table bounds the length.
-void readT5(Config& c, const Reader& r) {
-    const bool mt5 = c.family == Family::MT5;
-    c.vocab = r.integer("vocab_size", 1, kMaxVocab, mt5 ? 250112 : 32128);
-    c.hidden = r.integer("d_model", 1, kMaxHidden, 512);
-    c.headDim = r.integer("d_kv", 1, kMaxHidden, 64);
-    c.intermediate = r.integer("d_ff", 1, kMaxIntermediate, mt5 ? 1024 : 2048);
-    c.decoderIntermediate = c.intermediate;
-    c.layers = r.integer("num_layers", 1, kMaxLayers, mt5 ? 8 : 6);
-    c.decoderLayers = r.integer("num_decoder_layers", 1, kMaxLayers, c.layers);
-    c.heads = c.kvHeads = c.decoderHeads = r.integer("num_heads", 1, kMaxHeads, mt5 ? 6 : 8);
-    c.relativeBuckets = r.integer("relative_attention_num_buckets", 1, kMaxPositions, 32);
-    c.residualDropout = c.attentionDropout = c.activationDropout = r.number("dropout_rate", 0, 0.999, 0.1);
-    c.eps = r.number("layer_norm_epsilon", 0, 1, 1e-6);
-    const std::string projection = r.string("feed_forward_proj", mt5 ? "gated-gelu" : "relu");
-    const size_t dash = projection.find('-');
-    c.gatedMlp = dash != std::string::npos;
-    if (c.gatedMlp && (projection.substr(0, dash) != "gated" || projection.find('-', dash + 1) != std::string::npos))
-        throw ConfigError("\"feed_forward_proj\" must be \"ACT\" or \"gated-ACT\", got \"" + projection + "\"");
-    const std::string act = c.gatedMlp ? projection.substr(dash + 1) : projection;
-    c.activation = activationOf(projection == "gated-gelu" ? "gelu_new" : act, "feed_forward_proj");
-    c.scaleDecoderOutput = r.boolean("tie_word_embeddings", true);
-    c.tieEmbeddings = true;
-    c.maxPositions = kMaxPositions;
-    c.padTokenId = r.integer("pad_token_id", 0, kMaxVocab, 0);
-    c.qkvBias = c.outputBias = c.mlpBias = false;
-    // T5ForConditionalGeneration's CrossEntropyLoss takes the logits in the model's dtype.
-    c.lossInFp32 = false;
 }
 
 }  // namespace ts::hf

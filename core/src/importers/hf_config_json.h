@@ -1,6 +1,7 @@
 #pragma once
 // Internal: the JSON side of reading a Hugging Face config.json, shared by hf_config_reader.cpp (the
-// family, the head, the options) and hf_config_fields.cpp (the sizes and fields of each family).
+// family, the head, the options) and hf_config_fields.cpp and hf_config_encoder_fields.cpp (the sizes and fields of
+// each family).
 #include <charconv>
 #include <cstdint>
 #include <string>
@@ -106,6 +107,8 @@ std::string activationOf(const std::string& name, const char* key);
 // The sizes and fields of a decoder family's config (readDecoder) and of BERT, RoBERTa and ViT's
 // (readEncoder), with transformers' defaults. Throw ConfigError.
 void readDecoder(Config& c, const Reader& r);
+// Which layers slide (Config::slidingLayers): `layer_types` when given, else all but each `pattern`-th.
+void readLayerTypes(Config& c, const Reader& r, int64_t pattern);
 void readEncoder(Config& c, const Reader& r);
 void readSeq2Seq(Config& c, const Reader& r);  // bart, mbart
 void readT5(Config& c, const Reader& r);       // t5, mt5

@@ -1,6 +1,7 @@
 // Reads a Hugging Face transformers config.json: the family (model_type), the head (architectures or
-// ?head=), the options, and limits against absurd sizes; hf_config_fields.cpp reads each family's
-// sizes and fields, with transformers' own defaults (5.x configuration classes).
+// ?head=), the options, and limits against absurd sizes; hf_config_fields.cpp (decoders) and
+// hf_config_encoder_fields.cpp (encoders, encoder-decoders) read each family's sizes and fields, with
+// transformers' own defaults (5.x configuration classes).
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -24,6 +25,8 @@ const FamilyInfo kFamilies[] = {
     {"granite", Family::Granite, "Granite"},
     {"smollm3", Family::SmolLM3, "SmolLM3"},
     {"olmo2", Family::Olmo2, "Olmo2"},
+    {"olmo3", Family::Olmo3, "Olmo3"},
+    {"glm4", Family::Glm4, "Glm4"},
     {"mistral", Family::Mistral, "Mistral"},
     {"mixtral", Family::Mixtral, "Mixtral"},
     {"qwen", Family::Qwen, "QWen"},
@@ -32,6 +35,8 @@ const FamilyInfo kFamilies[] = {
     {"qwen3", Family::Qwen3, "Qwen3"},
     {"qwen3_moe", Family::Qwen3Moe, "Qwen3Moe"},
     {"deepseek_v3", Family::DeepseekV3, "DeepseekV3"},
+    {"glm4_moe", Family::Glm4Moe, "Glm4Moe"},
+    {"olmoe", Family::Olmoe, "Olmoe"},
     {"gpt_oss", Family::GptOss, "GptOss"},
     {"gemma", Family::Gemma, "Gemma"},
     {"gemma2", Family::Gemma2, "Gemma2"},
@@ -41,6 +46,7 @@ const FamilyInfo kFamilies[] = {
     {"gpt2", Family::Gpt2, "GPT2"},
     {"gpt_neox", Family::GptNeoX, "GPTNeoX"},
     {"mpt", Family::Mpt, "Mpt"},
+    {"starcoder2", Family::Starcoder2, "Starcoder2"},
     {"bert", Family::Bert, "Bert"},
     {"roberta", Family::Roberta, "Roberta"},
     {"xlm-roberta", Family::Roberta, "XLMRoberta"},
@@ -71,8 +77,10 @@ bool headFits(Family f, Head h) {
         case Head::CausalLm: return isDecoder(f);
         case Head::MaskedLm:
             return f == Family::Bert || f == Family::Roberta || f == Family::DistilBert || f == Family::ModernBert;
-        case Head::SequenceClassification:  // Qwen (v1) and Granite have no such class; BART's is not modelled
-            return f != Family::Vit && f != Family::Qwen && f != Family::Granite && !isEncoderDecoder(f);
+        case Head::SequenceClassification:  // Qwen (v1), Granite, GLM-4.5 and OLMoE have no such class; BART's
+                                            // is not modelled
+            return f != Family::Vit && f != Family::Qwen && f != Family::Granite && f != Family::Glm4Moe &&
+                   f != Family::Olmoe && !isEncoderDecoder(f);
         case Head::ImageClassification: return f == Family::Vit;
         case Head::Seq2SeqLm: return isEncoderDecoder(f);
         case Head::Base: return true;
@@ -202,15 +210,22 @@ void readTensorParallel(Config& c, const std::map<std::string, std::string>& opt
     const std::string option = "option 'tensor_parallel=" + std::to_string(t) + "'";
     if (c.family == Family::DeepseekV3)
         throw ConfigError(option + ": tensor parallelism of DeepSeek-V3's latent attention is not modelled");
-    if (c.family == Family::Olmo2)
-        throw ConfigError(option + ": OLMo 2's q_norm and k_norm normalise the whole projection, across the heads a "
-                                   "GPU would hold; not modelled");
-    if (!isDecoder(c.family))
-        throw ConfigError(option +
-                          " applies to the decoder families (llama, granite, smollm3, mistral, mixtral, "
-                          "qwen, qwen2, qwen3, qwen2_moe, qwen3_moe, gpt_oss, gemma, gemma2, gemma3_text, "
-                          "phi, phi3, gpt2, gpt_neox, mpt), not model_type \"" +
+    if (c.qkNormWhole)
+        throw ConfigError(option + ": " +
+                          (c.family == Family::Olmo2   ? "OLMo 2"
+                           : c.family == Family::Olmo3 ? "OLMo 3"
+                                                       : "OLMoE") +
+                          "'s q_norm and k_norm normalise the whole projection, across the heads a GPU would hold; "
+                          "not modelled");
+    if (!isDecoder(c.family)) {
+        std::string decoders;
+        for (const FamilyInfo& i : kFamilies)
+            if (isDecoder(i.family) && i.family != Family::DeepseekV3 && i.family != Family::Olmo2 &&
+                i.family != Family::Olmo3 && i.family != Family::Olmoe)
+                decoders += std::string(decoders.empty() ? "" : ", ") + i.modelType;
+        throw ConfigError(option + " applies to the decoder families (" + decoders + "), not model_type \"" +
                           c.modelType + "\"");
+    }
     auto divides = [&](int64_t n, const std::string& what) {
         if (n % t != 0)
             throw ConfigError(option + " does not divide the " + std::to_string(n) + " " + what +
@@ -252,8 +267,8 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
         std::string names;
         for (const FamilyInfo& i : kFamilies) names += std::string(names.empty() ? "" : ", ") + i.modelType;
         std::string extra = r.has("num_local_experts") || r.has("num_experts") || r.has("n_routed_experts")
-                                ? " (of the mixture-of-experts families, mixtral, qwen2_moe, qwen3_moe, deepseek_v3 "
-                                  "and gpt_oss are)"
+                                ? " (of the mixture-of-experts families, mixtral, qwen2_moe, qwen3_moe, deepseek_v3, "
+                                  "glm4_moe, olmoe and gpt_oss are)"
                                 : "";
         throw ConfigError("model_type \"" + c.modelType + "\" is not supported" + extra + " (supported: " + names + ")");
     }

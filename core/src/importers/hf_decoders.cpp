@@ -1,6 +1,8 @@
-// The decoder families of the Hugging Face builders (hf_models.cpp): llama, granite, smollm3, olmo2, mistral, mixtral,
-// qwen (v1), qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v3, gpt_oss, gemma, gemma2, gemma3_text, phi, phi3, gpt2,
-// gpt_neox and mpt, each body with its head (causal LM, sequence classification or none).
+// The decoder families of the Hugging Face builders (hf_models.cpp) with RMSNorms: llama, granite, smollm3,
+// olmo2, olmo3, glm4, mistral, mixtral, qwen (v1), qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v3, glm4_moe,
+// olmoe, gpt_oss, gemma, gemma2, gemma3_text and phi3; and every decoder's head (causal LM, sequence
+// classification or none), the LayerNorm families' bodies (gpt2, gpt_neox, phi, mpt, starcoder2) coming
+// from hf_decoders_layernorm.cpp.
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -20,16 +22,6 @@ bool gemmaFamily(Family f) {
 
 int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x) {
     return rmsNorm(b, c, module, x, c.hidden);
-}
-
-struct Rotary {
-    int cos = -1, sin = -1;
-    int64_t width = 0;  // rotated features per head; 0: no rotary embedding
-};
-
-int rotate(ModelBuilder& b, const Rotary& r, int x) {
-    if (r.width == 0) return x;
-    return b.op1("RotaryEmbedding", {x, r.cos, r.sin}, {{"rotary_embedding_dim", r.width}});
 }
 
 // Causal self-attention of decoder layer `layer`: Gemma's query scale and score soft-cap, and the
@@ -95,43 +87,6 @@ int logitsBeforeLoss(ModelBuilder& b, const Config& c, int logits) {
 // ---- decoders with rotary embeddings and RMSNorm: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, gemma,
 // phi3 ----
 
-int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r, int64_t layer) {
-    auto s = b.scope("self_attn");
-    const int64_t qWidth = c.heads * c.headDim, kvWidth = c.kvHeads * c.headDim;
-    x = reduceGradient(b, c, x);
-    int q, k, v;
-    if (c.family == Family::Phi3) {  // one fused projection, split as q | k | v
-        int qkv = b.linear("qkv_proj", x, qWidth + 2 * kvWidth, false);
-        int sizes = b.constantInts({qWidth, kvWidth, kvWidth}, {Dim(3)});
-        std::vector<int> parts = b.op("Split", {qkv, sizes}, {{"axis", int64_t{-1}}}, 3);
-        q = parts[0], k = parts[1], v = parts[2];
-    } else {
-        q = b.linear("q_proj", x, qWidth, c.qkvBias);
-        k = b.linear("k_proj", x, kvWidth, c.qkvBias);
-        v = b.linear("v_proj", x, kvWidth, c.qkvBias);
-    }
-    if (c.qkNormWhole) {  // OLMo 2: q_norm(q_proj(x)) over all heads' features, k alike
-        q = rmsNorm(b, c, "q_norm", q, qWidth);
-        k = rmsNorm(b, c, "k_norm", k, kvWidth);
-    }
-    const Rotary none;
-    const Rotary& rope = c.ropeLayer(layer) ? r : none;  // SmolLM3's NoPE layers rotate nothing
-    if (c.qkNorm) {  // Qwen3: q_norm(q.view(N, T, heads, d)).transpose(1, 2), k alike
-        auto heads = [&](int x, int64_t n, const char* norm) {
-            int perHead = rmsNorm(b, c, norm, b.reshape(x, {0, 0, n, c.headDim}), c.headDim);
-            return b.transpose(perHead, {0, 2, 1, 3});
-        };
-        q = rotate(b, rope, heads(q, c.heads, "q_norm"));
-        k = rotate(b, rope, heads(k, c.kvHeads, "k_norm"));
-    } else {
-        q = rotate(b, rope, toHeads(b, q, c.heads, c.headDim));
-        k = rotate(b, rope, toHeads(b, k, c.kvHeads, c.headDim));
-    }
-    v = toHeads(b, v, c.kvHeads, c.headDim);
-    int context = fromHeads(b, windowedAttention(b, c, q, k, v, layer), qWidth);
-    return reduceOutput(b, c, b.linear("o_proj", context, c.hidden, c.outputBias));
-}
-
 // The SwiGLU MLP down_proj(act(gate_proj(x)) * up_proj(x)) of `width` features in `module`, its partial
 // sums under tensor parallelism left to the caller to reduce.
 int gatedMlpPartial(ModelBuilder& b, const Config& c, int x, const std::string& module, int64_t width) {
@@ -145,7 +100,7 @@ int gatedMlp(ModelBuilder& b, const Config& c, int x) {
     auto s = b.scope("mlp");
     x = reduceGradient(b, c, x);
     int gate, up;
-    if (c.family == Family::Phi3) {  // gate_up_proj, chunked gate | up
+    if (c.family == Family::Phi3 || c.family == Family::Glm4) {  // gate_up_proj, chunked gate | up
         std::vector<int> parts = splitLastAxis(b, b.linear("gate_up_proj", x, 2 * c.intermediate, false), 2,
                                                c.intermediate);
         gate = parts[0], up = parts[1];
@@ -166,9 +121,10 @@ int sparseMoe(ModelBuilder& b, const Config& c, int x) {
     int logits = b.linear("gate", x, c.experts, false);
     b.graph().ops[size_t(b.graph().values[size_t(logits)].producer)].attrs["router"] = int64_t{1};  // no LoRA target
     logits = b.op1("Cast", {logits}, {{"to", kFloat}, {"dtype_role", std::string("fp32")}}, "gate");
-    // DeepSeek-V3 scores each expert by a sigmoid, the others by a softmax over the experts.
-    int probs = c.family == Family::DeepseekV3 ? b.op1("Sigmoid", {logits}, {}, "gate")
-                                               : b.op1("Softmax", {logits}, {{"axis", int64_t{-1}}}, "gate");
+    // DeepSeek-V3 and GLM-4.5 score each expert by a sigmoid, the others by a softmax over the experts.
+    const bool deepseekExperts = c.family == Family::DeepseekV3 || c.family == Family::Glm4Moe;
+    int probs = deepseekExperts ? b.op1("Sigmoid", {logits}, {}, "gate")
+                                : b.op1("Softmax", {logits}, {{"axis", int64_t{-1}}}, "gate");
     // The experts compute in the model's dtype and return it (the top-k weights are cast back, or
     // their fp32 product is): the probabilities' fp32 island ends here.
     probs = b.op1("Cast", {probs}, {{"to", kFloat}, {"dtype_role", std::string("model")}}, "gate");
@@ -180,7 +136,7 @@ int sparseMoe(ModelBuilder& b, const Config& c, int x) {
     int experts = b.op1("MixtureOfExperts", {sharded, probs, gateUp, down},
                         {{"top_k", c.topK}, {"normalize", int64_t{c.normTopK ? 1 : 0}}, {"activation", c.activation}},
                         "experts");
-    if (c.family == Family::DeepseekV3 && c.sharedExpertInner > 0) {  // + shared_experts(x)
+    if (deepseekExperts && c.sharedExpertInner > 0) {  // + shared_experts(x)
         experts = b.add(experts, gatedMlpPartial(b, c, sharded, "shared_experts", c.sharedExpertInner));
     } else if (c.sharedExpertInner > 0) {
         // Qwen2-MoE: + sigmoid(shared_expert_gate(x)) * shared_expert(x). The gate (one output) is
@@ -220,20 +176,6 @@ int gptOssMoe(ModelBuilder& b, const Config& c, int x) {
     return reduceOutput(b, c, experts);
 }
 
-Rotary rotaryTables(ModelBuilder& b, const Config& c, const std::string& module) {
-    Rotary r;
-    r.width = c.family == Family::DeepseekV3 ? c.qkRopeDim
-                                             : static_cast<int64_t>(static_cast<double>(c.headDim) * c.rotaryFraction);
-    r.width -= r.width % 2;
-    if (r.width == 0) return r;
-    // cos and sin of every position, computed once per forward by the rotary_emb module (its
-    // inv_freq is a buffer, not a parameter).
-    const std::string prefix = b.childPath(module);
-    r.cos = forwardConstant(b, prefix + ".cos", {1, Dim::seq(), r.width / 2}, DType::Float32);
-    r.sin = forwardConstant(b, prefix + ".sin", {1, Dim::seq(), r.width / 2}, DType::Float32);
-    return r;
-}
-
 // One decoder layer `i` in the current module, x -> x, with its family's arrangement of norms and
 // residual adds around the attention and the MLP (or the sparse block).
 int decoderLayer(ModelBuilder& b, const Config& c, int x, const Rotary& r, int64_t i) {
@@ -245,7 +187,11 @@ int decoderLayer(ModelBuilder& b, const Config& c, int x, const Rotary& r, int64
         return c.family == Family::GptOss ? gptOssMoe(b, c, in) : sparseMoe(b, c, in);
     };
     switch (c.family) {
-        case Family::Olmo2:  // norms on the sub-layers' outputs only
+        case Family::Glm4:  // Gemma 2's four norms, as Llama's RMSNorm
+            x = b.add(x, rmsNorm(b, c, "post_self_attn_layernorm", attention(rmsNorm(b, c, "input_layernorm", x))));
+            return b.add(x, rmsNorm(b, c, "post_mlp_layernorm", mlp(rmsNorm(b, c, "post_attention_layernorm", x))));
+        case Family::Olmo2:
+        case Family::Olmo3:  // norms on the sub-layers' outputs only
             x = b.add(x, rmsNorm(b, c, "post_attention_layernorm", attention(x)));
             return b.add(x, rmsNorm(b, c, "post_feedforward_layernorm", mlp(x)));
         case Family::Gemma2:
@@ -319,183 +265,69 @@ std::pair<int, int> qwenModel(ModelBuilder& b, const Config& c, int ids) {
     return {rmsNorm(b, c, "ln_f", x), embedWeight};
 }
 
-// ---- gpt2 ----
-
-std::pair<int, int> gpt2Model(ModelBuilder& b, const Config& c, int ids) {
-    int positions = forwardConstant(b, b.childPath("position_ids"), {1, Dim::seq()}, DType::Int64);
-    int x = reduceOutput(b, c, b.embedding("wte", ids, c.vocab, c.hidden), "wte");
-    const int embedWeight = b.graph().findValue(b.childPath("wte") + ".weight");
-    x = b.add(x, b.embedding("wpe", positions, c.maxPositions, c.hidden));
-    x = dropout(b, "drop", x, c.embeddingDropout);
-    {
-        auto h = b.scope("h");
-        for (int64_t i = 0; i < c.layers; ++i) {
-            auto block = b.scope(std::to_string(i));
-            int y = b.layerNorm("ln_1", x, c.eps);
-            {
-                auto attn = b.scope("attn");
-                const int64_t width = c.heads * c.headDim;  // the hidden size, or its shard
-                // Conv1D layers: weight [in, out], as the MatMul here stores it.
-                std::vector<int> qkv =
-                    splitLastAxis(b, b.linear("c_attn", reduceGradient(b, c, y), 3 * width), 3, width);
-                int context = attention(b, c, toHeads(b, qkv[0], c.heads, c.headDim),
-                                        toHeads(b, qkv[1], c.heads, c.headDim),
-                                        toHeads(b, qkv[2], c.heads, c.headDim), -1, true);
-                y = reduceOutput(b, c, b.linear("c_proj", fromHeads(b, context, width), c.hidden));
-                y = dropout(b, "resid_dropout", y, c.residualDropout);
-            }
-            x = b.add(y, x);
-            y = b.layerNorm("ln_2", x, c.eps);
-            {
-                auto mlp = b.scope("mlp");
-                y = activation(b, c, b.linear("c_fc", reduceGradient(b, c, y), c.intermediate), "act");
-                y = dropout(b, "dropout", reduceOutput(b, c, b.linear("c_proj", y, c.hidden)), c.residualDropout);
-            }
-            x = b.add(y, x);
-        }
-    }
-    return {b.layerNorm("ln_f", x, c.eps), embedWeight};
-}
-
-// ---- mpt ----
-
-// MPTModel (MosaicML's remote code and LLM Foundry; transformers' MptModel is the form without biases,
-// with ALiBi): wte, the position table wpe (none with ALiBi), emb_drop; per block norm_1, attn (Wqkv:
-// q | k | v of the query and key-value heads, clamped at clip_qkv; out_proj), resid_attn_dropout and
-// the residual add, norm_2, ffn (up_proj, GELU, down_proj; MPTGLU's gate_proj beside up_proj),
-// resid_ffn_dropout and its add; norm_f. Every bias, the LayerNorms' too, unless no_bias. ALiBi adds a
-// bias to the scores: inside the flash kernel, and on the eager path one add per score, which the
-// causal mask's cost already counts there.
-std::pair<int, int> mptModel(ModelBuilder& b, const Config& c, int ids) {
-    int x = reduceOutput(b, c, b.embedding("wte", ids, c.vocab, c.hidden), "wte");
-    const int embedWeight = b.graph().findValue(b.childPath("wte") + ".weight");
-    if (c.learnedPositions) {
-        const int positions = forwardConstant(b, b.childPath("position_ids"), {1, Dim::seq()}, DType::Int64);
-        x = b.add(x, b.embedding("wpe", positions, c.maxPositions, c.hidden));
-    }
-    x = dropout(b, "emb_drop", x, c.embeddingDropout);
-    {
-        auto blocks = b.scope("blocks");
-        for (int64_t i = 0; i < c.layers; ++i) {
-            auto block = b.scope(std::to_string(i));
-            int y = layerNorm(b, "norm_1", x, c.eps, c.normBias);
-            {
-                auto attn = b.scope("attn");
-                const int64_t qWidth = c.heads * c.headDim, kvWidth = c.kvHeads * c.headDim;
-                int qkv = b.linear("Wqkv", reduceGradient(b, c, y), qWidth + 2 * kvWidth, c.qkvBias);
-                if (c.clipQkv > 0) qkv = b.op1("Clip", {qkv}, {{"min", -c.clipQkv}, {"max", c.clipQkv}});
-                const int sizes = b.constantInts({qWidth, kvWidth, kvWidth}, {Dim(3)});
-                std::vector<int> parts = b.op("Split", {qkv, sizes}, {{"axis", int64_t{-1}}}, 3);
-                const int context = attention(b, c, toHeads(b, parts[0], c.heads, c.headDim),
-                                              toHeads(b, parts[1], c.kvHeads, c.headDim),
-                                              toHeads(b, parts[2], c.kvHeads, c.headDim), -1, true);
-                y = reduceOutput(b, c, b.linear("out_proj", fromHeads(b, context, qWidth), c.hidden, c.outputBias));
-            }
-            x = b.add(dropout(b, "resid_attn_dropout", y, c.residualDropout), x);
-            y = layerNorm(b, "norm_2", x, c.eps, c.normBias);
-            {
-                auto ffn = b.scope("ffn");
-                const int in = reduceGradient(b, c, y);
-                y = activation(b, c, b.linear(c.gatedMlp ? "gate_proj" : "up_proj", in, c.intermediate, c.mlpBias),
-                               "act");
-                if (c.gatedMlp) y = b.mul(y, b.linear("up_proj", in, c.intermediate, c.mlpBias));
-                y = reduceOutput(b, c, b.linear("down_proj", y, c.hidden, c.mlpBias));
-            }
-            x = b.add(dropout(b, "resid_ffn_dropout", y, c.residualDropout), x);
-        }
-    }
-    return {layerNorm(b, "norm_f", x, c.eps, c.normBias), embedWeight};
-}
-
-// ---- phi ----
-
-// PhiModel: per layer one LayerNorm feeding the attention (q, k, v and dense with biases, q_layernorm and
-// k_layernorm over each head where qk_layernorm, partial rotary) and the MLP (fc1, act, fc2) in parallel,
-// both outputs through resid_dropout and added to the residual; final_layernorm.
-std::pair<int, int> phiModel(ModelBuilder& b, const Config& c, int ids) {
-    int x = reduceOutput(b, c, b.embedding("embed_tokens", ids, c.vocab, c.hidden), "embed_tokens");
-    const int embedWeight = b.graph().findValue(b.childPath("embed_tokens") + ".weight");
-    x = dropout(b, "embed_dropout", x, c.embeddingDropout);
-    const Rotary r = rotaryTables(b, c, "rotary_emb");
-    {
-        auto layers = b.scope("layers");
-        for (int64_t i = 0; i < c.layers; ++i) {
-            auto layer = b.scope(std::to_string(i));
-            const int y = b.layerNorm("input_layernorm", x, c.eps);
-            int attended;
-            {
-                auto attn = b.scope("self_attn");
-                const int in = reduceGradient(b, c, y);
-                int q = toHeads(b, b.linear("q_proj", in, c.heads * c.headDim, true), c.heads, c.headDim);
-                int k = toHeads(b, b.linear("k_proj", in, c.kvHeads * c.headDim, true), c.kvHeads, c.headDim);
-                const int v = toHeads(b, b.linear("v_proj", in, c.kvHeads * c.headDim, true), c.kvHeads, c.headDim);
-                if (c.qkLayerNorm) {
-                    q = b.layerNorm("q_layernorm", q, c.eps);
-                    k = b.layerNorm("k_layernorm", k, c.eps);
-                }
-                const int context = attention(b, c, rotate(b, r, q), rotate(b, r, k), v, -1, true);
-                attended = reduceOutput(
-                    b, c, b.linear("dense", fromHeads(b, context, c.heads * c.headDim), c.hidden, true));
-            }
-            attended = dropout(b, "resid_dropout", attended, c.residualDropout);
-            int fed;
-            {
-                auto mlp = b.scope("mlp");
-                fed = activation(b, c, b.linear("fc1", reduceGradient(b, c, y), c.intermediate, true), "activation_fn");
-                fed = reduceOutput(b, c, b.linear("fc2", fed, c.hidden, true));
-            }
-            fed = dropout(b, "resid_dropout", fed, c.residualDropout);
-            x = b.add(b.add(attended, fed), x);
-        }
-    }
-    return {b.layerNorm("final_layernorm", x, c.eps), embedWeight};
-}
-
-// ---- gpt_neox ----
-
-std::pair<int, int> gptNeoXModel(ModelBuilder& b, const Config& c, int ids) {
-    int x = reduceOutput(b, c, b.embedding("embed_in", ids, c.vocab, c.hidden), "embed_in");
-    const int embedWeight = b.graph().findValue(b.childPath("embed_in") + ".weight");
-    x = dropout(b, "emb_dropout", x, c.residualDropout);
-    const Rotary r = rotaryTables(b, c, "rotary_emb");
-    {
-        auto layers = b.scope("layers");
-        for (int64_t i = 0; i < c.layers; ++i) {
-            auto layer = b.scope(std::to_string(i));
-            int attended;
-            {
-                int y = b.layerNorm("input_layernorm", x, c.eps);
-                auto attn = b.scope("attention");
-                // query_key_value interleaves per head: [N, T, heads, 3*dim] -> q, k, v of [N, heads, T, dim].
-                const int64_t width = c.heads * c.headDim;  // the hidden size, or its shard
-                int qkv = b.linear("query_key_value", reduceGradient(b, c, y), 3 * width, c.qkvBias);
-                qkv = b.transpose(b.reshape(qkv, {0, 0, c.heads, 3 * c.headDim}), {0, 2, 1, 3});
-                std::vector<int> parts = splitLastAxis(b, qkv, 3, c.headDim);
-                int context = attention(b, c, rotate(b, r, parts[0]), rotate(b, r, parts[1]), parts[2], -1, true);
-                attended =
-                    reduceOutput(b, c, b.linear("dense", fromHeads(b, context, width), c.hidden, c.outputBias));
-            }
-            attended = dropout(b, "post_attention_dropout", attended, c.residualDropout);
-            auto mlp = [&](int in) {
-                int y = b.layerNorm("post_attention_layernorm", in, c.eps);
-                auto s = b.scope("mlp");
-                y = activation(b, c, b.linear("dense_h_to_4h", reduceGradient(b, c, y), c.intermediate, c.mlpBias),
-                               "act");
-                return reduceOutput(b, c, b.linear("dense_4h_to_h", y, c.hidden, c.mlpBias));
-            };
-            if (c.parallelResidual) {  // x + attn(ln1(x)) + mlp(ln2(x))
-                int m = dropout(b, "post_mlp_dropout", mlp(x), c.residualDropout);
-                x = b.add(b.add(m, attended), x);
-            } else {
-                x = b.add(attended, x);
-                x = b.add(dropout(b, "post_mlp_dropout", mlp(x), c.residualDropout), x);
-            }
-        }
-    }
-    return {b.layerNorm("final_layer_norm", x, c.eps), embedWeight};
-}
-
 }  // namespace
+
+int rotate(ModelBuilder& b, const Rotary& r, int x) {
+    if (r.width == 0) return x;
+    return b.op1("RotaryEmbedding", {x, r.cos, r.sin}, {{"rotary_embedding_dim", r.width}});
+}
+
+Rotary rotaryTables(ModelBuilder& b, const Config& c, const std::string& module) {
+    Rotary r;
+    r.width = c.family == Family::DeepseekV3 ? c.qkRopeDim
+                                             : static_cast<int64_t>(static_cast<double>(c.headDim) * c.rotaryFraction);
+    r.width -= r.width % 2;
+    if (r.width == 0) return r;
+    // cos and sin of every position, computed once per forward by the rotary_emb module (its
+    // inv_freq is a buffer, not a parameter).
+    const std::string prefix = b.childPath(module);
+    r.cos = forwardConstant(b, prefix + ".cos", {1, Dim::seq(), r.width / 2}, DType::Float32);
+    r.sin = forwardConstant(b, prefix + ".sin", {1, Dim::seq(), r.width / 2}, DType::Float32);
+    return r;
+}
+
+// Llama's grouped-query attention (self_attn): q, k, v (Phi-3's fused qkv_proj), the family's q and k norms,
+// the rotary embedding (none in SmolLM3's NoPE layers), the layer's window; o_proj.
+int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r, int64_t layer) {
+    auto s = b.scope("self_attn");
+    const int64_t qWidth = c.heads * c.headDim, kvWidth = c.kvHeads * c.headDim;
+    x = reduceGradient(b, c, x);
+    int q, k, v;
+    if (c.family == Family::Phi3) {  // one fused projection, split as q | k | v
+        int qkv = b.linear("qkv_proj", x, qWidth + 2 * kvWidth, false);
+        int sizes = b.constantInts({qWidth, kvWidth, kvWidth}, {Dim(3)});
+        std::vector<int> parts = b.op("Split", {qkv, sizes}, {{"axis", int64_t{-1}}}, 3);
+        q = parts[0], k = parts[1], v = parts[2];
+    } else {
+        q = b.linear("q_proj", x, qWidth, c.qkvBias);
+        k = b.linear("k_proj", x, kvWidth, c.qkvBias);
+        v = b.linear("v_proj", x, kvWidth, c.qkvBias);
+    }
+    if (c.qkNormWhole) {  // OLMo 2, OLMoE: q_norm(q_proj(x)) over all heads' features, k alike
+        q = rmsNorm(b, c, "q_norm", q, qWidth);
+        k = rmsNorm(b, c, "k_norm", k, kvWidth);
+    }
+    if (c.clipQkv > 0) {  // OLMoE: q, k and v clamped in place at clip_qkv
+        auto clip = [&](int t) { return b.op1("Clip", {t}, {{"min", -c.clipQkv}, {"max", c.clipQkv}}); };
+        q = clip(q), k = clip(k), v = clip(v);
+    }
+    const Rotary none;
+    const Rotary& rope = c.ropeLayer(layer) ? r : none;  // SmolLM3's NoPE layers rotate nothing
+    if (c.qkNorm) {  // Qwen3: q_norm(q.view(N, T, heads, d)).transpose(1, 2), k alike
+        auto heads = [&](int x, int64_t n, const char* norm) {
+            int perHead = rmsNorm(b, c, norm, b.reshape(x, {0, 0, n, c.headDim}), c.headDim);
+            return b.transpose(perHead, {0, 2, 1, 3});
+        };
+        q = rotate(b, rope, heads(q, c.heads, "q_norm"));
+        k = rotate(b, rope, heads(k, c.kvHeads, "k_norm"));
+    } else {
+        q = rotate(b, rope, toHeads(b, q, c.heads, c.headDim));
+        k = rotate(b, rope, toHeads(b, k, c.kvHeads, c.headDim));
+    }
+    v = toHeads(b, v, c.kvHeads, c.headDim);
+    int context = fromHeads(b, windowedAttention(b, c, q, k, v, layer), qWidth);
+    return reduceOutput(b, c, b.linear("o_proj", context, c.hidden, c.outputBias));
+}
 
 // transformers' RMSNorm modules are Python, each step a kernel of its own, computed in fp32 whatever
 // the model's dtype: h = x.to(float32); h = h * rsqrt(h.pow(2).mean(-1, keepdim) + eps), then
@@ -520,7 +352,7 @@ int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x, 
         int scale = b.op1("Add", {w, b.constantFloat(1.0)}, {}, module);
         return b.op1("Cast", {b.op1("Mul", {h, scale}, {}, module)}, back, module);
     }
-    if (c.family == Family::Olmo2 || c.family == Family::GptOss)
+    if (c.family == Family::Olmo2 || c.family == Family::Olmo3 || c.family == Family::GptOss)
         return b.op1("Cast", {b.op1("Mul", {w, h}, {}, module)}, back, module);
     return b.op1("Mul", {w, b.op1("Cast", {h}, back, module)}, {}, module);
 }
@@ -542,6 +374,8 @@ Graph buildDecoder(ModelBuilder& b, const Config& c) {
         else if (c.family == Family::Phi) body = phiModel(b, c, ids);
         else if (c.family == Family::Mpt)
             body = mptModel(b, c, ids);
+        else if (c.family == Family::Starcoder2)
+            body = starcoder2Model(b, c, ids);
         else body = llamaModel(b, c, ids);
     }
     auto [hidden, embedWeight] = body;

@@ -1,9 +1,11 @@
 #pragma once
 // What the Hugging Face builders share: hf_models.cpp holds these and the dispatch by family,
-// hf_decoders.cpp the decoder families, hf_encoders.cpp BERT, RoBERTa and ViT, hf_seq2seq.cpp BART and mBART,
-// hf_t5.cpp T5 and mT5.
+// hf_decoders.cpp the decoder families with RMSNorms (Llama's layout and its relatives),
+// hf_decoders_layernorm.cpp those with LayerNorms (GPT-2, GPT-NeoX, Phi, MPT, StarCoder2), hf_encoders.cpp
+// BERT, RoBERTa and ViT, hf_seq2seq.cpp BART and mBART, hf_t5.cpp T5 and mT5.
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "importers/hf_config.h"
 #include "trainscope/core/builder.h"
@@ -50,6 +52,23 @@ struct Seq2SeqInputs {
 Seq2SeqInputs seq2seqInputs(ModelBuilder& b, const Config& c);
 Graph buildSeq2Seq(ModelBuilder& b, const Config& c);  // hf_seq2seq.cpp
 Graph buildT5(ModelBuilder& b, const Config& c);       // hf_t5.cpp
+// ---- the decoders' parts (hf_decoders.cpp) ----
+// The rotary embedding's cos and sin tables, computed once per forward by the rotary_emb module.
+struct Rotary {
+    int cos = -1, sin = -1;
+    int64_t width = 0;  // rotated features per head; 0: no rotary embedding
+};
+Rotary rotaryTables(ModelBuilder& b, const Config& c, const std::string& module);
+int rotate(ModelBuilder& b, const Rotary& r, int x);
+// Llama's grouped-query self-attention of layer `layer` (self_attn), with its family's variants.
+int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r, int64_t layer);
+// The LayerNorm families' bodies (hf_decoders_layernorm.cpp): the final hidden states and the embedding weight.
+std::pair<int, int> gpt2Model(ModelBuilder& b, const Config& c, int ids);
+std::pair<int, int> gptNeoXModel(ModelBuilder& b, const Config& c, int ids);
+std::pair<int, int> phiModel(ModelBuilder& b, const Config& c, int ids);
+std::pair<int, int> mptModel(ModelBuilder& b, const Config& c, int ids);
+std::pair<int, int> starcoder2Model(ModelBuilder& b, const Config& c, int ids);
+
 // transformers' RMSNorm as the kernels its Python runs (hf_decoders.cpp's families, T5's T5LayerNorm):
 // `width` features, the config's eps, the family's form of the weight.
 int rmsNorm(ModelBuilder& b, const Config& c, const std::string& module, int x, int64_t width);
