@@ -71,10 +71,11 @@ nlohmann::json inspectJson(const Graph& g, const ModelCosts& c) {
                   {"operations", g.ops.size()},
                   {"notes", g.notes}};
     const CostTotals& t = c.totals;
-    j["totals"] = {{"parameters", t.parameters},         {"parameter_bytes", t.parameterBytes},
-                   {"forward_flops", t.forwardFlops},    {"backward_flops", t.backwardFlops},
-                   {"bytes_read", t.bytesRead},          {"bytes_written", t.bytesWritten},
-                   {"activation_bytes", t.activationBytes}, {"input_bytes", t.inputBytes}};
+    j["totals"] = {{"parameters", t.parameters},          {"active_parameters", g.activeParameterCount()},
+                   {"parameter_bytes", t.parameterBytes}, {"forward_flops", t.forwardFlops},
+                   {"backward_flops", t.backwardFlops},   {"bytes_read", t.bytesRead},
+                   {"bytes_written", t.bytesWritten},     {"activation_bytes", t.activationBytes},
+                   {"input_bytes", t.inputBytes}};
     json layers = json::array();
     for (const LayerCost& l : c.layers) {
         const Operation& op = g.ops[l.op];
@@ -155,9 +156,12 @@ void printInspectTable(std::ostream& os, const Graph& g, const ModelCosts& c, in
     walk(0, 0);
     os << std::string(160, '-') << "\n";
     const CostTotals& t = c.totals;
-    os << "operations " << g.ops.size() << ", parameters " << humanCount(double(t.parameters)) << " ("
-       << t.parameters << "), forward " << humanCount(t.forwardFlops) << "FLOP, backward "
-       << humanCount(t.backwardFlops) << "FLOP, saved activations " << humanBytes(t.activationBytes) << "\n";
+    const int64_t active = g.activeParameterCount();
+    os << "operations " << g.ops.size() << ", parameters " << humanCount(double(t.parameters)) << " (" << t.parameters
+       << ")";
+    if (active < t.parameters) os << ", " << humanCount(double(active)) << " (" << active << ") active per token";
+    os << ", forward " << humanCount(t.forwardFlops) << "FLOP, backward " << humanCount(t.backwardFlops)
+       << "FLOP, saved activations " << humanBytes(t.activationBytes) << "\n";
     for (const std::string& note : g.notes) os << "note: " << note << "\n";
 }
 

@@ -161,6 +161,7 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
                     {"seq", m.sequenceModel ? ordered_json(m.seq) : ordered_json(nullptr)},
                     {"parameters", m.parameters},
                     {"model_parameters", m.modelParameters},
+                    {"model_active_parameters", m.modelActiveParameters},
                     {"trainable_parameters", m.trainableParameters},
                     {"operations", m.ops.size()}};
     if (!predictions.empty()) {
@@ -191,6 +192,8 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
     if (predictions.empty()) return;
     os << m.modelName << " (" << fixed(m.parameters / 1e6, 1) << "M parameters";
     if (m.tensorParallel > 1) os << " on each GPU, of " << fixed(m.modelParameters / 1e6, 1) << "M";
+    if (m.modelActiveParameters < m.modelParameters)
+        os << ", " << fixed(m.modelActiveParameters / 1e6, 1) << "M active per token";
     if (m.trainableParameters != m.parameters) os << ", " << fixed(m.trainableParameters / 1e6, 2) << "M trainable";
     if (m.sequenceModel) os << ", sequence " << m.seq;
     os << "): " << scenarioLine(predictions.front().scenario, m.tensorParallel, m.sequenceParallel) << "\n";

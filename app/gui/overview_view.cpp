@@ -185,12 +185,17 @@ void OverviewView::refresh() {
         return more;
     };
     // A tensor-parallel shard's parameters and FLOPs are one GPU's.
-    const QString parameters = locale.toString(qlonglong(g.parameterCount()));
+    const QString count = locale.toString(qlonglong(g.parameterCount()));
     const QString flops = locale.toString(snap.costs.totals.forwardFlops / 1e9 / double(s.batch), 'f', 2);
     const bool shard = snap.model->tensorParallel > 1;
+    QString parameters = shard ? tr("%1 parameters per GPU").arg(count) : tr("%1 parameters").arg(count);
+    // A mixture of experts: what one token's forward uses (of the whole model, for a shard).
+    if (const int64_t active = g.modelActiveParameterCount(); active < g.modelParameterCount())
+        parameters += (shard ? tr(" (the model's %1 active per token)") : tr(" (%1 active per token)"))
+                          .arg(locale.toString(qlonglong(active)));
     title_->setText(tr("<h2>%1</h2><p>%2, %3%9 · %4 · batch %5 per GPU · %6 · %7 · %8</p>")
                         .arg(QString::fromStdString(g.name).toHtmlEscaped())
-                        .arg(shard ? tr("%1 parameters per GPU").arg(parameters) : tr("%1 parameters").arg(parameters))
+                        .arg(parameters)
                         .arg(shard ? tr("%1 GFLOP forward per sample on each GPU").arg(flops)
                                    : tr("%1 GFLOP forward per sample").arg(flops))
                         .arg(QString::fromStdString(p.gpuName).toHtmlEscaped())

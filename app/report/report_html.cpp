@@ -235,9 +235,12 @@ QString reportHtml(const HardwareChoice& c, const ImageSources& images, const QS
                                    .arg(c.parameters / 1e6, 0, 'f', 1)
                                    .arg(c.parametersPerGpu / 1e6, 0, 'f', 1)
                              : QString("%1 M parameters").arg(c.parameters / 1e6, 0, 'f', 1);
+    const QString active = c.activeParameters > 0 && c.activeParameters < c.parameters
+                               ? QString(", %1 M active per token").arg(c.activeParameters / 1e6, 0, 'f', 1)
+                               : QString();
     html += QString("<p>%1 (%2); %3.<br/><span class=\"id\">%4</span></p>\n")
                 .arg(esc(c.modelName))
-                .arg(parameters)
+                .arg(parameters + active)
                 .arg(scenarioLine(c), generated.toHtmlEscaped());
     html += summary(c) + "\n";
     const QString goal =

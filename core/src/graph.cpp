@@ -1,5 +1,7 @@
 #include "trainscope/core/graph.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -95,6 +97,25 @@ int64_t Graph::parameterCount() const {
     int64_t total = 0;
     for (int v : used) total += numel(values[v].shape).eval(1, 1);
     return total;
+}
+
+int64_t Graph::activeParameterCount() const {
+    // A MixtureOfExperts operation's inputs from the third on are its routed experts' weights and biases,
+    // [E, ...] each (ops/transformer.cpp); a token reaches top_k of the E.
+    std::set<int> routed;
+    double unreached = 0;
+    for (const Operation& op : ops) {
+        if (op.type != "MixtureOfExperts") continue;
+        const double topK = double(std::max<int64_t>(1, op.attrInt("top_k", 1)));
+        for (size_t k = 2; k < op.inputs.size(); ++k) {
+            const int v = op.inputs[k];
+            if (v < 0 || values[v].kind != ValueKind::Parameter || values[v].shape.empty() || !routed.insert(v).second)
+                continue;
+            const double experts = double(values[v].shape[0].eval(1, 1));
+            if (experts > topK) unreached += double(numel(values[v].shape).eval(1, 1)) * (1 - topK / experts);
+        }
+    }
+    return parameterCount() - static_cast<int64_t>(std::llround(unreached));
 }
 
 void Graph::validate() const {

@@ -98,6 +98,31 @@ TEST(HfConfig, PublishedConfigsHaveTransformersParameterCounts) {
     }
 }
 
+// A mixture of experts' active parameters: transformers 5.24's parameters (the meta-device model of each file)
+// less each routed expert's share a token does not reach, sum(p.numel() for the routed "experts." tensors) x
+// (1 - top_k / E), computed in the project's venv. Against the model cards: Qwen3-30B-A3B 3.3 billion
+// activated, Mixtral 12.9, OLMoE 1.3, Qwen1.5-MoE-A2.7B 2.7, DeepSeek-V3 37 (embeddings included; OpenAI's
+// 3.6 and 5.1 for gpt-oss and Zhipu's 12 for GLM-4.5-Air leave the token embedding out).
+TEST(HfConfig, ActiveParametersCountTheRoutedExpertsATokenReaches) {
+    const std::pair<const char*, int64_t> expected[] = {
+        {"qwen3-30b-a3b.json", 3'353'032'704},     {"glm-4.5-air.json", 13'424'123'904},
+        {"olmoe-1b-7b.json", 1'282'017'280},       {"mixtral-8x7b.json", 12'879'925'248},
+        {"gpt-oss-20b.json", 4'187'440'704},       {"gpt-oss-120b.json", 5'711'982'912},
+        {"qwen1.5-moe-a2.7b.json", 2'689'173'504}, {"deepseek-v3.json", 37'552'282'624},
+    };
+    for (const auto& [file, active] : expected) {
+        const ts::Graph g = ts::loadModel(kConfigs + file);
+        EXPECT_EQ(g.activeParameterCount(), active) << file;
+        EXPECT_LT(g.activeParameterCount(), g.parameterCount()) << file;
+    }
+    const ts::Graph dense = ts::loadModel(kConfigs + "llama-3.1-8b.json");
+    EXPECT_EQ(dense.activeParameterCount(), dense.parameterCount());
+    // A tensor-parallel shard reports the whole model's, as it reports the whole model's parameters.
+    const ts::Graph shard = ts::loadModel(kConfigs + "qwen3-30b-a3b.json?tensor_parallel=4");
+    EXPECT_EQ(shard.modelActiveParameterCount(), 3'353'032'704);
+    EXPECT_LT(shard.activeParameterCount(), shard.modelActiveParameterCount());
+}
+
 // The count written out: embeddings, per layer q, k, v, o, the gated MLP and two RMSNorms, the final
 // norm and the untied lm_head.
 TEST(HfConfig, SmallLlamaCountFollowsTheFormula) {

@@ -138,7 +138,8 @@ Graph buildModel(const Config& full) {
         Config whole = full;
         whole.tensorParallel = 1;
         whole.sequenceParallel = false;
-        g.shard = {int(full.tensorParallel), buildModel(whole).parameterCount()};
+        const Graph unsplit = buildModel(whole);
+        g.shard = {int(full.tensorParallel), unsplit.parameterCount(), unsplit.activeParameterCount()};
     }
     return g;
 }

@@ -296,6 +296,7 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
     c.modelName = predictor.analysis().modelName;
     c.modelLabel = options.modelLabel.empty() ? c.modelName : options.modelLabel;
     c.parameters = double(predictor.analysis().modelParameters);
+    c.activeParameters = double(predictor.analysis().modelActiveParameters);
     c.tensorParallel = predictor.analysis().tensorParallel;
     c.parametersPerGpu = double(predictor.analysis().parameters);
     c.seq = predictor.analysis().sequenceModel ? predictor.analysis().seq : 0;

@@ -104,6 +104,7 @@ std::string hardwareChoiceJson(const HardwareChoice& choice) {
     j["model"] = {{"label", choice.modelLabel},
                   {"name", choice.modelName},
                   {"parameters", choice.parameters},
+                  {"active_parameters", choice.activeParameters},
                   {"tensor_parallel", choice.tensorParallel},
                   {"parameters_per_gpu", choice.parametersPerGpu},
                   {"seq", choice.seq > 0 ? ordered_json(choice.seq) : ordered_json(nullptr)}};

@@ -238,7 +238,10 @@ OpBytes opBytes(const GraphFacts& f, size_t i, const AnalyzedOp& a, const std::s
 }  // namespace
 
 ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingTable& table)
-    : modelName(g.name), modelSource(g.source.empty() ? g.name : g.source), modelParameters(g.modelParameterCount()) {
+    : modelName(g.name),
+      modelSource(g.source.empty() ? g.name : g.source),
+      modelParameters(g.modelParameterCount()),
+      modelActiveParameters(g.modelActiveParameterCount()) {
     ModelCosts costs[3];
     ModelCosts check;
     try {

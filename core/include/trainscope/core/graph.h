@@ -86,7 +86,7 @@ public:
     // tensor_parallel): the GPUs of its group and the whole model's parameters; 1 and 0 otherwise.
     struct TensorParallelShard {
         int group = 1;
-        int64_t wholeParameters = 0;
+        int64_t wholeParameters = 0, wholeActiveParameters = 0;
     } shard;
 
     std::vector<Value> values;
@@ -106,6 +106,13 @@ public:
     int64_t parameterCount() const;  // elements of all Parameter values that some operation uses
     // The whole model's: shard.wholeParameters for a shard, else parameterCount().
     int64_t modelParameterCount() const { return shard.wholeParameters > 0 ? shard.wholeParameters : parameterCount(); }
+    // The parameters one token's forward uses: parameterCount() with each mixture-of-experts layer's routed
+    // experts counted at top_k of their number (what MoE model cards call active parameters, embeddings
+    // included: Qwen3-30B-A3B's 3.3 billion). parameterCount() itself for a dense model.
+    int64_t activeParameterCount() const;
+    int64_t modelActiveParameterCount() const {
+        return shard.wholeActiveParameters > 0 ? shard.wholeActiveParameters : activeParameterCount();
+    }
 
     // Throws std::logic_error when an invariant is broken (dangling index, op using a value
     // produced later, duplicate value names). Used by tests and after import.

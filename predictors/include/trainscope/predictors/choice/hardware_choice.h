@@ -66,6 +66,7 @@ struct HardwareChoice {
     std::string modelLabel;
     std::string modelName;  // ModelAnalysis::modelName
     double parameters = 0;  // the whole model's
+    double activeParameters = 0;  // of those, what one token's forward uses (a mixture of experts' top-k)
     // Under tensor parallelism: the GPUs of a group and the parameters each holds (its shard).
     int tensorParallel = 1;
     double parametersPerGpu = 0;

@@ -178,6 +178,7 @@ public:
     std::array<PrecisionMemory, kElementPrecisionCount> memory;
     int64_t parameters = 0;                // all, trainable or frozen (of the graph: one GPU's shard under tensor parallelism)
     int64_t modelParameters = 0;           // the whole model's (Graph::modelParameterCount)
+    int64_t modelActiveParameters = 0;     // of those, what one token's forward uses (routed experts at top-k)
     int64_t trainableParameters = 0;       // those that get gradients and optimizer state
     int64_t smallTrainableParameters = 0;  // in tensors of fewer than 4096 elements
     int64_t adapterParameters = 0;         // of the trainable: adapters the set-up added (Value::adapter)
