@@ -188,16 +188,21 @@ void readSmolLM3(Config& c, const Reader& r) {
     c.slidingLayers = c.noRopeLayers;
 }
 
-// Phi (phi-1, phi-1.5, phi-2; PhiConfig): LayerNorms, q, k, v and dense with biases, partial rotary (0.5 by
-// default), optional per-head LayerNorms of q and k, the attention and the MLP in parallel off one norm,
-// an lm_head with a bias.
-void readPhi(Config& c, const Reader& r) {
-    c.kvHeads = r.integer("num_key_value_heads", 1, kMaxHeads, c.heads);
+// Grouped-query heads of hidden_size / num_attention_heads features (no head_dim field): Phi's and StarCoder2's.
+void readWholeHeads(Config& c, const Reader& r, int64_t defaultKvHeads) {
+    c.kvHeads = r.integer("num_key_value_heads", 1, kMaxHeads, defaultKvHeads);
     if (c.heads % c.kvHeads != 0)
         throw ConfigError("\"num_attention_heads\" (" + std::to_string(c.heads) +
                           ") is not a multiple of \"num_key_value_heads\" (" + std::to_string(c.kvHeads) + ")");
     if (c.hidden % c.heads != 0) throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\"");
     c.headDim = c.hidden / c.heads;
+}
+
+// Phi (phi-1, phi-1.5, phi-2; PhiConfig): LayerNorms, q, k, v and dense with biases, partial rotary (0.5 by
+// default), optional per-head LayerNorms of q and k, the attention and the MLP in parallel off one norm,
+// an lm_head with a bias.
+void readPhi(Config& c, const Reader& r) {
+    readWholeHeads(c, r, c.heads);
     c.eps = r.number("layer_norm_eps", 0, 1, 1e-5);
     c.tieEmbeddings = r.boolean("tie_word_embeddings", false);
     c.qkvBias = c.outputBias = c.mlpBias = true;
@@ -307,12 +312,7 @@ void readMpt(Config& c, const Reader& r) {
 // the MLP's outputs, embedding_dropout after the embedding, a sliding window in every layer when
 // sliding_window is set, tied embeddings. Defaults are the config class's (StarCoder2-7B's sizes).
 void readStarcoder2(Config& c, const Reader& r) {
-    c.kvHeads = r.integer("num_key_value_heads", 1, kMaxHeads, 2);
-    if (c.heads % c.kvHeads != 0)
-        throw ConfigError("\"num_attention_heads\" (" + std::to_string(c.heads) +
-                          ") is not a multiple of \"num_key_value_heads\" (" + std::to_string(c.kvHeads) + ")");
-    if (c.hidden % c.heads != 0) throw ConfigError("\"hidden_size\" is not a multiple of \"num_attention_heads\"");
-    c.headDim = c.hidden / c.heads;
+    readWholeHeads(c, r, 2);
     c.eps = r.number("norm_epsilon", 0, 1, 1e-5);
     c.qkvBias = c.outputBias = c.mlpBias = r.boolean("use_bias", true);
     c.tieEmbeddings = r.boolean("tie_word_embeddings", true);
