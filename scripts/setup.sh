@@ -55,7 +55,7 @@ if [ ! -f "$site/torch/share/cmake/Torch/TorchConfig.cmake" ]; then
 fi
 if [ "$with_tests" = 1 ]; then
   need=()
-  for mod in torchvision transformers onnx onnxscript numpy; do
+  for mod in torchvision transformers onnx onnxscript numpy peft; do
     [ -d "$site/$mod" ] || need+=("$mod")
   done
   if [ ${#need[@]} -gt 0 ]; then

@@ -13,9 +13,12 @@ Set-up read from QwenLM/Qwen's finetune.py (commit 00dceeb) and finetune/finetun
   LoRA     the model in bf16 (Qwen's code casts itself to bf16 where the GPU supports it) and
            trained as it is (the Trainer's AdamW updates the parameters in their dtype: no fp32
            master copy), the Trainer's bf16 autocast, gradient checkpointing, PEFT LoRA r=64,
-           alpha=16, dropout 0.05 on c_attn, c_proj, w1 and w2 (every linear layer of the blocks;
-           PEFT creates the adapters in fp32), AdamW (adamw_torch). Predicted as --precision
-           bf16-params --no-master-weights --lora 64 --lora-alpha 16 --checkpointing.
+           alpha=16, dropout 0.05 on c_attn, c_proj, w1 and w2 (every linear layer of the blocks),
+           AdamW (adamw_torch). PEFT of 2023 (0.5, 0.6) made its LoRA layers nn.Linear subclasses whose
+           adapters were created in fp32 and moved to the base's device only; its forward cast x to
+           their dtype (x.to(lora_A.weight.dtype)), ran the dropout there and A and B under the
+           Trainer's autocast, as PEFT does today. Predicted as --precision bf16-params
+           --no-master-weights --lora 64 --lora-alpha 16 --lora-dropout 0.05 --checkpointing.
   Q-LoRA   Qwen-*-Chat-Int4: GPTQ 4-bit base weights (auto-gptq's kernels, exllama disabled), fp16
            under DeepSpeed ZeRO-2 on the one GPU (finetune_qlora_single_gpu.sh), the same LoRA.
            Predicted as --qlora (bitsandbytes' NF4, the 4-bit format TrainScope models) at 16 bits:
@@ -69,7 +72,8 @@ CHECKED_TIME_FROM = 1024
 def predict(cli, model, seq, method):
     args = [cli, "predict", f"{os.path.join(CONFIGS, f'qwen-{model}.json')}?seq={seq}", "--gpu", GPU,
             "--batch", "1", "--accumulation", str(ACCUMULATION), "--optimizer", "adamw",
-            "--precision", "bf16-params", "--lora", "64", "--lora-alpha", "16", "--checkpointing", "--json"]
+            "--precision", "bf16-params", "--lora", "64", "--lora-alpha", "16", "--lora-dropout", "0.05",
+            "--checkpointing", "--json"]
     if method == "Q-LoRA":
         args.append("--qlora")
     else:

@@ -50,8 +50,8 @@ struct PredictionInput {
     predictors::ScenarioDefaults defaults;                  // the model's kind's optimizer and goal
 };
 // `scenario`'s fine-tuning options (LoRA, frozen parameters) transform the model first; they
-// apply to a model, not to a measured profile.
+// apply to a model, not to a measured profile. bf16Params: as applyFineTuning's.
 PredictionInput loadPredictionInput(const std::string& modelOrProfile, const GpuDatabase& db,
-                                    const ScenarioOptions& scenario);
+                                    const ScenarioOptions& scenario, bool bf16Params = false);
 
 }  // namespace ts::cli

@@ -224,13 +224,14 @@ int runReport(const ReportOptions& o) {
     const std::string format = formatOf(o);
     if (isKinetoTraceFile(o.model)) return runTraceReport(o, format);
     HardwareChoiceOptions options = choiceOptionsFrom(o);
-    checkMasterWeights(o.scenario, std::find(options.precisions.begin(), options.precisions.end(),
-                                             TrainingPrecision::Bf16Params) != options.precisions.end());
+    const bool bf16Params = std::find(options.precisions.begin(), options.precisions.end(),
+                                      TrainingPrecision::Bf16Params) != options.precisions.end();
+    checkMasterWeights(o.scenario, bf16Params);
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
     options.priceSnapshot = db.priceSnapshot();
     options.amortisation = db.amortisation();
     const std::vector<const GpuSpec*> gpus = gpusFrom(o, db);
-    const PredictionInput input = loadPredictionInput(o.model, db, o.scenario);
+    const PredictionInput input = loadPredictionInput(o.model, db, o.scenario, bf16Params);
     const HardwareChoice choice =
         chooseHardware(*input.predictor, gpus, baseFrom(o, input), goalFrom(o, input), options);
     if (format == "csv")

@@ -65,7 +65,8 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
     cmd.add_flag("--no-master-weights", o.noMasterWeights,
                  "with --precision bf16-params: the optimizer updates the bf16 parameters themselves, with bf16 "
                  "states, and keeps no fp32 master copy (a model loaded in bf16 and trained as it is, as Hugging "
-                 "Face's Trainer does with torch_dtype=bfloat16); LoRA adapters stay fp32, as PEFT creates them");
+                 "Face's Trainer does with torch_dtype=bfloat16); LoRA adapters stay fp32, as PEFT creates them "
+                 "(unless --lora-in-model-dtype)");
     cmd.add_option("--zero", o.zero,
                    "ZeRO stage over the data-parallel GPUs: 1 shards optimizer states, 2 also gradients, 3 also "
                    "parameters (default 0: DDP)");
@@ -75,6 +76,13 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
                    "comma-separated module-name substrings of the layers LoRA adapts (default: every linear "
                    "layer of the transformer blocks, PEFT's all-linear)");
     cmd.add_option("--lora-alpha", o.loraAlpha, "LoRA alpha (scaling alpha/rank; default: the rank)");
+    cmd.add_option("--lora-dropout", o.loraDropout,
+                   "PEFT's lora_dropout: each adapter's input through a dropout of its own, which keeps a mask "
+                   "and the dropped input for backward (default 0, PEFT's; recipes often use 0.05 or 0.1)");
+    cmd.add_flag("--lora-in-model-dtype", o.loraInModelDtype,
+                 "the adapters in the model's dtype (PEFT before 0.11, or get_peft_model(autocast_adapter_dtype="
+                 "False)), where by default they are fp32 as PEFT creates them: each adapted layer then casts "
+                 "its input to fp32 and back");
     cmd.add_flag("--qlora", o.qlora, "QLoRA: the base model's linear layers in the blocks (adapted or not) and its experts in 4-bit NF4, as bitsandbytes' load_in_4bit stores them (needs --lora)");
     cmd.add_option("--train", o.train,
                    "comma-separated parameter-name substrings: only those train, the rest is frozen "
@@ -97,17 +105,23 @@ std::vector<std::string> splitList(const std::string& text) {
 
 }  // namespace
 
-void applyFineTuning(Graph& g, const ScenarioOptions& o) {
+void applyFineTuning(Graph& g, const ScenarioOptions& o, bool bf16Params) {
     if (o.qlora && o.lora == ScenarioOptions::kNotGiven)
         throw ModelError("--qlora", "needs --lora RANK (QLoRA trains LoRA adapters on 4-bit base weights)");
     if (!o.loraTargets.empty() && o.lora == ScenarioOptions::kNotGiven)
         throw ModelError("--lora-targets", "needs --lora RANK");
+    if (o.loraDropout != 0 && o.lora == ScenarioOptions::kNotGiven)
+        throw ModelError("--lora-dropout", "needs --lora RANK");
+    if (o.loraInModelDtype && o.lora == ScenarioOptions::kNotGiven)
+        throw ModelError("--lora-in-model-dtype", "needs --lora RANK");
     if (o.lora != ScenarioOptions::kNotGiven) {
         if (!(o.loraAlpha >= 0)) throw ModelError("--lora-alpha", "must not be negative");
         LoraOptions lora;
         lora.rank = o.lora;
         lora.alpha = o.loraAlpha;
         lora.qlora = o.qlora;
+        lora.dropout = o.loraDropout;
+        lora.fp32Adapters = !o.loraInModelDtype && !(bf16Params && !o.noMasterWeights);
         lora.targets = splitList(o.loraTargets);
         if (!o.loraTargets.empty() && lora.targets.empty())
             throw ModelError("--lora-targets", "no module name in " + quoted(o.loraTargets));

@@ -41,10 +41,15 @@ struct ScenarioOptions {
     int64_t lora = kNotGiven;
     std::string loraTargets;  // comma-separated module-path substrings
     double loraAlpha = 0;
+    double loraDropout = 0;
+    bool loraInModelDtype = false;  // PEFT's autocast_adapter_dtype=False (or PEFT before 0.11)
     bool qlora = false;
     std::string train;  // comma-separated parameter-name substrings: only those train
     static constexpr int64_t kNotGiven = INT64_MIN;
-    bool fineTuning() const { return lora != kNotGiven || qlora || !train.empty() || !loraTargets.empty(); }
+    bool fineTuning() const {
+        return lora != kNotGiven || qlora || !train.empty() || !loraTargets.empty() || loraDropout != 0 ||
+               loraInModelDtype;
+    }
 };
 
 // --batch: 0 for "auto", N for a number from 1 to 2^30, `modelDefault` when empty; throws
@@ -56,8 +61,11 @@ int64_t batchFrom(const std::string& text, int64_t modelDefault);
 void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o);
 
 // The fine-tuning options applied to `g` (frozen parameters, LoRA, QLoRA); nothing without them.
-// Throws ModelError naming the option (--lora 0, --qlora without --lora, a pattern matching nothing).
-void applyFineTuning(Graph& g, const ScenarioOptions& o);
+// bf16Params: bf16-params is among the precisions predicted, where with master weights (FSDP's and
+// DeepSpeed's bf16 mixed precision) the adapters compute in bf16; otherwise they compute in fp32, as
+// PEFT creates them. Throws ModelError naming the option (--lora 0, --qlora without --lora, a pattern
+// matching nothing).
+void applyFineTuning(Graph& g, const ScenarioOptions& o, bool bf16Params = false);
 
 // Throws ModelError naming --no-master-weights when it is given without bf16-params among the
 // precisions.

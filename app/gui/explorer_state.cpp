@@ -403,7 +403,8 @@ void ExplorerState::requestPredictions() {
     auto* job = new BackgroundJob(tr("Predicting"), [=](JobContext& context) {
         auto m = model;
         if (withNewProfile)
-            m = makeExplorerModel(m->spec, m->generation, m->graph, m->profile, m->seq, *db, m->baseGraph, m->loraRank);
+            m = makeExplorerModel(m->spec, m->generation, m->graph, m->profile, m->seq, *db, m->baseGraph, m->loraRank,
+                                  m->loraFp32Adapters);
         if (!context.cancelled()) *result = predictSnapshot(m, db, settings, goal, context.cancelFlag());
     });
     job->setParent(this);

@@ -24,13 +24,14 @@ std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int gen
                                                        std::shared_ptr<const Graph> graph,
                                                        std::shared_ptr<const Profile> profile, int64_t seq,
                                                        const GpuDatabase& db, std::shared_ptr<const Graph> baseGraph,
-                                                       int64_t loraRank) {
+                                                       int64_t loraRank, bool loraFp32Adapters) {
     auto m = std::make_shared<ExplorerModel>();
     m->spec = std::move(spec);
     m->generation = generation;
     m->graph = std::move(graph);
     m->baseGraph = std::move(baseGraph);
     m->loraRank = loraRank;
+    m->loraFp32Adapters = loraFp32Adapters;
     m->profile = std::move(profile);
     m->defaults = scenarioDefaultsFor(*m->graph);
     if (seq <= 0 && m->profile && m->profile->scenario.seq > 0) seq = m->profile->scenario.seq;
@@ -152,13 +153,19 @@ std::shared_ptr<const PredictionSnapshot> predictSnapshot(std::shared_ptr<const 
             model = makeExplorerModel(model->spec, model->generation, base, model->profile,
                                       settings.seq > 0 ? settings.seq : model->seq, *db, base, 0);
         }
-        // Another LoRA rank is another graph (adapters beside the base's linear layers, the base frozen).
-        if (settings.loraRank != model->loraRank) {
+        // Another LoRA rank is another graph (adapters beside the base's linear layers, the base frozen),
+        // and so is bf16-params with master weights, where the adapters compute in bf16 (FSDP's mixed
+        // precision) rather than in fp32 as PEFT creates them.
+        const bool fp32Adapters =
+            !(settings.precision == predictors::TrainingPrecision::Bf16Params && settings.masterWeights);
+        if (settings.loraRank != model->loraRank ||
+            (settings.loraRank > 0 && fp32Adapters != model->loraFp32Adapters)) {
             std::shared_ptr<const Graph> base = model->baseGraph ? model->baseGraph : model->graph;
             std::shared_ptr<const Graph> graph = base;
             if (settings.loraRank > 0) {
                 LoraOptions lora;
                 lora.rank = settings.loraRank;
+                lora.fp32Adapters = fp32Adapters;
                 try {
                     graph = std::make_shared<const Graph>(withLora(*base, lora));
                 } catch (const ModelError& e) {
@@ -168,12 +175,13 @@ std::shared_ptr<const PredictionSnapshot> predictSnapshot(std::shared_ptr<const 
                 }
             }
             model = makeExplorerModel(model->spec, model->generation, graph, model->profile,
-                                      settings.seq > 0 ? settings.seq : model->seq, *db, base, settings.loraRank);
+                                      settings.seq > 0 ? settings.seq : model->seq, *db, base, settings.loraRank,
+                                      fp32Adapters);
         }
         // Another sequence length is another analysis of the model (the graph stays).
         if (settings.seq > 0 && model->seq > 0 && settings.seq != model->seq)
             model = makeExplorerModel(model->spec, model->generation, model->graph, model->profile, settings.seq, *db,
-                                      model->baseGraph, model->loraRank);
+                                      model->baseGraph, model->loraRank, model->loraFp32Adapters);
         settings.seq = model->seq;
         s->model = model;
         s->settings = settings;

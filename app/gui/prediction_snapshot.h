@@ -58,6 +58,7 @@ struct ExplorerModel {
     std::shared_ptr<const Graph> graph;      // as analysed: with LoRA's adapters where loraRank > 0
     std::shared_ptr<const Graph> baseGraph;  // as opened, or rebuilt as another shard (null: `graph` is)
     int64_t loraRank = 0;
+    bool loraFp32Adapters = true;  // LoraOptions::fp32Adapters of the adapters `graph` has
     int tensorParallel = 1;  // the graph's tensor-parallel group (ModelAnalysis::tensorParallel)
     bool sequenceParallel = false;
     std::shared_ptr<const Profile> profile;  // measured runs of this model, when some were opened or recorded
@@ -77,7 +78,7 @@ std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int gen
                                                        std::shared_ptr<const Profile> profile, int64_t seq,
                                                        const GpuDatabase& db,
                                                        std::shared_ptr<const Graph> baseGraph = nullptr,
-                                                       int64_t loraRank = 0);
+                                                       int64_t loraRank = 0, bool loraFp32Adapters = true);
 
 struct PredictionSnapshot {
     std::shared_ptr<const ExplorerModel> model;  // null: no model (error says why, or a trace is open)

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <sstream>
 
 #include "trainscope/core/errors.h"
 #include "trainscope/core/ops.h"
 
 namespace ts {
 namespace {
+
+constexpr int64_t kOnnxFloat = 1;  // ONNX's TensorProto FLOAT, Cast's "to"
 
 bool contains(const std::string& s, const std::string& part) {
     return s.find(part) != std::string::npos;
@@ -79,6 +83,11 @@ Graph withLora(const Graph& g, const LoraOptions& o) {
         throw ModelError("--lora", "the LoRA rank must be from 1 to 2^20, got " + std::to_string(o.rank));
     for (const std::string& t : o.targets)
         if (t.empty()) throw ModelError("--lora-targets", "an empty target name");
+    if (!(o.dropout >= 0 && o.dropout < 1)) {
+        std::ostringstream got;
+        got << o.dropout;
+        throw ModelError("--lora-dropout", "the LoRA dropout must be from 0 to below 1, got " + got.str());
+    }
     const std::vector<int> targets = loraTargets(g, o);
     for (const std::string& t : o.targets) {
         bool used = false;
@@ -121,12 +130,14 @@ Graph withLora(const Graph& g, const LoraOptions& o) {
         c.floatData = std::vector<double>{scale};
         return out.addValue(std::move(c));
     }();
-    auto addOp = [&](const std::string& type, const std::string& module, std::vector<int> inputs, int output) {
+    auto addOp = [&](const std::string& type, const std::string& module, std::vector<int> inputs, int output,
+                     std::map<std::string, Attribute> attrs = {}) {
         Operation op;
         op.type = type;
         op.modulePath = module;
         op.name = module + "/" + type;
         op.inputs = std::move(inputs);
+        op.attrs = std::move(attrs);
         if (output < 0) {
             Value v;
             v.name = op.name + ":out0";
@@ -159,15 +170,32 @@ Graph withLora(const Graph& g, const LoraOptions& o) {
             w.name = module + "." + name + ".default.weight";
             w.kind = ValueKind::Parameter;
             w.adapter = true;
+            w.keptInFp32 = o.fp32Adapters;
             w.shape = {Dim(rows), Dim(cols)};
             return out.addValue(std::move(w));
         };
         const int a = adapter("lora_A", in, o.rank);
         const int b = adapter("lora_B", o.rank, features);
-        int h = addOp("MatMul", module + ".lora_A.default", {x, a}, -1);
+        // PEFT's forward: x.to(lora_A's dtype), dropout, A, B, scaling, the sum with the base's output,
+        // cast back to the base output's dtype (CastLike). With fp32 adapters in a bf16 model the
+        // Trainer's bf16 autocast runs A and B in bf16: the fp32 dropout's output is cast down again
+        // (the copy A saves). In an fp32 model none of the casts does anything.
+        const std::map<std::string, Attribute> toFp32{{"to", kOnnxFloat}, {"dtype_role", std::string("fp32")}};
+        const std::map<std::string, Attribute> toModel{{"to", kOnnxFloat}, {"dtype_role", std::string("model")}};
+        int h = o.fp32Adapters ? addOp("Cast", module + ".lora", {x}, -1, toFp32) : x;
+        if (o.dropout > 0)
+            h = addOp("Dropout", module + ".lora_dropout.default", {h}, -1,
+                      {{"ratio", o.dropout}, {"training_mode", int64_t{1}}});
+        if (o.fp32Adapters) h = addOp("Cast", module + ".lora_A.default", {h}, -1, toModel);
+        h = addOp("MatMul", module + ".lora_A.default", {h, a}, -1);
         h = addOp("MatMul", module + ".lora_B.default", {h, b}, -1);
         h = addOp("Mul", module + ".lora", {h, scaleValue}, -1);
-        addOp("Add", module + ".lora", {baseOut, h}, y);
+        if (o.fp32Adapters) {
+            h = addOp("Add", module + ".lora", {baseOut, h}, -1);
+            addOp("CastLike", module + ".lora", {h, baseOut}, y);
+        } else {
+            addOp("Add", module + ".lora", {baseOut, h}, y);
+        }
     }
     out.validate();
     return out;

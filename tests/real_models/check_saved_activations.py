@@ -25,7 +25,15 @@ Gemma, Phi-3, Qwen3 (its per-head q and k norms are RMSNorm islands too) and Mix
 saved intermediates in bf16, the router's probabilities in fp32), and Phi, OLMo 2, Gemma 2 and 3, GPT-OSS and BERT
 (whose masked-LM loss takes the bf16 logits as they are: its log-probabilities in bf16), against --precision
 bf16-params: the RMSNorm's fp32 island and the loss's fp32 logits are the model's own code.
-Exits 77 (ctest: skipped) without torch and transformers.
+LoRA as PEFT adds it (get_peft_model with its defaults: fp32 adapters, whose input each adapted layer casts
+to fp32 and whose sum with the base's output it casts back), on Llama in fp32, under bf16 autocast, and as a
+bf16 model under the bf16 autocast Hugging Face's Trainer adds (bf16=True; against bf16-params
+--no-master-weights), and on Phi as that bf16 model, with and without lora_dropout, every linear layer of the
+blocks or q and v only, against --lora RANK [--lora-targets] [--lora-dropout]; dropout there runs as CUDA's
+fused kernel does (native_dropout: a one-byte mask), not as the CPU's F.dropout (a mask of the input's dtype).
+Under autocast the weights' 16-bit copies are left out: TrainScope stores a frozen base in the compute dtype,
+and the adapters' copies are rank-sized.
+Exits 77 (ctest: skipped) without torch, transformers and peft.
 """
 import os
 import sys
@@ -151,14 +159,36 @@ CASES = [
 ]
 
 
-def measured_bytes(config, arch, attention, mode):
-    """Saved-for-backward bytes of one training forward with labels: (activations, weight copies)."""
+# (family, config, architecture, mode, PEFT target_modules, lora_dropout): LoRA of rank 8, alpha 16.
+LORA_CASES = [
+    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "fp32", "all-linear", 0.05),
+    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "bf16+autocast", "all-linear", 0.0),
+    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "bf16+autocast", "all-linear", 0.05),
+    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "bf16+autocast", ["q_proj", "v_proj"],
+     0.1),
+    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2), "LlamaForCausalLM", "autocast", "all-linear", 0.05),
+    ("phi", T.PhiConfig(**SMALL, partial_rotary_factor=0.4), "PhiForCausalLM", "bf16+autocast", "all-linear", 0.05),
+]
+
+
+def cuda_dropout(input, p=0.5, training=True, inplace=False):
+    """F.dropout as CUDA runs it (native_dropout: a one-byte mask saved), where the CPU's keeps a float one."""
+    return torch.native_dropout(input, p, True)[0] if training and p > 0 else input
+
+
+def measured_bytes(config, arch, attention, mode, lora=None):
+    """Saved-for-backward bytes of one training forward with labels: (activations, weight copies).
+    lora: (target_modules, lora_dropout) of PEFT's LoRA of rank 8 on the model."""
     torch.manual_seed(0)
     model = getattr(T, arch)(config) if attention is None else getattr(T, arch)._from_config(
         config, attn_implementation=attention)
-    if mode == "bf16":
+    if mode in ("bf16", "bf16+autocast"):
         model = model.to(torch.bfloat16)
-    autocast = mode == "autocast"
+    if lora:
+        import peft
+        model = peft.get_peft_model(model, peft.LoraConfig(r=8, lora_alpha=16, target_modules=lora[0],
+                                                           lora_dropout=lora[1]))
+    autocast = mode in ("autocast", "bf16+autocast")
     model.train()
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}
     weight_shapes = {tuple(p.shape) for p in model.parameters()}
@@ -172,8 +202,13 @@ def measured_bytes(config, arch, attention, mode):
 
     ids = torch.randint(0, config.vocab_size, (BATCH, SEQ))
     ctx = torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast)
-    with ctx, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        model(input_ids=ids, labels=ids)
+    dropout = torch.nn.functional.dropout
+    torch.nn.functional.dropout = cuda_dropout
+    try:
+        with ctx, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            model(input_ids=ids, labels=ids)
+    finally:
+        torch.nn.functional.dropout = dropout
     # Autocast's 16-bit weight copies are saved transposed (the linear layer's t()); activations are
     # [batch, ...] or [batch x sequence, ...].
     copies = sum(n for shape, n in saved.values()
@@ -191,13 +226,19 @@ def measured_bytes(config, arch, attention, mode):
 KNOWN_GAPS = {("modernbert", "fp32"): 8.0, ("modernbert", "bf16"): 7.0, ("bart", "sdpa", "fp32"): 8.0,
               ("bart", "sdpa", "bf16"): 8.0, ("mbart", "sdpa", "fp32"): 8.0}
 
-PRECISION = {"fp32": "fp32-strict", "autocast": "amp-bf16", "bf16": "bf16-params"}
-LABEL = {"fp32": "fp32", "autocast": "bf16 autocast", "bf16": "bf16 model"}
+PRECISION = {"fp32": "fp32-strict", "autocast": "amp-bf16", "bf16": "bf16-params", "bf16+autocast": "bf16-params"}
+LABEL = {"fp32": "fp32", "autocast": "bf16 autocast", "bf16": "bf16 model", "bf16+autocast": "bf16 model+autocast"}
 
 
-def predicted_bytes(cli, path, backend, mode):
-    m = predicted_memory(cli, f"{path}?seq={SEQ}" + (f"&attention={backend}" if backend else ""),
-                         ["--batch", str(BATCH), "--precision", PRECISION[mode], "--optimizer", "adamw"])
+def predicted_bytes(cli, path, backend, mode, lora=None):
+    options = ["--batch", str(BATCH), "--precision", PRECISION[mode], "--optimizer", "adamw"]
+    if lora:
+        options += ["--lora", "8", "--lora-alpha", "16", "--lora-dropout", str(lora[1])]
+        if lora[0] != "all-linear":
+            options += ["--lora-targets", ",".join(lora[0])]
+        if mode == "bf16+autocast":
+            options.append("--no-master-weights")  # a bf16 model trained as it is, PEFT's fp32 adapters
+    m = predicted_memory(cli, f"{path}?seq={SEQ}" + (f"&attention={backend}" if backend else ""), options)
     return m["activations"], m["cast_weight_copies"]
 
 
@@ -222,6 +263,26 @@ def main():
         print(line)
         if abs(err) > KNOWN_GAPS.get((family, attention, mode), KNOWN_GAPS.get((family, mode), a.tolerance)):
             failures.append(f"{family} {attention} {LABEL[mode]}")
+    try:
+        import peft
+    except ImportError:
+        print("SKIP: the LoRA cases need peft (scripts/setup.sh --tests installs it)")
+        if failures:
+            sys.exit(f"off by more than {a.tolerance}%: {', '.join(failures)}")
+        sys.exit(77)
+    for family, config, arch, mode, targets, dropout in LORA_CASES:
+        config.architectures = [arch]
+        path = os.path.join(a.out, f"saved-lora-{family}.json")
+        config.to_json_file(path)
+        lora = (targets, dropout)
+        act, _ = measured_bytes(config, arch, "sdpa", mode, lora)
+        p_act, _ = predicted_bytes(a.cli, path, "flash", mode, lora)
+        err = 100 * (p_act / act - 1)
+        what = targets if isinstance(targets, str) else ",".join(targets)
+        print(f"{family:9} LoRA  {LABEL[mode]:13} activations {act / 1024:8.1f} measured {p_act / 1024:8.1f} "
+              f"predicted ({err:+.1f}%)  peft {peft.__version__}, {what}, dropout {dropout}")
+        if abs(err) > a.tolerance:
+            failures.append(f"{family} LoRA {LABEL[mode]} {what} dropout {dropout}")
     if failures:
         sys.exit(f"off by more than {a.tolerance}%: {', '.join(failures)}")
 

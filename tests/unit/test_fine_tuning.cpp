@@ -106,9 +106,19 @@ TEST(FineTuning, LoraAddsTwoGemmsAndTheModuleTreeShowsThem) {
     LoraOptions o;
     o.rank = 4;
     o.targets = {"h.0.attn.c_attn"};
-    const Graph g = withLora(base, o);
+    o.fp32Adapters = false;
     // x A, then B, the alpha/r scaling and the add: four operations more.
-    EXPECT_EQ(g.ops.size(), base.ops.size() + 4);
+    EXPECT_EQ(withLora(base, o).ops.size(), base.ops.size() + 4);
+    // PEFT's fp32 adapters: x cast to fp32 (the dropout's input), down to the autocast dtype for A,
+    // the sum cast back to the base output's dtype; the dropout between the first two.
+    o.fp32Adapters = true;
+    o.dropout = 0.05;
+    const Graph g = withLora(base, o);
+    std::vector<std::string> added;
+    for (const Operation& op : g.ops)
+        if (op.modulePath.find("c_attn.lora") != std::string::npos) added.push_back(op.type);
+    EXPECT_EQ(added,
+              (std::vector<std::string>{"Cast", "Dropout", "Cast", "MatMul", "MatMul", "Mul", "Add", "CastLike"}));
     int a = g.findValue("transformer.h.0.attn.c_attn.lora_A.default.weight");
     int b = g.findValue("transformer.h.0.attn.c_attn.lora_B.default.weight");
     ASSERT_GE(a, 0);
@@ -117,13 +127,61 @@ TEST(FineTuning, LoraAddsTwoGemmsAndTheModuleTreeShowsThem) {
     EXPECT_EQ(numel(g.values[size_t(b)].shape).eval(1, 1), 4 * 2304);
     const ModelAnalysis m(g);
     // Forward FLOPs of the adapter GEMMs at batch n, sequence 32: 2 n 32 (768 r + r 2304).
-    const AnalyzedOp& down = opNamed(m, "transformer.h.0.attn.c_attn.lora_A");
-    const AnalyzedOp& up = opNamed(m, "transformer.h.0.attn.c_attn.lora_B");
+    const AnalyzedOp& down = opNamed(m, "transformer.h.0.attn.c_attn.lora_A.default/MatMul");
+    const AnalyzedOp& up = opNamed(m, "transformer.h.0.attn.c_attn.lora_B.default/MatMul");
     EXPECT_DOUBLE_EQ(down.forwardFlops.at(3), 2.0 * 3 * 32 * 768 * 4);
     EXPECT_DOUBLE_EQ(up.forwardFlops.at(3), 2.0 * 3 * 32 * 4 * 2304);
     // Nothing before h.0's attention trains: A's backward is its weight gradient only.
     EXPECT_EQ(down.backwardKernels, 1);
     EXPECT_EQ(up.backwardKernels, 2);
+}
+
+TEST(FineTuning, LoraDropoutKeepsAByteMaskPerAdaptedInputElement) {
+    // Every block's c_attn adapted (input [n, 32, 768], which nothing else saves): PEFT's dropout keeps
+    // its one-byte mask, and A keeps the dropped input where it kept the input itself (fp32, or the
+    // bf16 copy autocast makes): one byte per input element more, at every precision, in the 11
+    // blocks whose input needs a gradient (block 0's does not: autograd records no dropout there).
+    const Graph base = loadModel("zoo:gpt2?seq=32");
+    LoraOptions o;
+    o.rank = 8;
+    o.targets = {"attn.c_attn"};
+    const Graph plain = withLora(base, o);
+    o.dropout = 0.1;
+    const Graph dropped = withLora(base, o);
+    for (TrainingPrecision p : {TrainingPrecision::Fp32, TrainingPrecision::AmpBf16, TrainingPrecision::Bf16Params}) {
+        SCOPED_TRACE(trainingPrecisionName(p));
+        const double n = 3;
+        EXPECT_DOUBLE_EQ(
+            memoryOf(dropped, p, Optimizer::AdamW, n).activations - memoryOf(plain, p, Optimizer::AdamW, n).activations,
+            11 * n * 32 * 768);
+    }
+}
+
+TEST(FineTuning, Fp32AdaptersCopyTheirInputOnlyWhereTheModelIsNotFp32) {
+    // Block 0's c_attn adapted and its own weight trained too, so that the base saves its input x for
+    // its weight gradient. In an fp32 model PEFT's x.to(fp32) is x: A keeps the same storage and the
+    // fp32 adapters' casts add nothing. In a bf16 model A keeps the bf16 copy autocast makes of the
+    // fp32 cast: 2 bytes per element more than adapters in the model's dtype, which read x itself.
+    const Graph base = loadModel("zoo:gpt2?seq=32");
+    LoraOptions o;
+    o.rank = 8;
+    o.targets = {"h.0.attn.c_attn"};
+    auto adapted = [&](bool fp32) {
+        o.fp32Adapters = fp32;
+        Graph g = withLora(base, o);
+        trainAlso(g, {"h.0.attn.c_attn.weight"});
+        return g;
+    };
+    const Graph fp32 = adapted(true), model = adapted(false);
+    const double n = 2, elements = n * 32 * 768;
+    EXPECT_DOUBLE_EQ(memoryOf(fp32, TrainingPrecision::Fp32, Optimizer::AdamW, n).activations,
+                     memoryOf(model, TrainingPrecision::Fp32, Optimizer::AdamW, n).activations);
+    EXPECT_DOUBLE_EQ(memoryOf(fp32, TrainingPrecision::Bf16Params, Optimizer::AdamW, n).activations -
+                         memoryOf(model, TrainingPrecision::Bf16Params, Optimizer::AdamW, n).activations,
+                     2 * elements);
+    // Adapters in the model's dtype are no fp32 adapters: their states follow the model's.
+    EXPECT_EQ(ModelAnalysis(fp32).adapterParameters, int64_t(8 * (768 + 2304)));
+    EXPECT_EQ(ModelAnalysis(model).adapterParameters, 0);
 }
 
 TEST(FineTuning, LoraMemoryUnderAutocast) {
@@ -289,6 +347,14 @@ TEST(FineTuning, BadSetUpsAreRefusedNamingTheOption) {
         FAIL();
     } catch (const ModelError& e) {
         EXPECT_EQ(e.source(), "--lora-targets");
+    }
+    o.targets.clear();
+    o.dropout = 1;  // drops everything
+    try {
+        withLora(g, o);
+        FAIL();
+    } catch (const ModelError& e) {
+        EXPECT_EQ(e.source(), "--lora-dropout");
     }
     Graph m = mlp();
     EXPECT_THROW(trainOnly(m, {"nothing"}), ModelError);

@@ -33,6 +33,17 @@ AutocastRule autocastRuleOf(const std::string& t) {
     return AutocastRule::Follow;
 }
 
+namespace {
+
+// CastLike(x, like) casts to like's dtype, under every precision: its output weighs what `like` does.
+bool castLikeOfFloats(const Graph& g, const Operation& op) {
+    return op.type == "CastLike" && op.inputs.size() >= 2 && op.inputs[1] >= 0 && !op.outputs.empty() &&
+           op.outputs[0] >= 0 && isFloat32(g.values[size_t(op.inputs[1])]) &&
+           isFloat32(g.values[size_t(op.outputs[0])]);
+}
+
+}  // namespace
+
 std::vector<int> elementSizes(const Graph& g, TrainingPrecision p) {
     std::vector<int> es(g.values.size());
     for (size_t v = 0; v < g.values.size(); ++v) es[v] = dtypeSize(g.values[v].dtype);
@@ -49,11 +60,16 @@ std::vector<int> elementSizes(const Graph& g, TrainingPrecision p) {
                 if (in >= 0 && isData(g.values[in]) && isFloat32(g.values[in])) follow = std::max(follow, es[in]);
             for (int out : op.outputs)
                 if (out >= 0 && isFloat32(g.values[out])) es[out] = role == "fp32" ? 4 : role == "model" ? 2 : follow;
+            if (castLikeOfFloats(g, op)) es[size_t(op.outputs[0])] = es[size_t(op.inputs[1])];
         }
         return es;
     }
     if (!isAutocast(p)) return es;
     for (const Operation& op : g.ops) {
+        if (castLikeOfFloats(g, op)) {
+            es[size_t(op.outputs[0])] = es[size_t(op.inputs[1])];
+            continue;
+        }
         const AutocastRule rule = autocastRuleOf(op.type);
         int follow = 0;
         for (int in : op.inputs)
@@ -69,6 +85,19 @@ std::vector<int> elementSizes(const Graph& g, TrainingPrecision p) {
         }
     }
     return es;
+}
+
+std::vector<int> storageRoots(const Graph& g, const std::vector<int>& es) {
+    std::vector<int> root(g.values.size());
+    for (size_t v = 0; v < root.size(); ++v) root[v] = int(v);
+    for (const Operation& op : g.ops) {  // in graph order: a cast's input has its root already
+        if ((op.type != "Cast" && op.type != "CastLike") || op.inputs.empty() || op.outputs.empty()) continue;
+        const int in = op.inputs[0], out = op.outputs[0];
+        if (in >= 0 && out >= 0 && es[size_t(in)] == es[size_t(out)] &&
+            g.values[size_t(in)].dtype == g.values[size_t(out)].dtype)
+            root[size_t(out)] = root[size_t(in)];
+    }
+    return root;
 }
 
 int readSize(const Graph& g, const Operation& op, const std::string& opClass, int v, TrainingPrecision p,

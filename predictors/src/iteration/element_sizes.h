@@ -21,6 +21,11 @@ inline bool isData(const Value& v) {
 // Element size of every value under precision p.
 std::vector<int> elementSizes(const Graph& g, TrainingPrecision p);
 
+// The value whose storage each value is (itself, or through casts to the dtype and element size a
+// tensor already has, which Tensor.to returns as they are: x.float() of an fp32 x is x), so that
+// tensors saved for backward through such casts are counted once.
+std::vector<int> storageRoots(const Graph& g, const std::vector<int>& es);
+
 // How the kernel of `op` reads input `v` under p: autocast's cast copy, or the tensor itself.
 int readSize(const Graph& g, const Operation& op, const std::string& opClass, int v, TrainingPrecision p,
              const std::vector<int>& es);

@@ -113,8 +113,9 @@ struct GraphFacts {
 // `extraKey`), autograd's reductions and accumulations, its collective's message and its backward's
 // scratch; sets castWeightElements to the weights autocast casts for it.
 OpBytes opBytes(const GraphFacts& f, size_t i, const AnalyzedOp& a, const std::string& cls,
-                const ModelCosts (&costs)[3], TrainingPrecision p, const std::vector<int>& e, int extraKey,
-                SavedLedger& ledger, PrecisionMemory& memory, double& castWeightElements) {
+                const ModelCosts (&costs)[3], TrainingPrecision p, const std::vector<int>& e,
+                const std::vector<int>& storage, int extraKey, SavedLedger& ledger, PrecisionMemory& memory,
+                double& castWeightElements) {
     const Graph& g = f.g;
     const Operation& op = g.ops[i];
     const auto& numel = f.numel;
@@ -181,7 +182,7 @@ OpBytes opBytes(const GraphFacts& f, size_t i, const AnalyzedOp& a, const std::s
         for (size_t s = 0; s < ck.saved.size(); ++s) {
             const SavedTensor& st = ck.saved[s];
             double bytes = st.bytes;
-            int key = st.value;
+            int key = st.value >= 0 ? storage[size_t(st.value)] : st.value;
             int size = 0;
             if (st.value >= 0) {
                 const Value& v = g.values[st.value];
@@ -189,7 +190,8 @@ OpBytes opBytes(const GraphFacts& f, size_t i, const AnalyzedOp& a, const std::s
                 size = input ? readSize(g, op, cls, st.value, p, e) : e[st.value];
                 if (isFloat32(v)) bytes = st.bytes * size / 4.0;
                 // The batch itself, kept by reference: already counted as inputs.
-                if (v.kind == ValueKind::Input && size == dtypeSize(v.dtype)) continue;
+                const Value& stored = g.values[size_t(key)];
+                if (stored.kind == ValueKind::Input && size == dtypeSize(stored.dtype)) continue;
                 // Autocast casts an activation for each operator that reads it in another
                 // type (its cast cache holds only parameters), and each keeps its own copy:
                 // q, k and v projections of one fp32 input save three 16-bit copies.
@@ -266,7 +268,11 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         for (int k = 0; k < 3; ++k) numel[v][k] = double(n.eval(kSampleBatches[k], seq));
     }
     std::array<std::vector<int>, kElementPrecisionCount> es;
-    for (int pi = 0; pi < kElementPrecisionCount; ++pi) es[pi] = elementSizes(g, precisionOfElementIndex(pi));
+    std::array<std::vector<int>, kElementPrecisionCount> storage;
+    for (int pi = 0; pi < kElementPrecisionCount; ++pi) {
+        es[pi] = elementSizes(g, precisionOfElementIndex(pi));
+        storage[pi] = storageRoots(g, es[pi]);
+    }
 
     const std::vector<int> gradConsumers = gradientConsumers(g, grad);
 
@@ -328,7 +334,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
                 a.parameterBytes += bytes;
                 unit.trainableElements += elements;
                 unit.trainableBytes += bytes;
-                if (v.adapter) unit.adapterElements += elements, adapterParameters += int64_t(elements);
+                if (v.keptInFp32) unit.adapterElements += elements, adapterParameters += int64_t(elements);
                 if (v.besideFrozenOriginal) {  // PEFT's frozen original, beside the trained copy
                     a.frozenElements += elements;
                     a.frozenBytes += bytes;
@@ -347,8 +353,8 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         const GraphFacts facts{g, grad, owner, numel, gradConsumers};
         for (int pi = 0; pi < kElementPrecisionCount; ++pi) {
             const TrainingPrecision p = precisionOfElementIndex(pi);
-            a.bytes[pi] =
-                opBytes(facts, i, a, cls, costs, p, es[pi], extraKey, saved[pi], memory[pi], a.castWeightElements);
+            a.bytes[pi] = opBytes(facts, i, a, cls, costs, p, es[pi], storage[pi], extraKey, saved[pi], memory[pi],
+                                  a.castWeightElements);
             memory[pi].castWeightBytes +=
                 a.castWeightElements * (p == TrainingPrecision::Fp8 && a.opClass == "linear" ? 1 : 2);
         }

@@ -31,6 +31,15 @@ struct LoraOptions {
     // "all-linear" (which leaves the output layer out).
     std::vector<std::string> targets;
     bool qlora = false;  // the base's linear layers in the blocks (adapted or not) and experts in 4-bit NF4
+    // PEFT's lora_dropout: each adapter's input goes through a dropout of its own (a one-byte mask and
+    // the dropped input saved for backward, per adapted layer); 0: none (PEFT's default).
+    double dropout = 0;
+    // The adapters are fp32, as PEFT creates them (autocast_adapter_dtype): each adapted layer casts
+    // its input to fp32 (the dropout runs there), A and B run under the Trainer's bf16 autocast in a
+    // bf16 model (a bf16 copy of their input saved), the sum is cast back to the base output's dtype.
+    // false: the adapters are in the model's dtype, as FSDP's or DeepSpeed's bf16 mixed precision
+    // runs them: no casts.
+    bool fp32Adapters = true;
 };
 
 // Bytes per element of a weight in NF4 as bitsandbytes stores it with double quantisation (the
@@ -46,12 +55,14 @@ std::string blockOf(const std::string& modulePath);
 std::vector<int> loraTargets(const Graph& g, const LoraOptions& o);
 
 // The graph with PEFT's LoRA: every parameter frozen; beside each target y = x W, the adapter
-// y += (x A) B * alpha/r with A [in, r] and B [r, out] trainable (PEFT stores lora_A.weight
+// y += (dropout(x) A) B * alpha/r (x cast to fp32 first with fp32Adapters, the sum cast back) with
+// A [in, r] and B [r, out] trainable (PEFT stores lora_A.weight
 // [r, in] and lora_B.weight [out, r]: the same elements), named <module>.lora_A.default.weight and
 // <module>.lora_B.default.weight. With qlora the base weights of every linear layer in the blocks
 // (the default targets, whatever the targets given: bitsandbytes quantises the model before LoRA
 // adapts it) and of every MixtureOfExperts in them are marked nf4. Throws
-// ModelError (naming --lora or --lora-targets) for a rank below 1 or targets that match nothing.
+// ModelError (naming --lora, --lora-targets or --lora-dropout) for a rank below 1, targets that match
+// nothing or a dropout outside [0, 1).
 Graph withLora(const Graph& g, const LoraOptions& o);
 
 }  // namespace ts

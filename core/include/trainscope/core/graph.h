@@ -44,9 +44,10 @@ struct Value {
     // one stored in 4-bit NF4 and dequantised at each use (QLoRA).
     bool frozen = false;
     bool nf4 = false;
-    // An adapter the set-up added (LoRA's A and B): PEFT creates it in fp32 whatever dtype the model
-    // is loaded in.
+    // An adapter the set-up added (LoRA's A and B), and whether it stays fp32 whatever dtype the model
+    // is loaded in (PEFT's default since 0.11, autocast_adapter_dtype) or takes the model's.
     bool adapter = false;
+    bool keptInFp32 = false;
     // Trained as PEFT's modules_to_save trains it: a copy, beside the frozen original it keeps.
     bool besideFrozenOriginal = false;
 };
