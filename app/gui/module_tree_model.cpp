@@ -131,7 +131,10 @@ void ModuleTreeModel::sumTimes(int index) {
 
 void ModuleTreeModel::refresh(ChangeSignals notify) {
     std::shared_ptr<const PredictionSnapshot> next = state_.snapshot();
+    // Another graph of the same model (another LoRA set-up, another tensor-parallel shard) numbers its
+    // operations anew, as another model does.
     const bool rebuilt = generationOf(*next) != generationOf(*snapshot_) || (next->hasModel() && nodes_.empty()) ||
+                         next->graph() != snapshot_->graph() ||
                          next->costs.layers.size() != snapshot_->costs.layers.size();
     if (rebuilt) {
         beginResetModel();

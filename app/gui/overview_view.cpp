@@ -175,7 +175,9 @@ void OverviewView::refresh() {
                         .arg(s.tensorParallel);
         if (s.zeroStage > 0) more += s.zeroStage == 3 ? tr(" · ZeRO-3 / FSDP") : tr(" · ZeRO-%1").arg(s.zeroStage);
         if (s.accumulation > 1) more += tr(" · accumulation × %1").arg(s.accumulation);
-        if (s.loraRank > 0) more += tr(" · LoRA rank %1").arg(s.loraRank);
+        if (s.loraRank > 0)
+            more += s.loraDropout > 0 ? tr(" · LoRA rank %1, dropout %2").arg(s.loraRank).arg(s.loraDropout)
+                                      : tr(" · LoRA rank %1").arg(s.loraRank);
         if (s.channelsLast) more += tr(" · channels-last");
         if (!s.masterWeights && s.precision == TrainingPrecision::Bf16Params) more += tr(" · no fp32 master weights");
         if (s.optimizerImplementation != OptimizerImplementation::Foreach && s.optimizer != Optimizer::Adam8bit)
@@ -233,9 +235,12 @@ void OverviewView::refresh() {
 }
 
 void OverviewView::updateModuleMap() {
-    const int generation = snapshot_->model ? snapshot_->model->generation : -1;
-    if (generation_ == generation) return;
-    generation_ = generation;
+    // Keyed by the graph, not the model's generation: another LoRA rank or tensor-parallel shard is
+    // another graph of the same model, whose operations are numbered anew.
+    // Held, so that no other graph can take its address.
+    std::shared_ptr<const Graph> graph = snapshot_->model ? snapshot_->model->graph : nullptr;
+    if (mappedGraph_ == graph && graph) return;
+    mappedGraph_ = std::move(graph);
     moduleKeyOfOp_.clear();
     moduleNameOfKey_.clear();
     if (!snapshot_->hasModel()) return;

@@ -10,6 +10,10 @@
 
 class QLabel;
 
+namespace ts {
+class Graph;
+}
+
 namespace ts::gui {
 
 class BreakdownBar;
@@ -52,7 +56,7 @@ private:
     // Per graph operation: the first operation of its top-level module (the time bar's keys).
     std::vector<int> moduleKeyOfOp_;
     std::vector<QString> moduleNameOfKey_;  // by key
-    int generation_ = -1;
+    std::shared_ptr<const Graph> mappedGraph_;  // the graph moduleKeyOfOp_ numbers the operations of
 };
 
 }  // namespace ts::gui

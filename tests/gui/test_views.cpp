@@ -337,6 +337,25 @@ private Q_SLOTS:
         }
     }
 
+    // LoRA's adapters are another graph of the same model, its operations numbered anew: the Overview's
+    // time bar still puts every layer under its top-level module (it kept the first graph's numbering,
+    // and showed most of the encoder as "(other layers)").
+    void overviewModulesFollowAnotherGraphOfTheModel() {
+        ExplorerState state;
+        QVERIFY2(state.openModel("zoo:bert_base?seq=64"), qPrintable(state.error()));
+        MainWindow window(state);
+        auto* overview = qobject_cast<OverviewView*>(window.viewWidget(View::Overview));
+        for (int64_t rank : {0, 8}) {
+            state.setLoraRank(rank);
+            state.waitForPredictions();
+            showOffscreen(window, View::Overview);
+            QStringList labels;
+            for (const BreakdownBar::Segment& s : overview->timeBar()->segments()) labels << s.label;
+            QVERIFY2(!labels.join(" | ").contains("(other layers)"), qPrintable(labels.join(" | ")));
+            QVERIFY2(labels.join(" | ").contains("encoder"), qPrintable(labels.join(" | ")));
+        }
+    }
+
     void draggingTheOverviewBarsSetsTheBatch() {
         ExplorerState state;
         QVERIFY2(state.openModel(kModel), qPrintable(state.error()));
