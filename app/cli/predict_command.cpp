@@ -19,8 +19,12 @@ namespace {
 
 using namespace ts::predictors;
 
-TrainingScenario scenarioFrom(const PredictOptions& o, const PredictionInput& input) {
-    const std::string name = o.precision.empty() ? "fp32" : o.precision;
+// Without --precision: the profile's, else what the model's kind trains in on `gpu` (null: several).
+TrainingScenario scenarioFrom(const PredictOptions& o, const PredictionInput& input, const GpuSpec* gpu) {
+    const std::string name = !o.precision.empty() ? o.precision
+                             : input.profilePrecision
+                                 ? trainingPrecisionName(*input.profilePrecision)
+                                 : trainingPrecisionName(defaultPrecisionFor(input.defaults.kind, gpu));
     auto precision = parseTrainingPrecision(name);
     if (!precision)
         throw ModelError("--precision",
@@ -66,6 +70,7 @@ PredictionInput loadPredictionInput(const std::string& modelOrProfile, const Gpu
     if (profile) {
         in.predictor->useProfile(*profile, db);
         in.profileOptimizer = parseOptimizer(profile->scenario.optimizer);
+        in.profilePrecision = parseTrainingPrecision(profile->scenario.precision);
     }
     return in;
 }
@@ -85,11 +90,12 @@ CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
                     "per-GPU batch size, or auto: the largest that fits each GPU "
                     "(default: the model's, 1 unless ?batch= says otherwise)");
     cmd->add_option("--precision", o.precision,
-                    "fp32 (default: PyTorch's, with TF32 convolutions on Ampere and newer), fp32-strict (no TF32), "
+                    "fp32 (PyTorch's, with TF32 convolutions on Ampere and newer), fp32-strict (no TF32), "
                     "tf32, amp-fp16, amp-bf16 (autocast), bf16-params (the model in bf16 with fp32 master weights, as "
                     "FSDP's bf16 mixed precision and Megatron-LM run it) or fp8; for a trace: as-recorded (default), "
                     "fp32, tf32 or fp32-strict, "
-                    "what its FP32 kernels run in on the other GPU");
+                    "what its FP32 kernels run in on the other GPU. Default: a profile's own; a language model in "
+                    "amp-bf16 (amp-fp16 on a GPU without bf16), any other model in fp32");
     addScenarioOptions(*cmd, o.scenario);
     cmd->add_flag("--json", o.json, "print JSON: model, scenario, predictions[] (one per GPU)");
     cmd->add_flag("--layers", o.layers, "every layer's forward and backward time (JSON: layers[] per GPU)");
@@ -104,14 +110,14 @@ int runPredict(const PredictOptions& o) {
     const PredictionInput input = loadPredictionInput(
         o.model, db, o.scenario, parseTrainingPrecision(o.precision) == TrainingPrecision::Bf16Params);
     const TrainingPredictor& predictor = *input.predictor;
-    TrainingScenario scenario = scenarioFrom(o, input);
-    const int64_t batch = batchFrom(o.batch, input.graph->defaults.batch);
-
     std::vector<const GpuSpec*> gpus;
     if (o.gpu == "all")
         for (const GpuSpec& spec : db.gpus()) gpus.push_back(&spec);
     else
         gpus.push_back(&db.get(o.gpu));
+    TrainingScenario scenario = scenarioFrom(o, input, gpus.size() == 1 ? gpus.front() : nullptr);
+    const int64_t batch = batchFrom(o.batch, input.graph->defaults.batch);
+
     const bool perLayer = o.layers || gpus.size() == 1;
     std::vector<TrainingPrediction> predictions;
     LayerBoundLists bounds;

@@ -47,6 +47,7 @@ struct PredictionInput {
     std::unique_ptr<Graph> graph;
     std::unique_ptr<predictors::TrainingPredictor> predictor;
     std::optional<predictors::Optimizer> profileOptimizer;  // the profile's, when one was given
+    std::optional<predictors::TrainingPrecision> profilePrecision;
     predictors::ScenarioDefaults defaults;                  // the model's kind's optimizer and goal
 };
 // `scenario`'s fine-tuning options (LoRA, frozen parameters) transform the model first; they

@@ -180,6 +180,18 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
                          "all-linear), the base weights frozen: no gradients or optimizer state for them. Off: "
                          "every parameter trains"));
     connect(lora_, &QSpinBox::valueChanged, this, [this](int rank) { state_.setLoraRank(rank); });
+    loraDropout_ = new QDoubleSpinBox(this);
+    loraDropout_->setObjectName("loraDropout");
+    loraDropout_->setRange(0, ExplorerState::kMaxLoraDropout);
+    loraDropout_->setSingleStep(0.05);
+    loraDropout_->setDecimals(2);
+    loraDropout_->setPrefix(tr("dropout "));
+    loraDropout_->setKeyboardTracking(false);
+    loraDropout_->setToolTip(
+        tr("PEFT's lora_dropout: each adapter's input through a dropout of its own, which "
+           "keeps a one-byte mask and the dropped input for backward (0, PEFT's default: "
+           "none; recipes often use 0.05 or 0.1)"));
+    connect(loraDropout_, &QDoubleSpinBox::valueChanged, this, [this](double p) { state_.setLoraDropout(p); });
 
     channelsLast_ = new QCheckBox(tr("Channels-last"), this);
     channelsLast_->setObjectName("channelsLast");
@@ -212,6 +224,7 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
     batchRow->addWidget(accumulation_);
     batchRow->addWidget(new QLabel(tr("LoRA rank:"), this));
     batchRow->addWidget(lora_);
+    batchRow->addWidget(loraDropout_);
     batchRow->addWidget(channelsLast_);
     row->addWidget(new QLabel(tr("Precision:"), this));
     row->addWidget(precision_);
@@ -246,7 +259,7 @@ void ControlsBar::follow() {
         const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_),
             b7(interconnect_), b8(checkpointing_), b9(seq_), b10(sharding_), b11(accumulation_), b12(lora_),
             b13(channelsLast_), b14(optimizerImplementation_), b15(masterWeights_), b16(tensorParallel_),
-            b17(sequenceParallel_);
+            b17(sequenceParallel_), b18(loraDropout_);
         batchSlider_->setValue(sliderAtBatch(s.batch));
         batchSpin_->setValue(int(s.batch));
         precision_->setCurrentIndex(precision_->findData(int(s.precision)));
@@ -264,6 +277,7 @@ void ControlsBar::follow() {
         sharding_->setCurrentIndex(sharding_->findData(s.zeroStage));
         accumulation_->setValue(int(s.accumulation));
         lora_->setValue(int(s.loraRank));
+        loraDropout_->setValue(s.loraDropout);
         channelsLast_->setChecked(s.channelsLast);
         masterWeights_->setChecked(s.masterWeights);
         seq_->setValue(int(s.seq > 0 ? s.seq : std::max<int64_t>(modelSeq, 1)));
@@ -271,6 +285,8 @@ void ControlsBar::follow() {
     // Only a model with a sequence dimension has a length to set, only one with convolutions a
     // memory format.
     channelsLast_->setVisible(state_.modelHasConvolutions());
+    // Only adapters have a dropout.
+    loraDropout_->setVisible(s.loraRank > 0);
     // Only a model in bf16 has a choice of where its optimizer's updates go.
     masterWeights_->setVisible(s.precision == TrainingPrecision::Bf16Params);
     // bitsandbytes' 8-bit Adam is its own fused kernel whatever the choice.
@@ -285,9 +301,9 @@ void ControlsBar::follow() {
     // recorded shapes allow (TraceRepredictor predicts it again), and the target GPU applies.
     const TraceDocument* trace = state_.trace();
     const QString recorded = trace ? tr("A trace runs as it was recorded") : QString();
-    for (QWidget* control :
-         std::initializer_list<QWidget*>{optimizer_, optimizerImplementation_, gpuCount_, interconnect_, checkpointing_, seq_,
-                                         sharding_, accumulation_, lora_, channelsLast_, masterWeights_}) {
+    for (QWidget* control : std::initializer_list<QWidget*>{
+             optimizer_, optimizerImplementation_, gpuCount_, interconnect_, checkpointing_, seq_, sharding_,
+             accumulation_, lora_, loraDropout_, channelsLast_, masterWeights_}) {
         control->setEnabled(!trace);
         control->setStatusTip(recorded);
     }

@@ -11,6 +11,7 @@ class QComboBox;
 class QLabel;
 class QSlider;
 class QSpinBox;
+class QDoubleSpinBox;
 
 namespace ts::gui {
 
@@ -37,6 +38,7 @@ public:
     QComboBox* shardingBox() const { return sharding_; }
     QSpinBox* accumulationSpin() const { return accumulation_; }
     QSpinBox* loraSpin() const { return lora_; }
+    QDoubleSpinBox* loraDropoutSpin() const { return loraDropout_; }
     QCheckBox* channelsLastBox() const { return channelsLast_; }
     QCheckBox* masterWeightsBox() const { return masterWeights_; }
     QLabel* predictingLabel() const { return predicting_; }
@@ -60,6 +62,7 @@ private:
     QComboBox* sharding_ = nullptr;
     QSpinBox* accumulation_ = nullptr;
     QSpinBox* lora_ = nullptr;
+    QDoubleSpinBox* loraDropout_ = nullptr;
     QCheckBox* channelsLast_ = nullptr;
     QCheckBox* masterWeights_ = nullptr;
     QLabel* predicting_ = nullptr;

@@ -120,6 +120,7 @@ void ExplorerState::install(LoadedModel loaded) {
     model_ = m;
     settings_.seq = 0;  // the model's own length
     settings_.loraRank = 0;  // every parameter trains
+    settings_.loraDropout = 0;
     // The model as opened: a shard where its spec says so, with whole groups of GPUs.
     settings_.tensorParallel = predictor.analysis().tensorParallel;
     settings_.sequenceParallel = predictor.analysis().sequenceParallel;
@@ -132,12 +133,6 @@ void ExplorerState::install(LoadedModel loaded) {
     error_.clear();
     Q_EMIT settingsChanged();
     requestPredictions();
-}
-
-TrainingPrecision kindDefaultPrecision(ModelKind kind, const GpuSpec* gpu) {
-    if (kind != ModelKind::Language) return TrainingPrecision::Fp32;
-    return gpu && unsupportedReason(*gpu, TrainingPrecision::AmpBf16) ? TrainingPrecision::AmpFp16
-                                                                       : TrainingPrecision::AmpBf16;
 }
 
 int64_t kindDefaultBatch(ModelKind kind, const std::string& spec, int64_t specBatch) {
@@ -154,7 +149,7 @@ void ExplorerState::applyKindChoices() {
     const size_t kind = size_t(kindOf);
     settings_.optimizer = choices_.optimizer[kind].value_or(model_->defaults.optimizer);
     goal_ = choices_.goal[kind].value_or(model_->defaults.goal);
-    settings_.precision = choices_.precision[kind].value_or(kindDefaultPrecision(kindOf, db_->find(settings_.gpuId)));
+    settings_.precision = choices_.precision[kind].value_or(defaultPrecisionFor(kindOf, db_->find(settings_.gpuId)));
     settings_.batch = std::clamp<int64_t>(
         choices_.batch[kind].value_or(kindDefaultBatch(kindOf, model_->spec, model_->graph->defaults.batch)), 1,
         kMaxBatch);
@@ -337,6 +332,14 @@ void ExplorerState::setLoraRank(int64_t rank) {
     requestPredictions();
 }
 
+void ExplorerState::setLoraDropout(double p) {
+    p = std::clamp(p, 0.0, kMaxLoraDropout);
+    if (p == settings_.loraDropout || !model_) return;
+    settings_.loraDropout = p;
+    Q_EMIT settingsChanged();
+    requestPredictions();
+}
+
 void ExplorerState::setSequenceLength(int64_t seq) {
     seq = std::max<int64_t>(seq, 0);
     if (seq == settings_.seq || (model_ && model_->seq == 0)) return;
@@ -403,8 +406,7 @@ void ExplorerState::requestPredictions() {
     auto* job = new BackgroundJob(tr("Predicting"), [=](JobContext& context) {
         auto m = model;
         if (withNewProfile)
-            m = makeExplorerModel(m->spec, m->generation, m->graph, m->profile, m->seq, *db, m->baseGraph, m->loraRank,
-                                  m->loraFp32Adapters);
+            m = makeExplorerModel(m->spec, m->generation, m->graph, m->profile, m->seq, *db, m->baseGraph, m->lora);
         if (!context.cancelled()) *result = predictSnapshot(m, db, settings, goal, context.cancelFlag());
     });
     job->setParent(this);

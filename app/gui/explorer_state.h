@@ -26,7 +26,7 @@ class BackgroundJob;
 // The optimizer, training goal, precision and batch size the user chose for each kind of model
 // (model_defaults.h), remembered between models and sessions, so that a language model does not
 // open at the batch and precision last used on an image classifier; a kind without a choice opens
-// with its defaults (kindDefaultPrecision, kindDefaultBatch).
+// with its defaults (predictors::defaultPrecisionFor, kindDefaultBatch).
 struct ModelChoices {
     std::array<std::optional<predictors::Optimizer>, 3> optimizer;  // by ModelKind
     std::array<std::optional<predictors::TrainingGoal>, 3> goal;
@@ -34,9 +34,6 @@ struct ModelChoices {
     std::array<std::optional<int64_t>, 3> batch;
 };
 
-// Assumed, as people train such models: a language model in 16-bit autocast (bf16 where `gpu` has
-// it, else fp16), others at PyTorch's default fp32.
-predictors::TrainingPrecision kindDefaultPrecision(predictors::ModelKind kind, const GpuSpec* gpu);
 // A language model at batch 8 (fine-tuning's micro-batches), others at 32; a batch in the model's
 // spec (?batch=N) wins.
 int64_t kindDefaultBatch(predictors::ModelKind kind, const std::string& spec, int64_t specBatch);
@@ -125,6 +122,7 @@ public:
     // The open model has convolutions (the memory format matters only to them).
     bool modelHasConvolutions() const;
     void setLoraRank(int64_t rank);              // 0 (full fine-tuning) to 4096: another analysis
+    void setLoraDropout(double p);               // PEFT's lora_dropout, 0 to kMaxLoraDropout: another analysis
     // The open model can be built as a tensor-parallel shard: a Hugging Face config.json, no profile.
     bool modelShardable() const;
     // 1 to 64 GPUs per group: another shard of the model, built off the GUI thread; the GPU count
@@ -151,6 +149,7 @@ public:
     int selectedOp() const { return selectedOp_; }
 
     static constexpr int64_t kMaxBatch = kMaxExplorerBatch;
+    static constexpr double kMaxLoraDropout = 0.9;  // the control's range; recipes use 0.05 to 0.1
 
 Q_SIGNALS:
     void changed();          // a new snapshot is published

@@ -19,6 +19,7 @@ class QComboBox;
 class QSlider;
 class QCheckBox;
 class QSpinBox;
+class QDoubleSpinBox;
 class QTabWidget;
 
 namespace ts::gui {
@@ -57,6 +58,7 @@ public:
     QComboBox* shardingBox() const { return controls_->shardingBox(); }
     QSpinBox* accumulationSpin() const { return controls_->accumulationSpin(); }
     QSpinBox* loraSpin() const { return controls_->loraSpin(); }
+    QDoubleSpinBox* loraDropoutSpin() const { return controls_->loraDropoutSpin(); }
     QCheckBox* channelsLastBox() const { return controls_->channelsLastBox(); }
     QCheckBox* masterWeightsBox() const { return controls_->masterWeightsBox(); }
     QComboBox* optimizerImplementationBox() const { return controls_->optimizerImplementationBox(); }

@@ -15,8 +15,8 @@ bool ExplorerSettings::sameButBatch(const ExplorerSettings& o) const {
     return precision == o.precision && optimizer == o.optimizer &&
            optimizerImplementation == o.optimizerImplementation && gpuId == o.gpuId && gpus == o.gpus &&
            interconnect == o.interconnect && checkpointing == o.checkpointing && zeroStage == o.zeroStage &&
-           accumulation == o.accumulation && loraRank == o.loraRank && seq == o.seq && channelsLast == o.channelsLast &&
-           masterWeights == o.masterWeights && tensorParallel == o.tensorParallel &&
+           accumulation == o.accumulation && loraRank == o.loraRank && loraDropout == o.loraDropout && seq == o.seq &&
+           channelsLast == o.channelsLast && masterWeights == o.masterWeights && tensorParallel == o.tensorParallel &&
            sequenceParallel == o.sequenceParallel;
 }
 
@@ -24,14 +24,13 @@ std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int gen
                                                        std::shared_ptr<const Graph> graph,
                                                        std::shared_ptr<const Profile> profile, int64_t seq,
                                                        const GpuDatabase& db, std::shared_ptr<const Graph> baseGraph,
-                                                       int64_t loraRank, bool loraFp32Adapters) {
+                                                       LoraOptions lora) {
     auto m = std::make_shared<ExplorerModel>();
     m->spec = std::move(spec);
     m->generation = generation;
     m->graph = std::move(graph);
     m->baseGraph = std::move(baseGraph);
-    m->loraRank = loraRank;
-    m->loraFp32Adapters = loraFp32Adapters;
+    m->lora = std::move(lora);
     m->profile = std::move(profile);
     m->defaults = scenarioDefaultsFor(*m->graph);
     if (seq <= 0 && m->profile && m->profile->scenario.seq > 0) seq = m->profile->scenario.seq;
@@ -151,21 +150,23 @@ std::shared_ptr<const PredictionSnapshot> predictSnapshot(std::shared_ptr<const 
             auto base = std::make_shared<const Graph>(
                 loadModel(modelSpecWith(sharded, "sequence_parallel", settings.sequenceParallel ? "1" : "")));
             model = makeExplorerModel(model->spec, model->generation, base, model->profile,
-                                      settings.seq > 0 ? settings.seq : model->seq, *db, base, 0);
+                                      settings.seq > 0 ? settings.seq : model->seq, *db, base);
         }
-        // Another LoRA rank is another graph (adapters beside the base's linear layers, the base frozen),
-        // and so is bf16-params with master weights, where the adapters compute in bf16 (FSDP's mixed
-        // precision) rather than in fp32 as PEFT creates them.
-        const bool fp32Adapters =
-            !(settings.precision == predictors::TrainingPrecision::Bf16Params && settings.masterWeights);
-        if (settings.loraRank != model->loraRank ||
-            (settings.loraRank > 0 && fp32Adapters != model->loraFp32Adapters)) {
+        // Other adapters are another graph (beside the base's linear layers, the base frozen): another
+        // rank or dropout, and bf16-params with master weights, where the adapters compute in bf16
+        // (FSDP's mixed precision) rather than in fp32 as PEFT creates them.
+        LoraOptions lora;
+        if (settings.loraRank > 0) {
+            lora.rank = settings.loraRank;
+            lora.dropout = settings.loraDropout;
+            lora.fp32Adapters =
+                !(settings.precision == predictors::TrainingPrecision::Bf16Params && settings.masterWeights);
+        }
+        if (lora.rank != model->lora.rank || lora.dropout != model->lora.dropout ||
+            lora.fp32Adapters != model->lora.fp32Adapters) {
             std::shared_ptr<const Graph> base = model->baseGraph ? model->baseGraph : model->graph;
             std::shared_ptr<const Graph> graph = base;
-            if (settings.loraRank > 0) {
-                LoraOptions lora;
-                lora.rank = settings.loraRank;
-                lora.fp32Adapters = fp32Adapters;
+            if (lora.rank > 0) {
                 try {
                     graph = std::make_shared<const Graph>(withLora(*base, lora));
                 } catch (const ModelError& e) {
@@ -175,13 +176,12 @@ std::shared_ptr<const PredictionSnapshot> predictSnapshot(std::shared_ptr<const 
                 }
             }
             model = makeExplorerModel(model->spec, model->generation, graph, model->profile,
-                                      settings.seq > 0 ? settings.seq : model->seq, *db, base, settings.loraRank,
-                                      fp32Adapters);
+                                      settings.seq > 0 ? settings.seq : model->seq, *db, base, lora);
         }
         // Another sequence length is another analysis of the model (the graph stays).
         if (settings.seq > 0 && model->seq > 0 && settings.seq != model->seq)
             model = makeExplorerModel(model->spec, model->generation, model->graph, model->profile, settings.seq, *db,
-                                      model->baseGraph, model->loraRank, model->loraFp32Adapters);
+                                      model->baseGraph, model->lora);
         settings.seq = model->seq;
         s->model = model;
         s->settings = settings;

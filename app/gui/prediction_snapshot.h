@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "trainscope/core/costs.h"
+#include "trainscope/core/fine_tuning.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/graph.h"
 #include "trainscope/core/profile.h"
@@ -37,6 +38,7 @@ struct ExplorerSettings {
     // 0: every parameter trains. Another rank is another analysis of the model; not remembered
     // between sessions: it belongs to the model.
     int64_t loraRank = 0;
+    double loraDropout = 0;  // PEFT's lora_dropout of the adapters (with loraRank > 0)
     // GPUs of a tensor-parallel group (a Hugging Face config built as one GPU's shard; `gpus` counts
     // all of them, a multiple of it). Another degree is another graph; it belongs to the model.
     int tensorParallel = 1;
@@ -55,10 +57,9 @@ struct ExplorerSettings {
 struct ExplorerModel {
     std::string spec;    // what the user opened: zoo:NAME, a model file or a profile file
     int generation = 0;  // a new number for every model opened (not for another sequence length)
-    std::shared_ptr<const Graph> graph;      // as analysed: with LoRA's adapters where loraRank > 0
+    std::shared_ptr<const Graph> graph;      // as analysed: with LoRA's adapters where lora.rank > 0
     std::shared_ptr<const Graph> baseGraph;  // as opened, or rebuilt as another shard (null: `graph` is)
-    int64_t loraRank = 0;
-    bool loraFp32Adapters = true;  // LoraOptions::fp32Adapters of the adapters `graph` has
+    LoraOptions lora;                        // the adapters `graph` has (rank 0: none)
     int tensorParallel = 1;  // the graph's tensor-parallel group (ModelAnalysis::tensorParallel)
     bool sequenceParallel = false;
     std::shared_ptr<const Profile> profile;  // measured runs of this model, when some were opened or recorded
@@ -73,12 +74,9 @@ struct ExplorerModel {
 // `graph` and `profile` with a predictor at `seq` (0: the profile's, else the graph's own). Where the
 // profile cannot be used (another length, another model) the predictor starts from the calibration
 // and profileProblem says why. Throws ModelError when the model cannot be analysed at that length.
-std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int generation,
-                                                       std::shared_ptr<const Graph> graph,
-                                                       std::shared_ptr<const Profile> profile, int64_t seq,
-                                                       const GpuDatabase& db,
-                                                       std::shared_ptr<const Graph> baseGraph = nullptr,
-                                                       int64_t loraRank = 0, bool loraFp32Adapters = true);
+std::shared_ptr<const ExplorerModel> makeExplorerModel(
+    std::string spec, int generation, std::shared_ptr<const Graph> graph, std::shared_ptr<const Profile> profile,
+    int64_t seq, const GpuDatabase& db, std::shared_ptr<const Graph> baseGraph = nullptr, LoraOptions lora = {});
 
 struct PredictionSnapshot {
     std::shared_ptr<const ExplorerModel> model;  // null: no model (error says why, or a trace is open)

@@ -239,10 +239,21 @@ private Q_SLOTS:
         state.waitForPredictions();
         QVERIFY(state.graph()->parameterCount() > parameters);  // the adapters
         QVERIFY(state.current().peakMemoryBytes.value < full);
+        // PEFT's lora_dropout, offered only with adapters: each adapter's input keeps a mask and its
+        // dropped copy, so the same adapters need more memory.
+        QVERIFY(!window.loraDropoutSpin()->isHidden());
+        const double withoutDropout = state.current().peakMemoryBytes.value;
+        const int64_t adapters = state.graph()->parameterCount();
+        window.loraDropoutSpin()->setValue(0.1);
+        QCOMPARE(state.settings().loraDropout, 0.1);
+        state.waitForPredictions();
+        QCOMPARE(state.graph()->parameterCount(), adapters);
+        QVERIFY(state.current().peakMemoryBytes.value > withoutDropout);
         window.loraSpin()->setValue(0);
         state.waitForPredictions();
         QCOMPARE(state.graph()->parameterCount(), parameters);
         QCOMPARE(state.current().peakMemoryBytes.value, full);
+        QVERIFY(window.loraDropoutSpin()->isHidden());
 
         ExplorerState resnet;
         QVERIFY(resnet.openModel(kModel));

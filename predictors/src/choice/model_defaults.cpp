@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "trainscope/predictors/iteration/operation_times.h"
+
 namespace ts::predictors {
 
 const char* modelKindName(ModelKind k) {
@@ -47,6 +49,12 @@ ScenarioDefaults scenarioDefaultsFor(const Graph& g) {
             break;
     }
     return d;
+}
+
+TrainingPrecision defaultPrecisionFor(ModelKind kind, const GpuSpec* gpu) {
+    if (kind != ModelKind::Language) return TrainingPrecision::Fp32;
+    return gpu && unsupportedReason(*gpu, TrainingPrecision::AmpBf16) ? TrainingPrecision::AmpFp16
+                                                                      : TrainingPrecision::AmpBf16;
 }
 
 }  // namespace ts::predictors

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "trainscope/core/gpu_database.h"
 #include "trainscope/core/graph.h"
 #include "trainscope/predictors/choice/training_cost.h"
 #include "trainscope/predictors/iteration/training_scenario.h"
@@ -37,5 +38,9 @@ struct ScenarioDefaults {
     std::string goalBasis;  // where the goal comes from, one phrase ("20 tokens per parameter (Chinchilla)")
 };
 ScenarioDefaults scenarioDefaultsFor(const Graph& g);
+
+// Assumed, as people train such models: a language model in 16-bit autocast (bf16 where `gpu` has
+// it, or where no one GPU is named; else fp16), others at PyTorch's default fp32.
+TrainingPrecision defaultPrecisionFor(ModelKind kind, const GpuSpec* gpu);
 
 }  // namespace ts::predictors
