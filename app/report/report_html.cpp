@@ -238,9 +238,15 @@ QString reportHtml(const HardwareChoice& c, const ImageSources& images, const QS
     const QString active = c.activeParameters > 0 && c.activeParameters < c.parameters
                                ? QString(", %1 M active per token").arg(c.activeParameters / 1e6, 0, 'f', 1)
                                : QString();
+    // A fine-tune (LoRA, frozen parameters) says how much of the model trains.
+    const QString trainable = c.trainableParameters < c.parametersPerGpu
+                                  ? QString(", %1 M trainable%2")
+                                        .arg(c.trainableParameters / 1e6, 0, 'f', c.trainableParameters < 1e8 ? 2 : 1)
+                                        .arg(c.tensorParallel > 1 ? " on each GPU" : "")
+                                  : QString();
     html += QString("<p>%1 (%2); %3.<br/><span class=\"id\">%4</span></p>\n")
                 .arg(esc(c.modelName))
-                .arg(parameters + active)
+                .arg(parameters + active + trainable)
                 .arg(scenarioLine(c), generated.toHtmlEscaped());
     html += summary(c) + "\n";
     const QString goal =

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "trainscope/core/fine_tuning.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/predictors/choice/hardware_choice.h"
@@ -258,6 +259,24 @@ TEST(HardwareChoice, CsvReadsBackAsTheSameRows) {
     }
 }
 
+// A fine-tune ranks GPUs for the adapters it trains: the choice states how many (GPT-2 with PEFT's
+// all-linear LoRA at r = 8: 1,179,648, PEFT 0.21.2's own count, test_fine_tuning.cpp) beside the
+// whole model's parameters.
+TEST(HardwareChoice, AFineTuneSaysWhatTrains) {
+    LoraOptions lora;
+    lora.rank = 8;
+    const Graph g = withLora(loadModel("zoo:gpt2?seq=32"), lora);
+    TrainingPredictor predictor(g);
+    HardwareChoiceOptions options;
+    options.batch = 1;
+    const HardwareChoice c = chooseHardware(predictor, {&GpuDatabase::builtin().get("h100-sxm")}, TrainingScenario{},
+                                            TrainingGoal{}, options);
+    EXPECT_EQ(c.trainableParameters, 1179648);
+    EXPECT_EQ(c.parameters, 124439808 + 1179648);
+    const nlohmann::json j = nlohmann::json::parse(hardwareChoiceJson(c));
+    EXPECT_EQ(j["model"]["trainable_parameters"].get<double>(), 1179648);
+}
+
 TEST(HardwareChoice, JsonHasTheDocumentedFields) {
     Fixture f;
     HardwareChoiceOptions options;
@@ -268,6 +287,8 @@ TEST(HardwareChoice, JsonHasTheDocumentedFields) {
     EXPECT_EQ(j["format"], "trainscope-hardware-choice");
     EXPECT_EQ(j["format_version"], kHardwareChoiceFormatVersion);
     EXPECT_EQ(j["model"]["label"], kModel);
+    // Nothing frozen: every parameter trains.
+    EXPECT_EQ(j["model"]["trainable_parameters"].get<double>(), j["model"]["parameters"].get<double>());
     EXPECT_EQ(j["scenario"]["batch"], 16);
     EXPECT_EQ(j["scenario"]["precisions"], "all");
     EXPECT_DOUBLE_EQ(j["goal"]["samples"].get<double>(), c.goal.samples());

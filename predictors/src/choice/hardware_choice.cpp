@@ -299,6 +299,7 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
     c.activeParameters = double(predictor.analysis().modelActiveParameters);
     c.tensorParallel = predictor.analysis().tensorParallel;
     c.parametersPerGpu = double(predictor.analysis().parameters);
+    c.trainableParameters = double(predictor.analysis().trainableParameters);
     c.seq = predictor.analysis().sequenceModel ? predictor.analysis().seq : 0;
     if (goal.inTokens() && c.seq <= 0)
         throw ModelError(c.modelLabel, "a training goal in tokens needs a model with a sequence dimension");

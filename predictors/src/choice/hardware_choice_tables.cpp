@@ -107,6 +107,7 @@ std::string hardwareChoiceJson(const HardwareChoice& choice) {
                   {"active_parameters", choice.activeParameters},
                   {"tensor_parallel", choice.tensorParallel},
                   {"parameters_per_gpu", choice.parametersPerGpu},
+                  {"trainable_parameters", choice.trainableParameters},
                   {"seq", choice.seq > 0 ? ordered_json(choice.seq) : ordered_json(nullptr)}};
     const TrainingScenario& s = choice.base;
     ordered_json precisions = ordered_json::array();

@@ -70,6 +70,9 @@ struct HardwareChoice {
     // Under tensor parallelism: the GPUs of a group and the parameters each holds (its shard).
     int tensorParallel = 1;
     double parametersPerGpu = 0;
+    // What the optimizer updates, of parametersPerGpu: fewer in a fine-tune (LoRA's adapters, frozen
+    // parameters), so that a report says which set-up it ranks GPUs for.
+    double trainableParameters = 0;
     // The sequence length of a sequence model (its rows' tokensPerS is samplesPerS x seq); 0 for a
     // model without one.
     int64_t seq = 0;
