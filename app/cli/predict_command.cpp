@@ -89,13 +89,14 @@ CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
     cmd->add_option("--batch,-b", o.batch,
                     "per-GPU batch size, or auto: the largest that fits each GPU "
                     "(default: the model's, 1 unless ?batch= says otherwise)");
-    cmd->add_option("--precision", o.precision,
-                    "fp32 (PyTorch's, with TF32 convolutions on Ampere and newer), fp32-strict (no TF32), "
-                    "tf32, amp-fp16, amp-bf16 (autocast), bf16-params (the model in bf16 with fp32 master weights, as "
-                    "FSDP's bf16 mixed precision and Megatron-LM run it) or fp8; for a trace: as-recorded (default), "
-                    "fp32, tf32 or fp32-strict, "
-                    "what its FP32 kernels run in on the other GPU. Default: a profile's own; a language model in "
-                    "amp-bf16 (amp-fp16 on a GPU without bf16), any other model in fp32");
+    cmd->add_option(
+        "--precision", o.precision,
+        "fp32 (PyTorch's, with TF32 convolutions on Ampere and newer), fp32-strict (no TF32), "
+        "tf32, amp-fp16, amp-bf16 (autocast), bf16-params (the model in bf16 with fp32 master weights, as "
+        "FSDP's bf16 mixed precision and Megatron-LM run it) or fp8; for a trace: as-recorded (default), "
+        "fp32, tf32 or fp32-strict, "
+        "what its FP32 kernels run in on the other GPU. Default: a profile's own; a language model in "
+        "amp-bf16 (amp-fp16 on a GPU without bf16, fp32 on one without tensor cores), any other model in fp32");
     addScenarioOptions(*cmd, o.scenario);
     cmd->add_flag("--json", o.json, "print JSON: model, scenario, predictions[] (one per GPU)");
     cmd->add_flag("--layers", o.layers, "every layer's forward and backward time (JSON: layers[] per GPU)");
@@ -121,9 +122,12 @@ int runPredict(const PredictOptions& o) {
     const bool perLayer = o.layers || gpus.size() == 1;
     std::vector<TrainingPrediction> predictions;
     LayerBoundLists bounds;
+    // Without --precision (or a profile's), each GPU trains in what the model's kind takes there.
+    const bool precisionPerGpu = o.precision.empty() && !input.profilePrecision;
     for (const GpuSpec* gpu : gpus) {
         TrainingScenario s = scenario;
         s.batch = batch > 0 ? batch : 1;
+        if (precisionPerGpu) s.precision = defaultPrecisionFor(input.defaults.kind, gpu);
         TrainingPrediction p = predictor.predict(*gpu, s, perLayer && batch > 0);
         if (batch == 0 && p.supported && p.maxBatch.value > 1) {  // auto: the largest that fits
             s.batch = int64_t(p.maxBatch.value);

@@ -196,7 +196,13 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
         os << ", " << fixed(m.modelActiveParameters / 1e6, 1) << "M active per token";
     if (m.trainableParameters != m.parameters) os << ", " << fixed(m.trainableParameters / 1e6, 2) << "M trainable";
     if (m.sequenceModel) os << ", sequence " << m.seq;
-    os << "): " << scenarioLine(predictions.front().scenario, m.tensorParallel, m.sequenceParallel) << "\n";
+    // The set-up line names the precision most GPUs run; the others are listed after the table.
+    std::map<TrainingPrecision, std::vector<std::string>> gpusAt;
+    for (const TrainingPrediction& p : predictions) gpusAt[p.scenario.precision].push_back(p.gpuId);
+    const TrainingPrediction* headline = &predictions.front();
+    for (const TrainingPrediction& p : predictions)
+        if (gpusAt[p.scenario.precision].size() > gpusAt[headline->scenario.precision].size()) headline = &p;
+    os << "): " << scenarioLine(headline->scenario, m.tensorParallel, m.sequenceParallel) << "\n";
     os << "Figures are predictions with their expected range in parentheses (docs/prediction.md).\n\n";
     std::vector<std::pair<std::string, size_t>> cols = {{"gpu", 18},       {"batch", 6},     {"iteration ms", 24},
                                                         {"samples/s", 24}, {"peak GiB", 20}, {"of GiB", 7},
@@ -230,6 +236,12 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
         it->second = {std::min(it->second.first, p.calibratedShare), std::max(it->second.second, p.calibratedShare)};
     }
     os << "\n";
+    for (const auto& [precision, ids] : gpusAt) {
+        if (precision == headline->scenario.precision) continue;
+        os << "In " << trainingPrecisionName(precision) << " (what the model's kind trains in there):";
+        for (size_t i = 0; i < ids.size(); ++i) os << (i ? ", " : " ") << ids[i];
+        os << ".\n";
+    }
     for (const auto& [detail, share] : sources) {
         os << "Source: " << detail << " (calibrated or measured: " << fixed(share.first * 100, 0);
         if (share.second - share.first >= 0.005) os << "-" << fixed(share.second * 100, 0);

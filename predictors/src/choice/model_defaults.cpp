@@ -53,8 +53,10 @@ ScenarioDefaults scenarioDefaultsFor(const Graph& g) {
 
 TrainingPrecision defaultPrecisionFor(ModelKind kind, const GpuSpec* gpu) {
     if (kind != ModelKind::Language) return TrainingPrecision::Fp32;
-    return gpu && unsupportedReason(*gpu, TrainingPrecision::AmpBf16) ? TrainingPrecision::AmpFp16
-                                                                      : TrainingPrecision::AmpBf16;
+    if (!gpu) return TrainingPrecision::AmpBf16;
+    for (TrainingPrecision p : {TrainingPrecision::AmpBf16, TrainingPrecision::AmpFp16})
+        if (!unsupportedReason(*gpu, p)) return p;
+    return TrainingPrecision::Fp32;  // no tensor cores (Pascal): autocast gains nothing
 }
 
 }  // namespace ts::predictors

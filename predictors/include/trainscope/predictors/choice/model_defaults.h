@@ -40,7 +40,8 @@ struct ScenarioDefaults {
 ScenarioDefaults scenarioDefaultsFor(const Graph& g);
 
 // Assumed, as people train such models: a language model in 16-bit autocast (bf16 where `gpu` has
-// it, or where no one GPU is named; else fp16), others at PyTorch's default fp32.
+// it, or where no one GPU is named; else fp16; fp32 on a GPU without tensor cores), others at
+// PyTorch's default fp32.
 TrainingPrecision defaultPrecisionFor(ModelKind kind, const GpuSpec* gpu);
 
 }  // namespace ts::predictors
