@@ -24,7 +24,10 @@ converted to bf16 (model.to(torch.bfloat16), what FSDP's bf16 parameters compute
 Gemma, Phi-3, Qwen3 (its per-head q and k norms are RMSNorm islands too) and Mixtral (the experts'
 saved intermediates in bf16, the router's probabilities in fp32), and Phi, OLMo 2, Gemma 2 and 3, GPT-OSS and BERT
 (whose masked-LM loss takes the bf16 logits as they are: its log-probabilities in bf16), against --precision
-bf16-params: the RMSNorm's fp32 island and the loss's fp32 logits are the model's own code.
+bf16-params: the RMSNorm's fp32 island and the loss's fp32 logits are the model's own code. Eager attention
+with dropout (BART in fp32 and as a bf16 model; BERT, GPT-2 and Llama as bf16 models): the probabilities in the
+softmax's dtype (bf16 for BERT, BART and GPT-2, whose softmax takes none; fp32 for Llama's), the one-byte mask
+and the dropped probabilities in the model's dtype.
 LoRA as PEFT adds it (get_peft_model with its defaults: fp32 adapters, whose input each adapted layer casts
 to fp32 and whose sum with the base's output it casts back), on Llama in fp32, under bf16 autocast, and as a
 bf16 model under the bf16 autocast Hugging Face's Trainer adds (bf16=True; against bf16-params
@@ -151,6 +154,19 @@ CASES = [
     ("bart", T.BartConfig(**BART_SMALL), "BartForConditionalGeneration", "eager", "math", "fp32"),
     ("bart", T.BartConfig(**BART_SMALL), "BartForConditionalGeneration", "sdpa", None, "bf16"),
     ("mbart", T.MBartConfig(**BART_SMALL), "MBartForConditionalGeneration", "sdpa", None, "fp32"),
+    # Eager attention with dropout, as a bf16 model and in fp32: BERT, BART and GPT-2 take the softmax in the
+    # scores' dtype (the bf16 probabilities, a one-byte mask, the dropped bf16 probabilities), Llama in fp32 (the
+    # fp32 probabilities, the mask, the dropped probabilities cast to bf16 first). Dropout runs as CUDA's does
+    # (cuda_dropout below).
+    ("bart", T.BartConfig(**dict(BART_SMALL, dropout=0.1, attention_dropout=0.1)), "BartForConditionalGeneration",
+     "eager", "math", "fp32"),
+    ("bart", T.BartConfig(**dict(BART_SMALL, dropout=0.1, attention_dropout=0.1)), "BartForConditionalGeneration",
+     "eager", "math", "bf16"),
+    ("bert", T.BertConfig(**SMALL), "BertForMaskedLM", "eager", "math", "bf16"),
+    ("gpt2", T.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=1000, n_positions=256), "GPT2LMHeadModel",
+     "eager", "math", "bf16"),
+    ("llama", T.LlamaConfig(**SMALL, num_key_value_heads=2, attention_dropout=0.1), "LlamaForCausalLM", "eager",
+     "math", "bf16"),
     # T5 in fp32: the relative-position bias as sdpa's float mask, made again by every attention ([1, heads, T, S]
     # without a padding mask) and kept by the kernel; and its eager attention. Not as a bf16 model: there the CPU's
     # sdpa takes its math path with fp32 scores (a float mask in bf16), which CUDA's efficient kernel does not.

@@ -399,6 +399,45 @@ TEST(HfConfig, MixtureOfExpertsRefusesInconsistentShapes) {
     EXPECT_NE(refusal(4, 4, 24, 5).find("top_k 5 is not between 1 and the 4 experts"), std::string::npos);
 }
 
+// Eager attention's probabilities, by the precision: BERT's (and BART's, GPT-2's) softmax takes no dtype, so it
+// computes them in the scores' dtype (fp32 under autocast, which runs softmax in fp32; bf16 in a bf16 model), where
+// Llama's asks for fp32 and casts them to the model's dtype for the product with v. With dropout the product keeps
+// the dropped probabilities in the model's dtype beside the one-byte mask; without, it keeps the cast copy where the
+// probabilities are wider than the model's dtype. By hand at batch 2, sequence 16, 4 heads of 16.
+TEST(HfConfig, EagerAttentionKeepsItsProbabilitiesInTheSoftmaxsDtype) {
+    const double N = 2, S = 16, heads = 4, d = 16, pairs = N * heads * S * S, qkv = 3 * N * heads * S * d;
+    auto attentionSaved = [&](const ts::Graph& g, ts::TrainingPrecision p) {
+        const ts::predictors::ModelAnalysis a(g, int64_t(S));
+        double bytes = 0;
+        for (const ts::predictors::SavedActivation& sa : a.memoryFor(p).saved)
+            if (g.ops[size_t(sa.freedAfter)].type == "ScaledDotProductAttention") bytes += sa.bytes.at(N);
+        return bytes / 2;  // per layer
+    };
+    using P = ts::TrainingPrecision;
+    const std::string bert = R"({"model_type": "bert", "architectures": ["BertForMaskedLM"], "vocab_size": 1000,
+        "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128,
+        "attention_probs_dropout_prob": 0.1})";
+    const ts::Graph b = load(bert, {{"seq", "16"}, {"attention", "math"}});
+    // q, k, v; the probabilities; the mask; the dropped probabilities.
+    EXPECT_DOUBLE_EQ(attentionSaved(b, P::Fp32), qkv * 4 + pairs * 4 + pairs + pairs * 4);
+    EXPECT_DOUBLE_EQ(attentionSaved(b, P::Bf16Params), qkv * 2 + pairs * 2 + pairs + pairs * 2);
+    EXPECT_DOUBLE_EQ(attentionSaved(b, P::AmpBf16), qkv * 2 + pairs * 4 + pairs + pairs * 2);
+
+    auto llama = [](const std::string& dropout) {
+        return R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": 1000,
+            "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4,
+            "intermediate_size": 176, "attention_dropout": )" +
+               dropout + "}";
+    };
+    const ts::Graph l = load(llama("0.1"), {{"seq", "16"}, {"attention", "math"}});
+    EXPECT_DOUBLE_EQ(attentionSaved(l, P::Fp32), qkv * 4 + pairs * 4 + pairs + pairs * 4);
+    EXPECT_DOUBLE_EQ(attentionSaved(l, P::Bf16Params), qkv * 2 + pairs * 4 + pairs + pairs * 2);
+    // Without dropout: the fp32 probabilities and, where the model's dtype is narrower, their cast copy.
+    const ts::Graph plain = load(llama("0.0"), {{"seq", "16"}, {"attention", "math"}});
+    EXPECT_DOUBLE_EQ(attentionSaved(plain, P::Fp32), qkv * 4 + pairs * 4);
+    EXPECT_DOUBLE_EQ(attentionSaved(plain, P::Bf16Params), qkv * 2 + pairs * 4 + pairs * 2);
+}
+
 // The cross entropy keeps its log-probabilities in the logits' dtype: a bf16 model whose loss takes the
 // logits as they are (BERT's masked LM) keeps them in bf16; transformers' causal LMs upcast the logits
 // first (logits.float()) and keep them in fp32 whatever the model's dtype.

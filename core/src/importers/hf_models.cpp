@@ -7,6 +7,7 @@
 // This file: what the builders share, and the dispatch by family.
 #include <cmath>
 #include <cstdint>
+#include <set>
 
 #include "importers/hf_model_parts.h"
 
@@ -49,7 +50,11 @@ int attention(ModelBuilder& b, const Config& c, int q, int k, int v, int mask, b
                                            {"causal", int64_t{causal ? 1 : 0}},
                                            {"scale", 1.0 / std::sqrt(static_cast<double>(c.headDim))},
                                            {"dropout", c.attentionDropout}};
-    if (c.family == Family::GptOss) attrs["probs_dtype"] = std::string("model");  // its eager softmax
+    // The eager attentions that take the softmax without dtype=float32 (GPT-OSS's with the scores' own).
+    static const std::set<Family> modelDtypeSoftmax = {Family::GptOss,     Family::Gpt2, Family::Bert,
+                                                       Family::Roberta,    Family::Bart, Family::MBart,
+                                                       Family::DistilBert, Family::T5,   Family::MT5};
+    if (modelDtypeSoftmax.count(c.family)) attrs["probs_dtype"] = std::string("model");
     return b.op1("ScaledDotProductAttention", in, attrs);
 }
 

@@ -306,21 +306,21 @@ OpCost costSdpa(const CostCtx& c) {
             cost.saved.push_back({-1, batch * heads * s * d * elem, true});
             cost.saved.push_back({-1, batch * heads * s * dv * elem, true});
         }
-        // The probabilities: transformers' eager computes the softmax in fp32 (kept for its backward)
-        // and casts it back to the model's dtype for the product with v, which keeps that copy too.
-        // GPT-OSS's eager (`probs_dtype` "model") takes the softmax in the scores' own dtype: one tensor,
-        // as narrow as the model (under autocast its fp32 mask and sinks make it fp32 with a 16-bit
-        // copy, as the others'; not modelled).
-        if (op.attrString("probs_dtype", "fp32") == "model") {
-            cost.saved.push_back({-1, scoreBytes, true});
-        } else {
-            cost.saved.push_back({-1, scoreBytes});
-            cost.saved.push_back({-1, scoreBytes, false, true});
-        }
+        // The probabilities, kept for the softmax's backward: Llama's eager attention computes them in
+        // fp32 (softmax(dtype=float32)) and casts them to the model's dtype for the product with v;
+        // BERT's, BART's and GPT-2's (`probs_dtype` "model") take the softmax without a dtype, in the
+        // scores' own (fp32 under autocast, as autocast runs softmax), and GPT-OSS's in the scores'
+        // dtype, which its fp32 sinks widen under autocast. The product with v keeps its input: the
+        // cast copy where the probabilities are wider than the model's dtype, or, with dropout, the
+        // dropped probabilities (dropout keeps only its one-byte mask), in the model's dtype.
+        SavedTensor probs{-1, scoreBytes};
+        probs.fp32UnderAutocast = op.attrString("probs_dtype", "fp32") == "model";
+        cost.saved.push_back(probs);
+        if (dropout <= 0) cost.saved.push_back({-1, scoreBytes, false, true});  // their cast copy
         if (softcap > 0) cost.saved.push_back({-1, scoreBytes, true});  // tanh's output, for its gradient
         if (dropout > 0) {
-            cost.saved.push_back({-1, fullPairs});       // bool mask
-            cost.saved.push_back({-1, scoreBytes});      // dropped probabilities
+            cost.saved.push_back({-1, fullPairs});         // bool mask
+            cost.saved.push_back({-1, scoreBytes, true});  // dropped probabilities
         }
     } else {
         // Recompute the scores and probabilities from the saved logsumexp: QK^T, scale, exp.

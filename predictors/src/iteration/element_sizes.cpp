@@ -11,8 +11,9 @@ namespace ts::predictors {
 
 AutocastRule autocastRuleOf(const std::string& t) {
     // torch.amp's CUDA lists: ops that run in lower precision, and ops that autocast to float32.
-    static const std::set<std::string> lower = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum",
-                                                "LSTM", "GRU",           "RNN",  "MixtureOfExperts"};
+    static const std::set<std::string> lower = {
+        "Conv", "ConvTranspose", "Gemm", "MatMul",           "Einsum",
+        "LSTM", "GRU",           "RNN",  "MixtureOfExperts", "ScaledDotProductAttention"};
     static const std::set<std::string> fp32 = {"Softmax",
                                                "LogSoftmax",
                                                "LayerNormalization",

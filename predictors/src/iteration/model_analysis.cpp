@@ -179,6 +179,7 @@ OpBytes opBytes(const GraphFacts& f, size_t i, const AnalyzedOp& a, const std::s
         // still reads its activation inputs (the indices) whole; a share of a table's read
         // would make this a ratio of batch-linear terms, not a polynomial.
         y[2][k] = inActP * std::min(1.0, readScale);
+        int previousBufferSize = 0;  // element size of the extra buffer saved last, which a copy copies
         for (size_t s = 0; s < ck.saved.size(); ++s) {
             const SavedTensor& st = ck.saved[s];
             double bytes = st.bytes;
@@ -198,11 +199,20 @@ OpBytes opBytes(const GraphFacts& f, size_t i, const AnalyzedOp& a, const std::s
                 if (input && size != e[st.value]) key = -1 - int(s) - extraKey;
             } else {
                 key = -1 - int(s) - extraKey;
-                if ((st.inOutputDtype || st.onlyWhenNarrowed) && !op.outputs.empty() && op.outputs[0] >= 0) {
-                    size = e[op.outputs[0]];
-                    const int graphSize = dtypeSize(g.values[op.outputs[0]].dtype);
-                    if (st.onlyWhenNarrowed && size >= graphSize) continue;
-                    bytes = st.bytes * size / graphSize;
+                if (!op.outputs.empty() && op.outputs[0] >= 0) {
+                    const int graphSize = dtypeSize(g.values[op.outputs[0]].dtype), outSize = e[op.outputs[0]];
+                    const int copied = previousBufferSize > 0 ? previousBufferSize : graphSize;
+                    int elementSize = graphSize;
+                    if (st.fp32UnderAutocast)
+                        elementSize = isAutocast(p) ? graphSize : outSize;
+                    else if (st.inOutputDtype || st.onlyWhenNarrowed)
+                        elementSize = outSize;
+                    previousBufferSize = elementSize;
+                    if (st.onlyWhenNarrowed && outSize >= copied) continue;
+                    if (elementSize != graphSize) {
+                        size = elementSize;
+                        bytes = st.bytes * elementSize / graphSize;
+                    }
                 }
             }
             y[5][k] += bytes;

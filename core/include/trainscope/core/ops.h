@@ -27,10 +27,14 @@ struct SavedTensor {
     // An extra buffer in the operator's output dtype (the size above is at the graph's dtype): it
     // narrows with the output where a precision narrows it. Otherwise an extra buffer keeps its size.
     bool inOutputDtype = false;
-    // A copy that exists only where a precision narrows the output below the graph's dtype (transformers'
-    // eager attention: the probabilities, computed in fp32, cast back to the model's dtype for the
-    // product with v). Not part of the graph-dtype totals (savedBytes, the cost report).
+    // A copy, at the output's dtype, of the extra buffer saved just before it, that exists only where
+    // a precision makes the output narrower than that buffer (transformers' eager attention: the
+    // probabilities, computed in fp32, cast to the model's dtype for the product with v). Not part of
+    // the graph-dtype totals (savedBytes, the cost report).
     bool onlyWhenNarrowed = false;
+    // An extra buffer an operator computes as autocast runs softmax without a dtype (BERT's, BART's,
+    // GPT-2's eager attention): in fp32 under autocast, in the output's dtype under any other precision.
+    bool fp32UnderAutocast = false;
 };
 
 struct OpCost {
