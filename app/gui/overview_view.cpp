@@ -105,6 +105,12 @@ OverviewView::OverviewView(ExplorerState& state, QWidget* parent)
     form->addRow(tr("Peak memory:"), memory_);
     form->addRow(tr("Largest batch:"), maxBatch_);
     form->addRow(tr("Source:"), source_);
+    notes_ = valueLabel("notesValue", this);
+    notes_->setTextFormat(Qt::RichText);
+    notes_->setToolTip(tr("What the prediction assumes or cannot charge, as the CLI's and the report's notes say"));
+    form->addRow(tr("Notes:"), notes_);
+    form->setRowVisible(notes_, false);
+    figures_ = form;
     layout->addLayout(form);
 
     throughputBar_ = new BreakdownBar(this);
@@ -151,7 +157,8 @@ OverviewView::OverviewView(ExplorerState& state, QWidget* parent)
 void OverviewView::refresh() {
     snapshot_ = state_.snapshot();
     const PredictionSnapshot& snap = *snapshot_;
-    const QList<QLabel*> figures{throughput_, iteration_, memory_, maxBatch_, source_};
+    const QList<QLabel*> figures{throughput_, iteration_, memory_, maxBatch_, source_, notes_};
+    figures_->setRowVisible(notes_, false);
     if (!snap.hasModel()) {
         title_->setText(snap.error.empty()
                             ? tr("<h2>No model</h2><p>Open a model, a profile or a trace (File &gt; Open).</p>")
@@ -232,6 +239,10 @@ void OverviewView::refresh() {
     if (!snap.model->profileProblem.empty())
         detail += tr("; the profile is not used: %1").arg(QString::fromStdString(snap.model->profileProblem));
     source_->setText(detail);
+    QStringList notes;
+    for (const std::string& n : p.notes) notes << "• " + QString::fromStdString(n).toHtmlEscaped();
+    notes_->setText(notes.join("<br>"));
+    figures_->setRowVisible(notes_, !notes.isEmpty());
 }
 
 void OverviewView::updateModuleMap() {

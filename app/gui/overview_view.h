@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+class QFormLayout;
 class QLabel;
 
 namespace ts {
@@ -50,6 +51,8 @@ private:
     QLabel* memory_ = nullptr;
     QLabel* maxBatch_ = nullptr;
     QLabel* source_ = nullptr;
+    QLabel* notes_ = nullptr;  // the prediction's notes; its row hidden when it has none
+    QFormLayout* figures_ = nullptr;
     BreakdownBar* throughputBar_ = nullptr;
     BreakdownBar* timeBar_ = nullptr;
     BreakdownBar* memoryBar_ = nullptr;

@@ -8,6 +8,7 @@
 
 #include "trainscope/core/errors.h"
 #include "trainscope/predictors/iteration/data_parallel.h"
+#include "trainscope/predictors/iteration/gemm_alignment.h"
 #include "trainscope/predictors/iteration/operation_times.h"
 #include "trainscope/predictors/iteration/prediction_errors.h"
 #include "trainscope/predictors/profile/profile_fit.h"
@@ -375,6 +376,9 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
             "host's dispatch; efficiencies fitted on NVIDIA's published training runs (docs/prediction.md)";
         if (profile_ && !profile_->onGpu())
             r.notes.push_back("the profile was measured on a CPU: GPU predictions are analytic");
+        // A measured profile holds what misaligned GEMMs cost; the analytic rates assume aligned rows.
+        if (std::string note = unalignedGemmNote(unalignedGemms(analysis_, gpu, s.precision, n)); !note.empty())
+            r.notes.push_back(std::move(note));
     }
     return r;
 }
