@@ -268,7 +268,10 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
             os << ": above 1, as each GPU updates only its shard of the optimizer state";
         os << "\n";
     }
-    if (p.scenario.accumulation > 1) os << "Optimizer step (all micro-batches): " << range(p.stepMs) << " ms\n";
+    // The wall time between two optimizer updates, not the optimizer's own kernels (those are above).
+    if (p.scenario.accumulation > 1)
+        os << "One optimizer step (" << p.scenario.accumulation << " micro-batches and the update): " << range(p.stepMs)
+           << " ms\n";
     if (p.tokensPerS.value > 0) os << "Tokens/s (all GPUs): " << range(p.tokensPerS) << "\n";
     if (p.mfu.value > 0) {
         const Interval pct{p.mfu.value * 100, p.mfu.low * 100, p.mfu.high * 100};
