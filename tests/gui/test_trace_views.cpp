@@ -22,6 +22,7 @@
 #include "explorer_state.h"
 #include "file_read_progress.h"
 #include "main_window.h"
+#include "offscreen_window.h"
 #include "trace_gpu_view.h"
 #include "trace_modules_view.h"
 #include "trace_overview_view.h"
@@ -30,21 +31,13 @@
 #include "trace_timeline_view.h"
 
 using namespace ts::gui;
+using guitest::showOffscreen;
 
 namespace {
 
 const char* kTinyGpuTrace = TRAINSCOPE_TEST_DATA_DIR "/traces/gpu_tiny_two_streams.json";
 const char* kCpuTrace = TRAINSCOPE_TEST_DATA_DIR "/traces/cpu_cnn_stack.json.gz";
 constexpr double kEps = 1e-9;
-
-void showOffscreen(MainWindow& window, View view) {
-    if (!window.isVisible()) {
-        window.setAttribute(Qt::WA_DontShowOnScreen);
-        window.show();
-    }
-    window.showView(view);
-    QApplication::processEvents();
-}
 
 // The row of `model` (under `parent`) whose first column reads `name`.
 int rowNamed(const QAbstractItemModel& model, const QString& name, const QModelIndex& parent = {}) {
