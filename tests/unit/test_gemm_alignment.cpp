@@ -63,6 +63,21 @@ TEST(GemmAlignment, TheAlignmentIsSixteenBytesAtTheMathPrecision) {
     EXPECT_TRUE(unaligned(1000, "a100-sxm4-80gb", TrainingPrecision::Tf32).empty());
 }
 
+// What the analysis derives a GEMM's shape from must not make an aligned one look misaligned: a Gemm with
+// a bias (NCF's MLP: 256, 128 and 64 wide, whose bias adds half a FLOP per output to the reduction the
+// FLOPs give) and a mixture of experts (its reduction the routes' average; Mixtral's small experts here
+// are 64 and 176 wide, the vocabulary 1,000).
+TEST(GemmAlignment, BiasesAndExpertsAreNotMisalignments) {
+    const Graph ncf = buildZooModel("ncf", {});
+    EXPECT_TRUE(
+        unalignedGemms(ModelAnalysis(ncf), GpuDatabase::builtin().get("a100-sxm4-80gb"), TrainingPrecision::AmpFp16, 8)
+            .empty());
+    const Graph moe = hftest::load(hftest::kSmallMixtral, {{"seq", "16"}});
+    EXPECT_TRUE(unalignedGemms(ModelAnalysis(moe, 16), GpuDatabase::builtin().get("a100-sxm4-80gb"),
+                               TrainingPrecision::AmpBf16, 2)
+                    .empty());
+}
+
 // The prediction names the layer and its width with the digits grouped, only on the analytic path.
 TEST(GemmAlignment, ThePredictionSaysWhichLayerAndWhy) {
     const Graph g = llamaWithVocabulary(50257);

@@ -45,10 +45,14 @@ std::vector<UnalignedGemm> unalignedGemms(const ModelAnalysis& a, const GpuSpec&
     std::vector<UnalignedGemm> out;
     if (total <= 0 || !gpu.limits.tensorCores) return out;
     for (const AnalyzedOp& op : a.ops) {
-        if (op.kind != OpKind::Gemm || op.gemmReduction <= 0 || op.gemmColumns <= 0) continue;
+        // A mixture of experts' reduction is its routes' average, not one GEMM's; its experts' widths
+        // are the config's hidden and expert sizes.
+        if (op.kind != OpKind::Gemm || op.type == "MixtureOfExperts" || op.gemmReduction <= 0 || op.gemmColumns <= 0)
+            continue;
         const int alignment = alignmentOf(mathPrecisionOf(op, gpu, p), op.opClass == "linear");
         if (alignment == 0) continue;
-        const auto k = int64_t(std::llround(op.gemmReduction)), cols = int64_t(std::llround(op.gemmColumns));
+        // The reduction comes from the FLOPs (model_analysis): a bias adds half a FLOP per output to it.
+        const auto k = int64_t(std::floor(op.gemmReduction + 1e-6)), cols = int64_t(std::llround(op.gemmColumns));
         if (k % alignment == 0 && cols % alignment == 0) continue;
         const double share = op.forwardFlops.at(n) / total;
         if (share < minShare) continue;
