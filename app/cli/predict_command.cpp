@@ -54,6 +54,9 @@ PredictionInput loadPredictionInput(const std::string& modelOrProfile, const Gpu
     if (profile && scenario.tensorParallel > 1)
         throw ModelError("--tensor-parallel",
                          "a measured profile is one GPU's whole model: tensor parallelism applies to a model");
+    if (profile && scenario.expertParallel > 1)
+        throw ModelError("--expert-parallel",
+                         "a measured profile is one GPU's whole model: expert parallelism applies to a model");
     in.graph = std::make_unique<Graph>(loadModel(modelSpecFor(modelSpec, scenario)));
     checkTensorParallel(scenario, *in.graph, modelSpec);
     checkSequenceOption(scenario, *in.graph);

@@ -39,8 +39,9 @@ std::string padLeft(std::string s, size_t w) {
     return s;
 }
 
-// `tensorParallel`: the GPUs of a tensor-parallel group (the model is one GPU's shard), 1 without.
-std::string scenarioLine(const TrainingScenario& s, int tensorParallel, bool sequenceParallel) {
+// `tensorParallel`: the GPUs of a tensor-parallel group (the model is one GPU's shard), 1 without;
+// `expertParallel` likewise for the routed experts.
+std::string scenarioLine(const TrainingScenario& s, int tensorParallel, bool sequenceParallel, int expertParallel) {
     std::string line = std::string(trainingPrecisionName(s.precision)) + ", " + optimizerName(s.optimizer);
     // The implementation matters where it changes the step: not for bitsandbytes' own kernel.
     if (s.optimizerImplementation != OptimizerImplementation::Foreach && s.optimizer != Optimizer::Adam8bit)
@@ -52,6 +53,7 @@ std::string scenarioLine(const TrainingScenario& s, int tensorParallel, bool seq
                 (replicas > 1 ? " x " + std::to_string(replicas) + " data-parallel replicas" : "");
     if (replicas > 1)
         line += ", " + std::to_string(s.dataParallel.gpus) + " GPUs over " + interconnectName(s.dataParallel.interconnect);
+    if (expertParallel > 1) line += ", experts split over groups of " + std::to_string(expertParallel);
     if (s.dataParallel.zeroStage > 0) line += ", ZeRO stage " + std::to_string(s.dataParallel.zeroStage);
     if (s.accumulation > 1)
         line += ", accumulation " + std::to_string(s.accumulation) + " (global batch " +
@@ -172,6 +174,7 @@ ordered_json predictReportJson(const ModelAnalysis& m, const std::vector<Trainin
                            {"gpus", s.dataParallel.gpus},
                            {"tensor_parallel", m.tensorParallel},
                            {"sequence_parallel", m.sequenceParallel},
+                           {"expert_parallel", m.expertParallel},
                            {"interconnect", interconnectName(s.dataParallel.interconnect)},
                            {"checkpointing", checkpointingName(s.checkpointing)},
                            {"accumulation", s.accumulation},
@@ -191,7 +194,8 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
                        bool allLayers, const LayerBoundLists& bounds) {
     if (predictions.empty()) return;
     os << m.modelName << " (" << fixed(m.parameters / 1e6, 1) << "M parameters";
-    if (m.tensorParallel > 1) os << " on each GPU, of " << fixed(m.modelParameters / 1e6, 1) << "M";
+    if (m.tensorParallel > 1 || m.expertParallel > 1)
+        os << " on each GPU, of " << fixed(m.modelParameters / 1e6, 1) << "M";
     if (m.modelActiveParameters < m.modelParameters)
         os << ", " << fixed(m.modelActiveParameters / 1e6, 1) << "M active per token";
     if (m.trainableParameters != m.parameters) os << ", " << fixed(m.trainableParameters / 1e6, 2) << "M trainable";
@@ -202,7 +206,7 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
     const TrainingPrediction* headline = &predictions.front();
     for (const TrainingPrediction& p : predictions)
         if (gpusAt[p.scenario.precision].size() > gpusAt[headline->scenario.precision].size()) headline = &p;
-    os << "): " << scenarioLine(headline->scenario, m.tensorParallel, m.sequenceParallel) << "\n";
+    os << "): " << scenarioLine(headline->scenario, m.tensorParallel, m.sequenceParallel, m.expertParallel) << "\n";
     os << "Figures are predictions with their expected range in parentheses (docs/prediction.md).\n\n";
     std::vector<std::pair<std::string, size_t>> cols = {{"gpu", 18},       {"batch", 6},     {"iteration ms", 24},
                                                         {"samples/s", 24}, {"peak GiB", 20}, {"of GiB", 7},
@@ -261,8 +265,10 @@ void printPredictTable(std::ostream& os, const ModelAnalysis& m, const std::vect
     os << "\n";
     if (p.scenario.dataParallel.gpus > p.tensorParallel) {
         os << "Scaling efficiency: " << range(p.scalingEfficiency)
-           << (p.tensorParallel > 1 ? " (iteration of one tensor-parallel group / of each of N)"
-                                    : " (iteration on one GPU / on each of N)");
+           << (p.tensorParallel > 1   ? " (iteration of one tensor-parallel group / of each of N)"
+               : p.expertParallel > 1 ? " (iteration of one GPU's shard without the data-parallel collectives / "
+                                        "of each of N)"
+                                      : " (iteration on one GPU / on each of N)");
         // ZeRO's superlinear case: each GPU steps its shard of the optimizer, one GPU the whole of it.
         if (p.scalingEfficiency.value > 1 && p.scenario.dataParallel.zeroStage > 0)
             os << ": above 1, as each GPU updates only its shard of the optimizer state";

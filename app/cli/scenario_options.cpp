@@ -40,6 +40,13 @@ void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o) {
                  "with --tensor-parallel: sequence parallelism (Megatron-LM's --sequence-parallel; torchtitan's "
                  "tensor parallelism always has it): norms, dropouts and residual adds each run on 1/T of the "
                  "tokens, their activations split too; all-gathers and reduce-scatters replace the all-reduces");
+    cmd.add_option("--expert-parallel", o.expertParallel,
+                   "GPUs of an expert-parallel group inside one node (torchtitan's, Megatron-LM's "
+                   "--expert-model-parallel-size): each holds 1/E of every sparse layer's routed experts, and each "
+                   "such layer sends its tokens to their experts' GPUs and back (two all-to-alls forward, two "
+                   "backward); its GPUs are data-parallel for the rest of the model. For a mixture-of-experts model "
+                   "built from a Hugging Face config.json; --gpus must be a multiple of it (default 1)")
+        ->check(CLI::Range(1, 64));
     cmd.add_option("--interconnect", o.interconnect, "between the GPUs: nvlink (default), pcie or infiniband");
     cmd.add_option("--infiniband-gbps", o.infinibandGbps, "InfiniBand rate per GPU in Gb/s (default 400, NDR)")
         ->check(CLI::Range(1.0, 1e5));
@@ -151,21 +158,26 @@ std::string modelSpecFor(const std::string& spec, const ScenarioOptions& o) {
     if (o.sequenceParallel && o.tensorParallel <= 1)
         throw ModelError("--sequence-parallel", "splits the tensors between tensor-parallel layers: it needs "
                                                 "--tensor-parallel above 1");
-    if (o.tensorParallel <= 1) return spec;
+    if (o.tensorParallel <= 1 && o.expertParallel <= 1) return spec;
     const ModelSpec parsed = parseModelSpec(spec);
     const std::string& where = parsed.location;
     const bool zoo = where.rfind("zoo:", 0) == 0;
     const bool json = where.size() >= 5 && where.compare(where.size() - 5, 5, ".json") == 0;
+    const char* flag = o.tensorParallel > 1 ? "--tensor-parallel" : "--expert-parallel";
+    const char* what = o.tensorParallel > 1 ? "tensor parallelism shards models built from a Hugging Face config.json "
+                                              "(decoder families)"
+                                            : "expert parallelism splits the experts of mixture-of-experts models "
+                                              "built from a Hugging Face config.json";
     if (zoo || !json)
-        throw ModelError("--tensor-parallel", where + " is " + (zoo ? "a built-in model" : "not a .json file") +
-                                                  ": tensor parallelism shards models built from a Hugging Face "
-                                                  "config.json (decoder families)");
-    for (const char* option : {"tensor_parallel", "sequence_parallel"})
+        throw ModelError(flag, where + " is " + (zoo ? "a built-in model" : "not a .json file") + ": " + what);
+    for (const char* option : {"tensor_parallel", "sequence_parallel", "expert_parallel"})
         if (parsed.params.count(option))
-            throw ModelError("--tensor-parallel", "the model " + quoted(spec) + " already sets " + option +
-                                                      ": give it in one place");
-    const std::string sharded = modelSpecWith(spec, "tensor_parallel", std::to_string(o.tensorParallel));
-    return o.sequenceParallel ? modelSpecWith(sharded, "sequence_parallel", "1") : sharded;
+            throw ModelError(flag, "the model " + quoted(spec) + " already sets " + option + ": give it in one place");
+    std::string sharded = spec;
+    if (o.tensorParallel > 1) sharded = modelSpecWith(sharded, "tensor_parallel", std::to_string(o.tensorParallel));
+    if (o.sequenceParallel) sharded = modelSpecWith(sharded, "sequence_parallel", "1");
+    if (o.expertParallel > 1) sharded = modelSpecWith(sharded, "expert_parallel", std::to_string(o.expertParallel));
+    return sharded;
 }
 
 void checkTensorParallel(const ScenarioOptions& o, const Graph& g, const std::string& spec) {
@@ -173,6 +185,10 @@ void checkTensorParallel(const ScenarioOptions& o, const Graph& g, const std::st
         throw ModelError("--tensor-parallel", spec +
                                                   " is not a Hugging Face config.json: tensor parallelism shards "
                                                   "models built from one (decoder families)");
+    if (o.expertParallel > 1 && g.format != "huggingface")
+        throw ModelError("--expert-parallel", spec +
+                                                  " is not a Hugging Face config.json: expert parallelism splits "
+                                                  "the experts of mixture-of-experts models built from one");
 }
 
 void checkSequenceOption(const ScenarioOptions& o, const Graph& g) {

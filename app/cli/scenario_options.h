@@ -27,6 +27,7 @@ struct ScenarioOptions {
     int gpus = 1;            // all of them: data-parallel replicas x tensorParallel
     int tensorParallel = 1;  // GPUs of a tensor-parallel group (the model is built as one GPU's shard)
     bool sequenceParallel = false;  // with tensorParallel: Megatron-LM's sequence parallelism
+    int expertParallel = 1;  // GPUs of an expert-parallel group (the model is built with its share of the experts)
     std::string interconnect = "nvlink";
     double infinibandGbps = 400;
     int gpusPerNode = 8;

@@ -16,6 +16,7 @@ void refuseModelOptionsForTrace(const ScenarioOptions& s) {
     if (s.fsdp) refuse("--fsdp", parallel);
     if (s.tensorParallel != 1) refuse("--tensor-parallel", noGraph + "its parallelism is kept as recorded");
     if (s.sequenceParallel) refuse("--sequence-parallel", noGraph + "its parallelism is kept as recorded");
+    if (s.expertParallel != 1) refuse("--expert-parallel", noGraph + "its parallelism is kept as recorded");
     const std::string links = noGraph + "its collectives keep the rate they reached, within each GPU's own ring";
     if (s.interconnect != "nvlink") refuse("--interconnect", links);
     if (s.infinibandGbps != 400) refuse("--infiniband-gbps", links);

@@ -123,6 +123,18 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
            "dropouts and residual adds between the group's layers each run on a share of the tokens, their "
            "activations split too; all-gathers and reduce-scatters replace the all-reduces"));
     connect(sequenceParallel_, &QCheckBox::toggled, this, [this](bool on) { state_.setSequenceParallel(on); });
+    expertParallelLabel_ = new QLabel(tr("Expert parallel:"), this);
+    expertParallel_ = new QSpinBox(this);
+    expertParallel_->setObjectName("expertParallel");
+    expertParallel_->setRange(1, 64);
+    expertParallel_->setKeyboardTracking(false);
+    expertParallel_->setToolTip(
+        tr("GPUs of an expert-parallel group inside one node (torchtitan's, Megatron-LM's): each holds a share "
+           "of every sparse layer's routed experts, and each such layer sends its tokens to their experts' GPUs "
+           "and back (two all-to-alls forward, two backward); the group's GPUs are data-parallel for the rest "
+           "of the model. The GPU count is all GPUs, in whole groups; the figures are per GPU. For a "
+           "mixture-of-experts model built from a Hugging Face config.json"));
+    connect(expertParallel_, &QSpinBox::valueChanged, this, [this](int e) { state_.setExpertParallel(e); });
 
     interconnect_ = new QComboBox(this);
     interconnect_->setToolTip(tr("How the data-parallel GPUs exchange gradients"));
@@ -241,6 +253,8 @@ ControlsBar::ControlsBar(ExplorerState& state, QWidget* parent) : QWidget(parent
     row->addWidget(tensorParallelLabel_);
     row->addWidget(tensorParallel_);
     row->addWidget(sequenceParallel_);
+    row->addWidget(expertParallelLabel_);
+    row->addWidget(expertParallel_);
     row->addWidget(interconnect_);
     row->addWidget(sharding_);
     row->addWidget(checkpointing_);
@@ -259,7 +273,7 @@ void ControlsBar::follow() {
         const QSignalBlocker b1(batchSlider_), b2(batchSpin_), b3(precision_), b4(optimizer_), b5(gpu_), b6(gpuCount_),
             b7(interconnect_), b8(checkpointing_), b9(seq_), b10(sharding_), b11(accumulation_), b12(lora_),
             b13(channelsLast_), b14(optimizerImplementation_), b15(masterWeights_), b16(tensorParallel_),
-            b17(sequenceParallel_), b18(loraDropout_);
+            b17(sequenceParallel_), b18(loraDropout_), b19(expertParallel_);
         batchSlider_->setValue(sliderAtBatch(s.batch));
         batchSpin_->setValue(int(s.batch));
         precision_->setCurrentIndex(precision_->findData(int(s.precision)));
@@ -267,10 +281,12 @@ void ControlsBar::follow() {
         optimizerImplementation_->setCurrentIndex(optimizerImplementation_->findData(int(s.optimizerImplementation)));
         gpu_->setCurrentIndex(gpu_->findData(QString::fromStdString(s.gpuId)));
         // Whole groups of GPUs: the count steps by the group.
-        gpuCount_->setSingleStep(s.tensorParallel);
-        gpuCount_->setMinimum(s.tensorParallel);
+        const int group = s.tensorParallel * s.expertParallel;
+        gpuCount_->setSingleStep(group);
+        gpuCount_->setMinimum(group);
         gpuCount_->setValue(s.gpus);
         tensorParallel_->setValue(s.tensorParallel);
+        expertParallel_->setValue(s.expertParallel);
         sequenceParallel_->setChecked(s.sequenceParallel);
         interconnect_->setCurrentIndex(interconnect_->findData(int(s.interconnect)));
         checkpointing_->setCurrentIndex(checkpointing_->findData(int(s.checkpointing)));
@@ -297,6 +313,9 @@ void ControlsBar::follow() {
     tensorParallel_->setVisible(state_.modelShardable());
     tensorParallelLabel_->setVisible(state_.modelShardable());
     sequenceParallel_->setVisible(state_.modelShardable() && s.tensorParallel > 1);
+    // Only a mixture of experts has experts to split.
+    expertParallel_->setVisible(state_.modelHasExperts());
+    expertParallelLabel_->setVisible(state_.modelHasExperts());
     // A trace ran at its own optimizer and GPU count; its batch size and precision change where its
     // recorded shapes allow (TraceRepredictor predicts it again), and the target GPU applies.
     const TraceDocument* trace = state_.trace();

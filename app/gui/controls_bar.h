@@ -56,6 +56,8 @@ private:
     QSpinBox* gpuCount_ = nullptr;
     QLabel* tensorParallelLabel_ = nullptr;
     QSpinBox* tensorParallel_ = nullptr;
+    QLabel* expertParallelLabel_ = nullptr;
+    QSpinBox* expertParallel_ = nullptr;
     QCheckBox* sequenceParallel_ = nullptr;
     QComboBox* interconnect_ = nullptr;
     QComboBox* checkpointing_ = nullptr;

@@ -40,6 +40,11 @@ int wholeGroups(int gpus, int group) {
     return std::max(group, (gpus + group - 1) / group * group);
 }
 
+// The GPUs of one group: tensor- or expert-parallel (a model is split one way or the other).
+int groupOf(const ExplorerSettings& s) {
+    return std::max(1, s.tensorParallel) * std::max(1, s.expertParallel);
+}
+
 }  // namespace
 
 ExplorerState::ExplorerState(QObject* parent)
@@ -124,7 +129,8 @@ void ExplorerState::install(LoadedModel loaded) {
     // The model as opened: a shard where its spec says so, with whole groups of GPUs.
     settings_.tensorParallel = predictor.analysis().tensorParallel;
     settings_.sequenceParallel = predictor.analysis().sequenceParallel;
-    settings_.gpus = wholeGroups(settings_.gpus, settings_.tensorParallel);
+    settings_.expertParallel = predictor.analysis().expertParallel;
+    settings_.gpus = wholeGroups(settings_.gpus, groupOf(settings_));
     applyKindChoices();
     if (loaded.profilePrecision) settings_.precision = *loaded.profilePrecision;
     if (loaded.profileOptimizer) settings_.optimizer = *loaded.profileOptimizer;
@@ -182,7 +188,8 @@ void ExplorerState::applySettings(const ExplorerSettings& settings) {
     s.batch = std::clamp<int64_t>(s.batch, 1, kMaxBatch);
     s.tensorParallel = settings_.tensorParallel;  // the open model's shard
     s.sequenceParallel = settings_.sequenceParallel;
-    s.gpus = wholeGroups(std::max(s.gpus, 1), s.tensorParallel);
+    s.expertParallel = settings_.expertParallel;
+    s.gpus = wholeGroups(std::max(s.gpus, 1), groupOf(s));
     s.seq = std::max<int64_t>(s.seq, 0);
     if (!db_->find(s.gpuId)) s.gpuId = settings_.gpuId;
     settings_ = s;
@@ -237,7 +244,7 @@ void ExplorerState::setTargetGpu(const std::string& id) {
 }
 
 void ExplorerState::setGpuCount(int gpus) {
-    gpus = wholeGroups(std::max(gpus, 1), settings_.tensorParallel);
+    gpus = wholeGroups(std::max(gpus, 1), groupOf(settings_));
     if (gpus == settings_.gpus) return;
     settings_.gpus = gpus;
     Q_EMIT settingsChanged();
@@ -311,7 +318,24 @@ void ExplorerState::setTensorParallel(int gpus) {
     if (gpus == settings_.tensorParallel || !modelShardable()) return;
     settings_.tensorParallel = gpus;
     settings_.sequenceParallel &= gpus > 1;  // nothing to split the sequence over
-    settings_.gpus = wholeGroups(settings_.gpus, gpus);
+    if (gpus > 1) settings_.expertParallel = 1;  // experts split both ways are not modelled
+    settings_.gpus = wholeGroups(settings_.gpus, groupOf(settings_));
+    Q_EMIT settingsChanged();
+    requestPredictions();
+}
+
+bool ExplorerState::modelHasExperts() const {
+    if (!modelShardable()) return false;
+    const auto& ops = (model_->baseGraph ? model_->baseGraph : model_->graph)->ops;
+    return std::any_of(ops.begin(), ops.end(), [](const auto& op) { return op.type == "MixtureOfExperts"; });
+}
+
+void ExplorerState::setExpertParallel(int gpus) {
+    gpus = std::clamp(gpus, 1, 64);
+    if (gpus == settings_.expertParallel || !modelHasExperts()) return;
+    settings_.expertParallel = gpus;
+    if (gpus > 1) settings_.tensorParallel = 1, settings_.sequenceParallel = false;
+    settings_.gpus = wholeGroups(settings_.gpus, groupOf(settings_));
     Q_EMIT settingsChanged();
     requestPredictions();
 }

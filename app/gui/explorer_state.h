@@ -130,6 +130,13 @@ public:
     void setTensorParallel(int gpus);
     // With a tensor-parallel group: sequence parallelism, another shard of the model.
     void setSequenceParallel(bool on);
+    // The open model is shardable and has routed experts (a mixture of experts).
+    bool modelHasExperts() const;
+    // 1 to 64 GPUs per expert-parallel group (each holds its share of the routed experts): another
+    // shard, built off the GUI thread; tensor parallelism goes back to 1 (splitting experts both ways
+    // is not modelled), the GPU count up to whole groups. A model whose experts the degree does not
+    // divide says so as the model's error.
+    void setExpertParallel(int gpus);
     // Rebuilds the model's analysis at another sequence length off the GUI thread (a model
     // without one ignores it); 0 goes back to the model's own.
     void setSequenceLength(int64_t seq);

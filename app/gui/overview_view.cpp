@@ -180,6 +180,7 @@ void OverviewView::refresh() {
             more += (s.sequenceParallel ? tr(" in tensor- and sequence-parallel groups of %1")
                                         : tr(" in tensor-parallel groups of %1"))
                         .arg(s.tensorParallel);
+        if (s.expertParallel > 1) more += tr(", the experts split over groups of %1").arg(s.expertParallel);
         if (s.zeroStage > 0) more += s.zeroStage == 3 ? tr(" · ZeRO-3 / FSDP") : tr(" · ZeRO-%1").arg(s.zeroStage);
         if (s.accumulation > 1) more += tr(" · accumulation × %1").arg(s.accumulation);
         if (s.loraRank > 0)
@@ -193,10 +194,10 @@ void OverviewView::refresh() {
             more += " · " + QString::fromStdString(checkpointingPhrase(s.checkpointing));
         return more;
     };
-    // A tensor-parallel shard's parameters and FLOPs are one GPU's.
+    // A tensor- or expert-parallel shard's parameters and FLOPs are one GPU's.
     const QString count = locale.toString(qlonglong(g.parameterCount()));
     const QString flops = locale.toString(snap.costs.totals.forwardFlops / 1e9 / double(s.batch), 'f', 2);
-    const bool shard = snap.model->tensorParallel > 1;
+    const bool shard = snap.model->tensorParallel > 1 || snap.model->expertParallel > 1;
     QString parameters = shard ? tr("%1 parameters per GPU").arg(count) : tr("%1 parameters").arg(count);
     // A mixture of experts: what one token's forward uses (of the whole model, for a shard).
     if (const int64_t active = g.modelActiveParameterCount(); active < g.modelParameterCount())

@@ -17,7 +17,7 @@ bool ExplorerSettings::sameButBatch(const ExplorerSettings& o) const {
            interconnect == o.interconnect && checkpointing == o.checkpointing && zeroStage == o.zeroStage &&
            accumulation == o.accumulation && loraRank == o.loraRank && loraDropout == o.loraDropout && seq == o.seq &&
            channelsLast == o.channelsLast && masterWeights == o.masterWeights && tensorParallel == o.tensorParallel &&
-           sequenceParallel == o.sequenceParallel;
+           sequenceParallel == o.sequenceParallel && expertParallel == o.expertParallel;
 }
 
 std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int generation,
@@ -47,6 +47,7 @@ std::shared_ptr<const ExplorerModel> makeExplorerModel(std::string spec, int gen
     m->seq = predictor->analysis().sequenceModel ? predictor->analysis().seq : 0;
     m->tensorParallel = predictor->analysis().tensorParallel;
     m->sequenceParallel = predictor->analysis().sequenceParallel;
+    m->expertParallel = predictor->analysis().expertParallel;
     m->predictor = std::move(predictor);
     return m;
 }
@@ -141,14 +142,16 @@ std::shared_ptr<const PredictionSnapshot> predictSnapshot(std::shared_ptr<const 
     s->goal = goal;
     s->settings = settings;  // what was asked, should the model fail at it
     try {
-        // Another tensor-parallel group is another shard of the model, built again from its config;
-        // LoRA's adapters (below) go beside the new shard's layers.
+        // Another tensor- or expert-parallel group is another shard of the model, built again from its
+        // config; LoRA's adapters (below) go beside the new shard's layers.
         settings.sequenceParallel &= settings.tensorParallel > 1;
-        if (settings.tensorParallel != model->tensorParallel || settings.sequenceParallel != model->sequenceParallel) {
-            const int t = settings.tensorParallel;
-            const std::string sharded = modelSpecWith(model->spec, "tensor_parallel", t > 1 ? std::to_string(t) : "");
+        if (settings.tensorParallel != model->tensorParallel || settings.sequenceParallel != model->sequenceParallel ||
+            settings.expertParallel != model->expertParallel) {
+            const int t = settings.tensorParallel, e = settings.expertParallel;
+            std::string sharded = modelSpecWith(model->spec, "tensor_parallel", t > 1 ? std::to_string(t) : "");
+            sharded = modelSpecWith(sharded, "sequence_parallel", settings.sequenceParallel ? "1" : "");
             auto base = std::make_shared<const Graph>(
-                loadModel(modelSpecWith(sharded, "sequence_parallel", settings.sequenceParallel ? "1" : "")));
+                loadModel(modelSpecWith(sharded, "expert_parallel", e > 1 ? std::to_string(e) : "")));
             model = makeExplorerModel(model->spec, model->generation, base, model->profile,
                                       settings.seq > 0 ? settings.seq : model->seq, *db, base);
         }

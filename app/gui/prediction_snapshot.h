@@ -43,6 +43,9 @@ struct ExplorerSettings {
     // all of them, a multiple of it). Another degree is another graph; it belongs to the model.
     int tensorParallel = 1;
     bool sequenceParallel = false;  // with tensorParallel: Megatron-LM's sequence parallelism
+    // GPUs of an expert-parallel group (a mixture of experts built with its share of the routed
+    // experts; `gpus` a multiple of it). Another degree is another graph; it belongs to the model.
+    int expertParallel = 1;
     int64_t accumulation = 1;  // micro-batches per optimizer step (the batch is a micro-batch)
     bool channelsLast = false;  // activations channels-last (TrainingScenario::channelsLast)
     bool masterWeights = true;  // bf16-params with an fp32 master copy (TrainingScenario::masterWeights)
@@ -62,6 +65,7 @@ struct ExplorerModel {
     LoraOptions lora;                        // the adapters `graph` has (rank 0: none)
     int tensorParallel = 1;  // the graph's tensor-parallel group (ModelAnalysis::tensorParallel)
     bool sequenceParallel = false;
+    int expertParallel = 1;                  // the graph's expert-parallel group (ModelAnalysis::expertParallel)
     std::shared_ptr<const Profile> profile;  // measured runs of this model, when some were opened or recorded
     // At `seq`, starting from `profile` where it was measured at that length.
     std::shared_ptr<const predictors::TrainingPredictor> predictor;

@@ -58,6 +58,9 @@ QString scenarioLine(const HardwareChoice& c) {
     if (c.tensorParallel > 1)
         line += QString(" in tensor-parallel groups of %1 (each GPU holds a shard of the model; figures per GPU)")
                     .arg(c.tensorParallel);
+    if (c.expertParallel > 1)
+        line += QString(" with the routed experts split over groups of %1 (expert parallelism; figures per GPU)")
+                    .arg(c.expertParallel);
     if (s.dataParallel.gpus > 1)
         line += s.dataParallel.interconnect == InterconnectKind::NvLink
                     ? QString(" over NVLink where the GPU's topology joins that many, else PCIe")
@@ -230,11 +233,11 @@ QString reportHtml(const HardwareChoice& c, const ImageSources& images, const QS
     const QString title = "Hardware choice for " + esc(c.modelLabel);
     QString html = reportHtmlHead(title);
     html += "<h1>" + title + "</h1>\n";
-    const QString parameters =
-        c.tensorParallel > 1 ? QString("%1 M parameters, %2 M on each GPU")
-                                   .arg(c.parameters / 1e6, 0, 'f', 1)
-                                   .arg(c.parametersPerGpu / 1e6, 0, 'f', 1)
-                             : QString("%1 M parameters").arg(c.parameters / 1e6, 0, 'f', 1);
+    const QString parameters = c.tensorParallel > 1 || c.expertParallel > 1
+                                   ? QString("%1 M parameters, %2 M on each GPU")
+                                         .arg(c.parameters / 1e6, 0, 'f', 1)
+                                         .arg(c.parametersPerGpu / 1e6, 0, 'f', 1)
+                                   : QString("%1 M parameters").arg(c.parameters / 1e6, 0, 'f', 1);
     const QString active = c.activeParameters > 0 && c.activeParameters < c.parameters
                                ? QString(", %1 M active per token").arg(c.activeParameters / 1e6, 0, 'f', 1)
                                : QString();
@@ -242,7 +245,7 @@ QString reportHtml(const HardwareChoice& c, const ImageSources& images, const QS
     const QString trainable = c.trainableParameters < c.parametersPerGpu
                                   ? QString(", %1 M trainable%2")
                                         .arg(c.trainableParameters / 1e6, 0, 'f', c.trainableParameters < 1e8 ? 2 : 1)
-                                        .arg(c.tensorParallel > 1 ? " on each GPU" : "")
+                                        .arg(c.tensorParallel > 1 || c.expertParallel > 1 ? " on each GPU" : "")
                                   : QString();
     html += QString("<p>%1 (%2); %3.<br/><span class=\"id\">%4</span></p>\n")
                 .arg(esc(c.modelName))

@@ -111,7 +111,9 @@ int64_t Graph::activeParameterCount() const {
             const int v = op.inputs[k];
             if (v < 0 || values[v].kind != ValueKind::Parameter || values[v].shape.empty() || !routed.insert(v).second)
                 continue;
-            const double experts = double(values[v].shape[0].eval(1, 1));
+            // Under expert parallelism the weights hold one GPU's share of the router's experts.
+            const double experts =
+                double(values[v].shape[0].eval(1, 1)) * double(std::max<int64_t>(1, op.attrInt("expert_shards", 1)));
             if (experts > topK) unreached += double(numel(values[v].shape).eval(1, 1)) * (1 - topK / experts);
         }
     }

@@ -317,6 +317,46 @@ private Q_SLOTS:
         QVERIFY(!other.findChild<QSpinBox*>("tensorParallel")->isVisible());
     }
 
+    // Expert parallelism from its control, shown only for a mixture of experts: OLMoE's 64 experts a
+    // layer over groups of 8 leave each GPU 8 of them, the GPU count moves to a whole group, the peak
+    // falls; tensor parallelism then puts the experts back whole (the two are not combined). A dense
+    // model has no such control.
+    void expertParallelFollowsTheControl() {
+        ExplorerState state;
+        const std::string config = std::string(TRAINSCOPE_TEST_DATA_DIR) + "/hf-configs/olmoe-1b-7b.json?seq=128";
+        QVERIFY2(state.openModel(config), qPrintable(state.error()));
+        MainWindow window(state);
+        window.show();
+        state.waitForPredictions();
+        auto* group = window.findChild<QSpinBox*>("expertParallel");
+        auto* gpus = window.findChild<QSpinBox*>("gpuCount");
+        QVERIFY(group && gpus);
+        QVERIFY(group->isVisible());
+        const int64_t whole = state.graph()->parameterCount();
+        const double peak = state.current().peakMemoryBytes.value;
+        group->setValue(8);
+        QCOMPARE(state.settings().expertParallel, 8);
+        QCOMPARE(state.settings().gpus, 8);
+        QCOMPARE(gpus->singleStep(), 8);
+        state.waitForPredictions();
+        QVERIFY2(state.current().supported, state.current().reason.c_str());
+        QCOMPARE(state.current().expertParallel, 8);
+        QCOMPARE(state.graph()->modelParameterCount(), whole);
+        QVERIFY(state.graph()->parameterCount() < whole / 4);  // the experts are most of OLMoE
+        QVERIFY(state.current().peakMemoryBytes.value < peak);
+        window.findChild<QSpinBox*>("tensorParallel")->setValue(2);
+        QCOMPARE(state.settings().expertParallel, 1);
+        QCOMPARE(group->value(), 1);
+
+        ExplorerState dense;
+        const std::string qwen = std::string(TRAINSCOPE_TEST_DATA_DIR) + "/hf-configs/qwen3-0.6b.json?seq=128";
+        QVERIFY2(dense.openModel(qwen), qPrintable(dense.error()));
+        MainWindow other(dense);
+        other.show();
+        dense.waitForPredictions();
+        QVERIFY(!other.findChild<QSpinBox*>("expertParallel")->isVisible());
+    }
+
     // The memory format from its control, shown only for a model with convolutions: channels-last
     // spares a convolution net's tensor-core convolutions cuDNN's transposes (faster at tf32 on an
     // A100), the title says so; a transformer has no such control.

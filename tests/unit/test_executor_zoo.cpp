@@ -203,6 +203,10 @@ TEST(ExecutorHfConfig, TinyModelsOfEveryFamilyRunATrainingStep) {
             checkTrainingStep(shard, 2, 8,
                               std::string(configs[family].first) + "?tensor_parallel=2&sequence_parallel=" + sequence);
         }
+    // One GPU's expert-parallel shard: its all-to-alls the identity, every route on one of its 2 experts.
+    ts::Graph experts = ts::importHfConfigText("{" + configs[5].second + sizes + "}", configs[5].first,
+                                               {{"seq", "8"}, {"expert_parallel", "2"}});
+    checkTrainingStep(experts, 2, 8, std::string(configs[5].first) + "?expert_parallel=2");
     ts::Graph distilbert = ts::importHfConfigText(
         R"({"model_type": "distilbert", "vocab_size": 97, "dim": 32, "n_layers": 1, "n_heads": 4, "hidden_dim": 48,
             "max_position_embeddings": 64})",

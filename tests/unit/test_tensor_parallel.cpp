@@ -193,7 +193,7 @@ TEST(TensorParallel, AllReduceOfTensorParallelMessagesMatchesXlasMeasuredH100Tab
     if (!std::filesystem::exists(test_data::collectivesTablePath()))
         GTEST_SKIP() << test_data::collectivesTablePath() << " is not there";
     std::string reason;
-    const auto link = tensorParallelLink(gpu("h100-sxm"), 8, reason);
+    const auto link = inNodeGroupLink(gpu("h100-sxm"), 8, reason);
     ASSERT_TRUE(link) << reason;
     int compared = 0;
     for (const test_data::MeasuredCollective& row : test_data::measuredCollectives("sm_90", 8)) {

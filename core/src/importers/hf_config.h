@@ -180,11 +180,17 @@ struct Config {
     // always): the norms, dropouts and residual adds between the groups' layers each run on 1/T of
     // the tokens; the all-reduces become all-gathers and reduce-scatters.
     bool sequenceParallel = false;
+    // The GPUs of one expert-parallel group (mixture-of-experts families): each holds experts /
+    // expertParallel of every sparse layer's routed experts, and the layer's tokens go to their experts'
+    // GPUs and back by two all-to-alls (hf_tensor_parallel.cpp). Its GPUs are data-parallel for the rest.
+    int64_t expertParallel = 1;
 };
 inline constexpr int64_t kMaxTensorParallel = 64;
+inline constexpr int64_t kMaxExpertParallel = 64;
 
 // Reads and checks the config (a parsed JSON object as text) and the spec's options
-// (seq, target_seq, batch, head, attention, tensor_parallel, sequence_parallel). Throws ConfigError.
+// (seq, target_seq, batch, head, attention, tensor_parallel, sequence_parallel, expert_parallel). Throws
+// ConfigError.
 Config readConfig(const std::string& text, const std::map<std::string, std::string>& options);
 
 // Builds the model graph. Throws ConfigError or ShapeError.
@@ -198,8 +204,14 @@ Graph buildModel(const Config& c);
 // and a reduce-scatter instead.
 int reduceGradient(ModelBuilder& b, const Config& c, int x, const std::string& module = "all_reduce_grad");
 int reduceOutput(ModelBuilder& b, const Config& c, int x, const std::string& module = "all_reduce");
-// One GPU's shard of `full` (itself without tensor parallelism).
+// One GPU's shard of `full` (itself without tensor or expert parallelism; its experts' share is the
+// builders', localExperts).
 Config tensorParallelShard(const Config& full);
+// Expert parallelism's all-to-alls (ops/collective.cpp) around a sparse layer's experts, `x` itself
+// without: expertDispatch sends each token's top_k copies to the GPUs of their experts, expertCombine
+// brings the experts' outputs back (each the other's transpose in backward).
+int expertDispatch(ModelBuilder& b, const Config& c, int x);
+int expertCombine(ModelBuilder& b, const Config& c, int x);
 // Sequence parallelism: marks the ops that run on 1/shards of the tokens (sequence_shards).
 void markSequenceShards(Graph& g, int64_t shards);
 

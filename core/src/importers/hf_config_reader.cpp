@@ -63,6 +63,19 @@ bool isEncoderDecoder(Family f) {
     return f == Family::Bart || f == Family::MBart || f == Family::T5 || f == Family::MT5;
 }
 
+bool hasExperts(Family f) {
+    return f == Family::Mixtral || f == Family::Qwen2Moe || f == Family::Qwen3Moe || f == Family::DeepseekV3 ||
+           f == Family::Glm4Moe || f == Family::Olmoe || f == Family::GptOss;
+}
+
+// The mixture-of-experts families' model_type names, for messages.
+std::string expertFamilies() {
+    std::string names;
+    for (const FamilyInfo& i : kFamilies)
+        if (hasExperts(i.family)) names += std::string(names.empty() ? "" : ", ") + i.modelType;
+    return names;
+}
+
 bool isDecoder(Family f) {
     return f != Family::Bert && f != Family::Roberta && f != Family::DistilBert && f != Family::ModernBert &&
            f != Family::Vit && !isEncoderDecoder(f);
@@ -240,6 +253,23 @@ void readTensorParallel(Config& c, const std::map<std::string, std::string>& opt
     if (c.sharedExpertInner > 0) divides(c.sharedExpertInner, "features of the shared expert");
 }
 
+// Expert parallelism (torchtitan's, Megatron-LM's --expert-model-parallel-size, DeepSpeed-MoE's): each
+// GPU of a group holds whole routed experts, so the degree must divide their number.
+void readExpertParallel(Config& c, const std::map<std::string, std::string>& options) {
+    c.expertParallel = optionInt(options, "expert_parallel", 1, 1, kMaxExpertParallel);
+    const int64_t e = c.expertParallel;
+    if (e == 1) return;
+    const std::string option = "option 'expert_parallel=" + std::to_string(e) + "'";
+    if (c.experts == 0)
+        throw ConfigError(option + " splits the routed experts of a mixture-of-experts model (" + expertFamilies() +
+                          "); model_type \"" + c.modelType + "\" has none");
+    if (c.experts % e != 0)
+        throw ConfigError(option + " does not divide the " + std::to_string(c.experts) +
+                          " routed experts: each GPU must hold whole ones");
+    if (c.tensorParallel > 1)
+        throw ConfigError(option + " with tensor_parallel: experts split both ways are not modelled");
+}
+
 Config readConfig(const std::string& text, const std::map<std::string, std::string>& options) {
     json doc;
     try {
@@ -267,18 +297,17 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
         std::string names;
         for (const FamilyInfo& i : kFamilies) names += std::string(names.empty() ? "" : ", ") + i.modelType;
         std::string extra = r.has("num_local_experts") || r.has("num_experts") || r.has("n_routed_experts")
-                                ? " (of the mixture-of-experts families, mixtral, qwen2_moe, qwen3_moe, deepseek_v3, "
-                                  "glm4_moe, olmoe and gpt_oss are)"
+                                ? " (of the mixture-of-experts families, " + expertFamilies() + " are)"
                                 : "";
         throw ConfigError("model_type \"" + c.modelType + "\" is not supported" + extra + " (supported: " + names + ")");
     }
     c.family = fam->family;
     for (const auto& [key, value] : options)
         if (key != "seq" && key != "target_seq" && key != "batch" && key != "head" && key != "attention" &&
-            key != "loss" && key != "tensor_parallel" && key != "sequence_parallel")
+            key != "loss" && key != "tensor_parallel" && key != "sequence_parallel" && key != "expert_parallel")
             throw ConfigError("unknown option '" + key +
                               "' (a Hugging Face config takes seq, target_seq, batch, head, attention, loss, "
-                              "tensor_parallel, sequence_parallel)");
+                              "tensor_parallel, sequence_parallel, expert_parallel)");
     chooseHead(c, r, *fam, options);
     if (c.family == Family::Vit) readEncoder(c, r);
     else if (isDecoder(c.family)) readDecoder(c, r);
@@ -347,6 +376,7 @@ Config readConfig(const std::string& text, const std::map<std::string, std::stri
         c.fusedLoss = it->second == "fused";
     }
     readTensorParallel(c, options);
+    readExpertParallel(c, options);
     return c;
 }
 

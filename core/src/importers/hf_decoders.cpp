@@ -112,6 +112,11 @@ int gatedMlp(ModelBuilder& b, const Config& c, int x) {
     return reduceOutput(b, c, b.linear("down_proj", b.mul(activation(b, c, gate, "act_fn"), up), c.hidden, c.mlpBias));
 }
 
+// The routed experts one GPU holds.
+int64_t localExperts(const Config& c) {
+    return c.experts / c.expertParallel;
+}
+
 // transformers' sparse MoE block (mlp): the router `gate` (a [E, H] weight, no bias), the softmax of
 // its logits in fp32, and the experts (gate_up_proj [E, 2I, H], down_proj [E, H, I]) as one operator,
 // as transformers 5's default grouped-GEMM implementation runs them.
@@ -128,14 +133,19 @@ int sparseMoe(ModelBuilder& b, const Config& c, int x) {
     // The experts compute in the model's dtype and return it (the top-k weights are cast back, or
     // their fp32 product is): the probabilities' fp32 island ends here.
     probs = b.op1("Cast", {probs}, {{"to", kFloat}, {"dtype_role", std::string("model")}}, "gate");
-    int gateUp = b.parameter("experts", "gate_up_proj", {c.experts, 2 * c.expertInner, c.hidden});
-    int down = b.parameter("experts", "down_proj", {c.experts, c.hidden, c.expertInner});
+    // Under expert parallelism each GPU holds experts / expertParallel of them (localExperts).
+    int gateUp = b.parameter("experts", "gate_up_proj", {localExperts(c), 2 * c.expertInner, c.hidden});
+    int down = b.parameter("experts", "down_proj", {localExperts(c), c.hidden, c.expertInner});
     // Under tensor parallelism every GPU routes every token (the router is replicated) and holds a
     // slice of each expert's width, as Megatron-LM's experts without expert parallelism.
     const int sharded = reduceGradient(b, c, x);
-    int experts = b.op1("MixtureOfExperts", {sharded, probs, gateUp, down},
-                        {{"top_k", c.topK}, {"normalize", int64_t{c.normTopK ? 1 : 0}}, {"activation", c.activation}},
+    int experts = b.op1("MixtureOfExperts", {expertDispatch(b, c, sharded), probs, gateUp, down},
+                        {{"top_k", c.topK},
+                         {"normalize", int64_t{c.normTopK ? 1 : 0}},
+                         {"activation", c.activation},
+                         {"expert_shards", c.expertParallel}},
                         "experts");
+    experts = expertCombine(b, c, experts);
     if (deepseekExperts && c.sharedExpertInner > 0) {  // + shared_experts(x)
         experts = b.add(experts, gatedMlpPartial(b, c, sharded, "shared_experts", c.sharedExpertInner));
     } else if (c.sharedExpertInner > 0) {
@@ -159,21 +169,22 @@ int gptOssMoe(ModelBuilder& b, const Config& c, int x) {
     const Operation& add = b.graph().ops[size_t(b.graph().values[size_t(logits)].producer)];
     b.graph().ops[size_t(b.graph().values[size_t(add.inputs[0])].producer)].attrs["router"] = int64_t{1};
     int probs = b.op1("Softmax", {logits}, {{"axis", int64_t{-1}}}, "router");
-    int gateUp = b.parameter("experts", "gate_up_proj", {c.experts, c.hidden, 2 * c.expertInner});
-    int gateUpBias = b.parameter("experts", "gate_up_proj_bias", {c.experts, 2 * c.expertInner});
-    int down = b.parameter("experts", "down_proj", {c.experts, c.expertInner, c.hidden});
-    int downBias = b.parameter("experts", "down_proj_bias", {c.experts, c.hidden});
+    int gateUp = b.parameter("experts", "gate_up_proj", {localExperts(c), c.hidden, 2 * c.expertInner});
+    int gateUpBias = b.parameter("experts", "gate_up_proj_bias", {localExperts(c), 2 * c.expertInner});
+    int down = b.parameter("experts", "down_proj", {localExperts(c), c.expertInner, c.hidden});
+    int downBias = b.parameter("experts", "down_proj_bias", {localExperts(c), c.hidden});
     const int sharded = reduceGradient(b, c, x);
-    int experts = b.op1("MixtureOfExperts", {sharded, probs, gateUp, down, gateUpBias, downBias},
+    int experts = b.op1("MixtureOfExperts", {expertDispatch(b, c, sharded), probs, gateUp, down, gateUpBias, downBias},
                         {{"top_k", c.topK},
                          {"normalize", int64_t{1}},
                          {"activation", std::string("ClampedSwiglu")},
                          {"alpha", c.swigluAlpha},
                          {"limit", c.swigluLimit},
                          {"transposed", int64_t{1}},
-                         {"interleaved", int64_t{1}}},
+                         {"interleaved", int64_t{1}},
+                         {"expert_shards", c.expertParallel}},
                         "experts");
-    return reduceOutput(b, c, experts);
+    return reduceOutput(b, c, expertCombine(b, c, experts));
 }
 
 // One decoder layer `i` in the current module, x -> x, with its family's arrangement of norms and

@@ -138,13 +138,15 @@ Graph buildModel(const Config& full) {
     }
     Graph g = buildDecoder(b, c);
     if (full.sequenceParallel) markSequenceShards(g, full.tensorParallel);
-    if (full.tensorParallel > 1) {
+    if (full.tensorParallel > 1 || full.expertParallel > 1) {
         // The whole model's parameters (goals per parameter, reports): the model built unsplit.
         Config whole = full;
         whole.tensorParallel = 1;
         whole.sequenceParallel = false;
+        whole.expertParallel = 1;
         const Graph unsplit = buildModel(whole);
-        g.shard = {int(full.tensorParallel), unsplit.parameterCount(), unsplit.activeParameterCount()};
+        g.shard = {int(full.tensorParallel), int(full.expertParallel), unsplit.parameterCount(),
+                   unsplit.activeParameterCount()};
     }
     return g;
 }

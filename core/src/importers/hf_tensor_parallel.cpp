@@ -1,6 +1,6 @@
 // Tensor parallelism of the Hugging Face builders (hf_decoders.cpp): the shard's sizes, the group's
-// all-reduces placed as Megatron-LM places them, and sequence parallelism's split ops. See
-// docs/prediction.md, "Tensor parallelism".
+// all-reduces placed as Megatron-LM places them, and sequence parallelism's split ops; and expert
+// parallelism's all-to-alls. See docs/prediction.md, "Tensor parallelism" and "Expert parallelism".
 #include <string>
 #include <vector>
 
@@ -29,11 +29,29 @@ int reduceOutput(ModelBuilder& b, const Config& c, int x, const std::string& mod
     return tensorParallelAllReduce(b, c, x, "forward", module);
 }
 
+namespace {
+
+int expertAllToAll(ModelBuilder& b, const Config& c, int x, const char* direction) {
+    if (c.expertParallel <= 1) return x;
+    return b.op1("AllToAll", {x}, {{"group_size", c.expertParallel}, {"copies", c.topK}}, direction);
+}
+
+}  // namespace
+
+int expertDispatch(ModelBuilder& b, const Config& c, int x) {
+    return expertAllToAll(b, c, x, "dispatch");
+}
+int expertCombine(ModelBuilder& b, const Config& c, int x) {
+    return expertAllToAll(b, c, x, "combine");
+}
+
 // One GPU's shard under tensor parallelism: whole heads and key-value groups, a slice of each MLP
 // and expert width and of the vocabulary (ceil: PyTorch shards an uneven vocabulary, the last GPU's
 // slice smaller); the hidden size, norms and positions are replicated.
 Config tensorParallelShard(const Config& full) {
     Config c = full;
+    if (full.expertParallel > 1)
+        c.architecture += ", one GPU's share of the experts of " + std::to_string(full.expertParallel);
     const int64_t t = full.tensorParallel;
     if (t <= 1) return c;
     c.heads /= t;

@@ -13,6 +13,12 @@
 // reduce-scatters backward, g reduce-scatters forward and all-gathers backward (each half an
 // all-reduce of the whole tensor); both passes move the tensor. The graph keeps whole-sequence
 // shapes; the split ops carry sequence_shards (ops/registry.cpp).
+//
+// AllToAll: expert parallelism's exchange around a sparse layer's experts (GShard, Lepikhin et al. 2020;
+// torchtitan's and Megatron-LM's token dispatchers). One input [..., H], its output of the same type and
+// shape: the graph follows the tokens, while the wire carries each token's `copies` (top_k) routed
+// copies, (group_size - 1) / group_size of them to other GPUs. Its backward is the reverse exchange of
+// the gradients, so both passes move them. Attributes: group_size (2 to kMaxGroup), copies (>= 1).
 #include "ops/registry.h"
 
 namespace ts::ops {
@@ -48,10 +54,37 @@ OpCost costAllReduce(const CostCtx& c) {
     return cost;
 }
 
+void inferAllToAll(InferCtx& c) {
+    c.expectInputs(1, 1);
+    const Operation& op = c.op();
+    const int64_t group = op.attrInt("group_size", 0);
+    if (group < 2 || group > kMaxGroup)
+        throw ShapeError("AllToAll group_size must be from 2 to " + std::to_string(kMaxGroup) + ", got " +
+                         std::to_string(group));
+    const int64_t copies = op.attrInt("copies", 1);
+    if (copies < 1 || copies > kMaxGroup * 64)
+        throw ShapeError("AllToAll copies must be from 1 to " + std::to_string(kMaxGroup * 64) + ", got " +
+                         std::to_string(copies));
+    const Value& x = c.in(0);
+    if (!isFloating(x.dtype))
+        throw ShapeError("AllToAll exchanges floating-point tensors, got " + std::string(dtypeName(x.dtype)));
+    c.setOutput(0, x.dtype, x.shape);
+}
+
+// Each pass packs the routed copies into the send buffer and reads them out of the receive buffer.
+OpCost costAllToAll(const CostCtx& c) {
+    OpCost cost;
+    const double copies = double(c.op().attrInt("copies", 1));
+    cost.bytesRead = copies * c.inBytes(0);
+    cost.bytesWritten = copies * c.outBytes(0);
+    return cost;
+}
+
 }  // namespace
 
 void registerCollectiveOps(std::vector<OpDef>& t) {
     t.push_back({"AllReduce", inferAllReduce, costAllReduce});
+    t.push_back({"AllToAll", inferAllToAll, costAllToAll});
 }
 
 }  // namespace ts::ops

@@ -356,15 +356,23 @@ OpCost costSdpa(const CostCtx& c) {
 // token's output. Costs follow transformers' experts (its default grouped-GEMM path; the eager loop
 // keeps the same tensors): a token's copy is gathered per route, and a route is computed whatever the
 // balance, so FLOPs depend only on tokens x top_k.
+// expert_shards (default 1): under expert parallelism the weights are one GPU's E / expert_shards
+// experts of the router's E; its tokens' routes leave for the other GPUs' experts and as many arrive
+// (the all-to-alls around it, ops/collective.cpp), so with balanced routing it computes tokens x top_k
+// routes as without.
+
+constexpr int64_t kMaxExpertShards = 1024;  // as a collective's group (ops/collective.cpp)
 
 struct ExpertSizes {
     double experts = 0, hidden = 0, inner = 0, topK = 0;
+    double routed = 0;  // the router's experts: `experts` (this GPU's) x expert_shards
 };
 
 ExpertSizes expertSizes(const Operation& op, const std::vector<int64_t>& gateUp, const std::vector<int64_t>& down) {
     const bool transposed = op.attrInt("transposed", 0) != 0;
-    return {static_cast<double>(gateUp[0]), static_cast<double>(down[transposed ? 2 : 1]),
-            static_cast<double>(down[transposed ? 1 : 2]), static_cast<double>(op.attrInt("top_k", 1))};
+    const double local = static_cast<double>(gateUp[0]);
+    return {local, static_cast<double>(down[transposed ? 2 : 1]), static_cast<double>(down[transposed ? 1 : 2]),
+            static_cast<double>(op.attrInt("top_k", 1)), local * static_cast<double>(op.attrInt("expert_shards", 1))};
 }
 
 void inferMoe(InferCtx& c) {
@@ -400,15 +408,22 @@ void inferMoe(InferCtx& c) {
     if (x.shape.back() != Dim(h))
         throw ShapeError("MixtureOfExperts input " + shapeStr(x.shape) + " does not end in the experts' width " +
                          std::to_string(h));
+    const int64_t shards = op.attrInt("expert_shards", 1);
+    if (shards < 1 || shards > kMaxExpertShards)
+        throw ShapeError("MixtureOfExperts expert_shards must be from 1 to " + std::to_string(kMaxExpertShards) +
+                         ", got " + std::to_string(shards));
+    const int64_t routedExperts = e * shards;
     Shape routed(x.shape.begin(), x.shape.end() - 1);
-    routed.push_back(Dim(e));
+    routed.push_back(Dim(routedExperts));
     if (probs.shape != routed)
-        throw ShapeError("MixtureOfExperts router probabilities " + shapeStr(probs.shape) + " are not " +
-                         shapeStr(routed));
+        throw ShapeError(
+            "MixtureOfExperts router probabilities " + shapeStr(probs.shape) + " are not " + shapeStr(routed) +
+            (shards > 1 ? " (" + std::to_string(e) + " experts on each of " + std::to_string(shards) + " GPUs)"
+                        : std::string()));
     const int64_t k = op.attrInt("top_k", 1);
-    if (k < 1 || k > e)
+    if (k < 1 || k > routedExperts)
         throw ShapeError("MixtureOfExperts top_k " + std::to_string(k) + " is not between 1 and the " +
-                         std::to_string(e) + " experts");
+                         std::to_string(routedExperts) + " experts");
     const std::string act = op.attrString("activation", "Silu");
     if (act != "Silu" && act != "Gelu" && act != "GeluTanh" && act != "Relu" && act != "ClampedSwiglu")
         throw ShapeError("MixtureOfExperts activation must be Silu, Gelu, GeluTanh, Relu or ClampedSwiglu, got \"" +
@@ -440,7 +455,7 @@ OpCost costMoe(const CostCtx& c) {
     // and product, the scale and the sum into the output (2 per hidden element); top-k over the
     // probabilities (E per token).
     const double gemmFlops = 6 * routes * h * in;
-    cost.forwardFlops = gemmFlops + routes * (actFlops * in + 2 * h) + tokens * z.experts;
+    cost.forwardFlops = gemmFlops + routes * (actFlops * in + 2 * h) + tokens * z.routed;
     if (biased) cost.forwardFlops += routes * (2 * in + h);
     // Gather, gate-up, the activation's kernels, down, scale, sum: the activations in and out of each
     // step (the bias adds fused into the products' epilogues).

@@ -260,6 +260,8 @@ const std::unordered_map<std::string, Unary>& unaryTable() {
         // One process runs one tensor-parallel rank: its all-reduces have no one to sum with (the
         // predictor times them over the link).
         {"AllReduce", [](const OpCtx&, const at::Tensor& x) { return x; }},
+        // Expert parallelism's exchange: the routes its experts compute stay on this process (runMoe).
+        {"AllToAll", [](const OpCtx&, const at::Tensor& x) { return x; }},
         {"Not", [](const OpCtx&, const at::Tensor& x) { return at::logical_not(x); }},
         {"IsNaN", [](const OpCtx&, const at::Tensor& x) { return at::isnan(x); }},
         {"IsInf",

@@ -24,7 +24,8 @@ std::vector<Use> usesOf(const Graph& g, int value) {
 
 // Operations through which a value reaches its real consumer with its contents unchanged.
 bool passesThrough(const Operation& op, size_t slot) {
-    static const std::set<std::string> anySlot{"Identity", "AllReduce", "Cast", "Transpose", "Flatten", "Concat"};
+    static const std::set<std::string> anySlot{"Identity",  "AllReduce", "AllToAll", "Cast",
+                                               "Transpose", "Flatten",   "Concat"};
     static const std::set<std::string> dataSlot{"Reshape", "Unsqueeze", "Squeeze", "Expand",  "Tile",    "Slice",
                                                 "Split",   "CastLike",  "Gather",  "Dropout", "Identity"};
     return anySlot.count(op.type) != 0 || (slot == 0 && dataSlot.count(op.type) != 0);

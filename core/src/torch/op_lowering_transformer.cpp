@@ -103,7 +103,10 @@ Outputs runMoe(const OpCtx& c) {
     const int64_t hidden = x.size(-1), experts = gateUp.size(0), k = c.attrInt("top_k", 1);
     const bool transposed = c.attrInt("transposed", 0) != 0, interleaved = c.attrInt("interleaved", 0) != 0;
     at::Tensor flat = x.reshape({-1, hidden});
-    auto [weights, index] = at::topk(probs.reshape({-1, experts}), k, -1);
+    auto [weights, index] = at::topk(probs.reshape({-1, probs.size(-1)}), k, -1);
+    // Under expert parallelism (expert_shards) the weights are one GPU's share of the router's experts,
+    // and as many routes arrive from the other GPUs as leave for them: each route runs on a local expert.
+    if (probs.size(-1) != experts) index = index.remainder(experts);
     if (c.attrInt("normalize", 0) != 0) weights = weights / weights.sum(-1, true);
     weights = weights.to(x.scalar_type()).reshape({-1});
     const std::string act = c.attrString("activation", "Silu");

@@ -182,6 +182,7 @@ std::vector<std::string> assumptionsOf(const HardwareChoice& c, const std::vecto
                ")";
     else if (s.dataParallel.gpus > 1)
         run += std::string(" (data parallel over ") + interconnectName(s.dataParallel.interconnect) + ")";
+    if (c.expertParallel > 1) run += " with the experts split over groups of " + std::to_string(c.expertParallel);
     const bool wholeEpochs = c.goal.epochs == std::floor(c.goal.epochs);
     std::string goal = fixed(c.goal.epochs, wholeEpochs ? 0 : 2) + (c.goal.epochs == 1 ? " epoch of " : " epochs of ") +
                        fixed(c.goal.datasetSamples, 0) + " samples";
@@ -298,6 +299,7 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
     c.parameters = double(predictor.analysis().modelParameters);
     c.activeParameters = double(predictor.analysis().modelActiveParameters);
     c.tensorParallel = predictor.analysis().tensorParallel;
+    c.expertParallel = predictor.analysis().expertParallel;
     c.parametersPerGpu = double(predictor.analysis().parameters);
     c.trainableParameters = double(predictor.analysis().trainableParameters);
     c.seq = predictor.analysis().sequenceModel ? predictor.analysis().seq : 0;

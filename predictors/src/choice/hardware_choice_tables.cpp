@@ -106,6 +106,7 @@ std::string hardwareChoiceJson(const HardwareChoice& choice) {
                   {"parameters", choice.parameters},
                   {"active_parameters", choice.activeParameters},
                   {"tensor_parallel", choice.tensorParallel},
+                  {"expert_parallel", choice.expertParallel},
                   {"parameters_per_gpu", choice.parametersPerGpu},
                   {"trainable_parameters", choice.trainableParameters},
                   {"seq", choice.seq > 0 ? ordered_json(choice.seq) : ordered_json(nullptr)}};

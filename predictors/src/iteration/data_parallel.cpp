@@ -196,6 +196,7 @@ std::vector<GradientBucket> gradientBuckets(const ModelAnalysis& m, const DataPa
     for (auto it = m.ops.rbegin(); it != m.ops.rend(); ++it) {
         if (it->parameterBytes <= 0) continue;
         current.bytes += it->parameterBytes;
+        current.expertBytes += it->expertParameterBytes;
         current.firstOp = it->op;
         open = true;
         const double cap = buckets.empty() ? dp.firstBucketBytes : dp.bucketBytes;
@@ -234,7 +235,7 @@ double allReduceMs(double bytes, int gpus, const LinkModel& link) {
     return c.msPerByte * bytes + c.fixedMs;
 }
 
-std::optional<LinkModel> tensorParallelLink(const GpuSpec& gpu, int gpus, std::string& reason) {
+std::optional<LinkModel> inNodeGroupLink(const GpuSpec& gpu, int gpus, std::string& reason) {
     DataParallel group;
     group.gpus = gpus;
     group.interconnect = InterconnectKind::NvLink;
@@ -251,6 +252,12 @@ double allGatherMs(double bytes, int gpus, const LinkModel& link) {
 
 double reduceScatterMs(double bytes, int gpus, const LinkModel& link) {
     return allGatherMs(bytes, gpus, link);
+}
+
+CollectiveCost allToAllCost(int gpus, const LinkModel& link) {
+    if (gpus <= 1) return {};
+    const double n = gpus;
+    return {(n - 1) / n / (link.busBandwidthGBs * 1e9) * 1e3, (n - 1) * link.stepLatencyUs * 1e-3};
 }
 
 double amortisedIterationMs(double iterationMs, double onceMs, int64_t k) {

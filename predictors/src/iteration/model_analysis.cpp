@@ -155,7 +155,7 @@ OpBytes opBytes(const GraphFacts& f, size_t i, const AnalyzedOp& a, const std::s
             out32 += numel[out][k] * dtypeSize(g.values[out].dtype);
             outP += numel[out][k] * e[out];
         }
-        if (a.kind == OpKind::Collective) y[9][k] = outP;
+        if (a.kind == OpKind::Collective) y[9][k] = outP * a.collectiveCopies;
         if (ck.backwardScratch > 0 && !op.inputs.empty() && op.inputs[0] >= 0) {
             const Value& v = g.values[op.inputs[0]];
             const int r = readSize(g, op, a.opClass.empty() ? cls : a.opClass, op.inputs[0], p, e);
@@ -315,41 +315,56 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         a.opClass = tableClasses.count(cls) ? cls : "";
         classifyOp(g, op, c2, grad, numel, gradConsumers, seq, a);
         if (a.kind == OpKind::Collective) {
+            int& group = a.allToAll ? expertParallel : tensorParallel;
             sequenceParallel |= a.sequenceParallel;
-            if (tensorParallel > 1 && a.collectiveGroup != tensorParallel)
+            if (group > 1 && a.collectiveGroup != group)
                 throw ModelError(modelSource, op.name + ": its group of " + std::to_string(a.collectiveGroup) +
-                                                  " GPUs is not the model's tensor-parallel group of " +
-                                                  std::to_string(tensorParallel));
-            tensorParallel = a.collectiveGroup;
+                                                  " GPUs is not the model's " + (a.allToAll ? "expert" : "tensor") +
+                                                  "-parallel group of " + std::to_string(group));
+            group = a.collectiveGroup;
         }
         a.parameters = costs[0].layers[i].parameters;
         const std::string block = blockOf(op.modulePath);
         auto [unitIt, newUnit] = unitIndex.try_emplace(block, block.empty() ? 0 : units.size());
         if (newUnit && !block.empty()) units.push_back(ParameterUnit{block});
+        if (expertUnits.size() < units.size()) expertUnits.resize(units.size(), ParameterUnit{});
         ParameterUnit& unit = units[unitIt->second];
+        ParameterUnit& expertUnit = expertUnits[unitIt->second];
         opUnit[i] = int(unitIt->second);
-        for (int in : op.inputs) {
+        // Routed experts split by expert parallelism: a MixtureOfExperts' weights and biases (inputs 2 on).
+        const bool splitExperts = op.type == "MixtureOfExperts" && op.attrInt("expert_shards", 1) > 1;
+        for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
+            const int in = op.inputs[slot];
             if (in < 0 || owner[in] != int(i)) continue;
             const Value& v = g.values[in];
             const double elements = numel[in][0], bytes = elements * dtypeSize(v.dtype);
+            const bool expert = splitExperts && slot >= 2;
+            for (ParameterUnit* u : {&unit, expert ? &expertUnit : nullptr}) {
+                if (!u) continue;
+                if (v.nf4) {
+                    u->nf4Elements += elements;
+                } else if (v.frozen) {
+                    u->frozenElements += elements;
+                    u->frozenBytes += bytes;
+                } else {
+                    u->trainableElements += elements;
+                    u->trainableBytes += bytes;
+                    if (v.keptInFp32) u->adapterElements += elements;
+                    if (v.besideFrozenOriginal) u->frozenElements += elements, u->frozenBytes += bytes;
+                }
+            }
             if (v.nf4) {
                 a.nf4Elements += elements;
-                unit.nf4Elements += elements;
             } else if (v.frozen) {
                 a.frozenElements += elements;
                 a.frozenBytes += bytes;
-                unit.frozenElements += elements;
-                unit.frozenBytes += bytes;
             } else {
                 a.parameterBytes += bytes;
-                unit.trainableElements += elements;
-                unit.trainableBytes += bytes;
-                if (v.keptInFp32) unit.adapterElements += elements, adapterParameters += int64_t(elements);
+                if (expert) a.expertParameterBytes += bytes;
+                if (v.keptInFp32) adapterParameters += int64_t(elements);
                 if (v.besideFrozenOriginal) {  // PEFT's frozen original, beside the trained copy
                     a.frozenElements += elements;
                     a.frozenBytes += bytes;
-                    unit.frozenElements += elements;
-                    unit.frozenBytes += bytes;
                 }
                 trainableParameters += int64_t(elements);
                 if (elements < kSmallTensorElements) smallTrainableParameters += int64_t(elements);
@@ -359,6 +374,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         }
         parameters += a.parameters;
         parameterBytes += a.parameterBytes;
+        expertParameterBytes += a.expertParameterBytes;
 
         const GraphFacts facts{g, grad, owner, numel, gradConsumers};
         for (int pi = 0; pi < kElementPrecisionCount; ++pi) {
@@ -370,6 +386,7 @@ ModelAnalysis::ModelAnalysis(const Graph& g, int64_t seqIn, const KernelScalingT
         }
         extraKey += int(c2.saved.size());
     }
+    if (expertParallel <= 1) expertUnits.clear();
     for (int pi = 0; pi < kElementPrecisionCount; ++pi)
         for (size_t s = 0; s < memory[pi].saved.size(); ++s) {
             const auto& y = saved[pi].samples[s];

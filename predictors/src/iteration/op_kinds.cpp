@@ -30,6 +30,12 @@ void classifyOp(const Graph& g, const Operation& op, const OpCost& c2, const std
         a.reducesInBackward = op.attrString("pass", "forward") == "backward";
         a.sequenceParallel = op.attrInt("sequence_parallel", 0) != 0;
     }
+    if (op.type == "AllToAll") {  // the routed copies out and back, forward and backward
+        a.kind = OpKind::Collective;
+        a.collectiveGroup = int(op.attrInt("group_size", 1));
+        a.allToAll = true;
+        a.collectiveCopies = double(std::max<int64_t>(1, op.attrInt("copies", 1)));
+    }
     for (int in : op.inputs) a.backward |= in >= 0 && grad[in];
     a.backward &= a.hasWork();
     if (a.kind == OpKind::Gemm || a.kind == OpKind::Conv) {

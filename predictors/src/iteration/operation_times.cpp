@@ -14,18 +14,31 @@ namespace {
 // Launch of one recurrent time step (cuDNN runs a kernel or more per step): an estimate.
 constexpr double kRecurrentStepUs = 5;
 
-// The all-reduce of a tensor-parallel shard's collectives on `gpu` (none for a whole model).
-CollectiveCost tensorParallelCost(const ModelAnalysis& m, const GpuSpec& gpu) {
-    if (m.tensorParallel <= 1) return {};
-    std::string reason;
-    const std::optional<LinkModel> link = tensorParallelLink(gpu, m.tensorParallel, reason);
-    if (!link)
-        throw ModelError(gpu.id, "tensor parallelism over " + std::to_string(m.tensorParallel) + " GPUs: " + reason);
-    return allReduceCost(m.tensorParallel, *link);
+// The collectives of a shard on `gpu`: the tensor-parallel group's all-reduce and the expert-parallel
+// group's all-to-all (none for a whole model).
+struct GroupCosts {
+    CollectiveCost allReduce, allToAll;
+    const CollectiveCost& of(const AnalyzedOp& op) const { return op.allToAll ? allToAll : allReduce; }
+};
+
+GroupCosts groupCosts(const ModelAnalysis& m, const GpuSpec& gpu) {
+    GroupCosts c;
+    auto link = [&](int gpus, const char* what) {
+        std::string reason;
+        const std::optional<LinkModel> l = inNodeGroupLink(gpu, gpus, reason);
+        if (!l)
+            throw ModelError(gpu.id,
+                             std::string(what) + " parallelism over " + std::to_string(gpus) + " GPUs: " + reason);
+        return *l;
+    };
+    if (m.tensorParallel > 1) c.allReduce = allReduceCost(m.tensorParallel, link(m.tensorParallel, "tensor"));
+    if (m.expertParallel > 1) c.allToAll = allToAllCost(m.expertParallel, link(m.expertParallel, "expert"));
+    return c;
 }
 
 // A collective's rows (prepareOperationTimes' rule): its message over the link in the pass that
-// reduces, the ring's step latencies as its fixed time; the other pass launches no kernel.
+// reduces, the ring's step latencies as its fixed time; the other pass launches no kernel. An
+// all-to-all moves its message in both passes (the gradients go back the way the tokens came).
 void pushCollectiveRows(const AnalyzedOp& op, const OpBytes& b, const CollectiveCost& cost, double hostForwardMs,
                         double hostBackwardMs, OperationTimes& out) {
     TimeRow f;
@@ -35,7 +48,12 @@ void pushCollectiveRows(const AnalyzedOp& op, const OpBytes& b, const Collective
     f.hostMs = hostForwardMs;
     TimeRow r = f;
     r.hostMs = hostBackwardMs;
-    if (op.sequenceParallel) {
+    if (op.allToAll) {
+        for (TimeRow* row : {&f, &r}) {
+            row->memoryMs = b.message * cost.msPerByte;
+            row->fixedMs = cost.fixedMs;
+        }
+    } else if (op.sequenceParallel) {
         // An all-gather and a reduce-scatter, one each way: each half an all-reduce's bytes and steps.
         for (TimeRow* row : {&f, &r}) {
             row->memoryMs = b.message * (cost.msPerByte / 2);
@@ -226,11 +244,11 @@ OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
     const GpuOpStats addStats = table.statsFor(add, gpu);
     const double bw = *gpu.memoryBandwidthGBs * 1e9;
     const double castMsPerByte = 1e3 / (bw * addStats.memEff);
-    const CollectiveCost collective = tensorParallelCost(m, gpu);
+    const GroupCosts collectives = groupCosts(m, gpu);
     for (const AnalyzedOp& op : m.ops) {
         if (!op.hasWork()) continue;
         if (op.kind == OpKind::Collective) {
-            pushCollectiveRows(op, m.bytes(op, p), collective, 0, 0, out);
+            pushCollectiveRows(op, m.bytes(op, p), collectives.of(op), 0, 0, out);
             continue;
         }
         const bool calibrated = !op.opClass.empty();
@@ -333,11 +351,11 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
     const double castMsPerByte = 1e3 / (bw * addStats.memEff * model.memoryEfficiency);
     const double sms = gpu.sms.known() && *gpu.sms > 0 ? *gpu.sms : 1;
     const double overheadMs = model.kernelOverheadUs * 1e-3;
-    const CollectiveCost collective = tensorParallelCost(m, gpu);
+    const GroupCosts collectives = groupCosts(m, gpu);
     for (const AnalyzedOp& op : m.ops) {
         if (!op.hasWork()) continue;
         if (op.kind == OpKind::Collective) {
-            pushCollectiveRows(op, m.bytes(op, p), collective, model.hostForwardUs * 1e-3,
+            pushCollectiveRows(op, m.bytes(op, p), collectives.of(op), model.hostForwardUs * 1e-3,
                                model.hostBackwardUs * 1e-3, out);
             continue;
         }

@@ -30,6 +30,8 @@ struct TrainingPredictor::Target {
     std::string linkNotice;
     std::string tensorParallelBasis;   // the tensor-parallel group's link; empty without
     std::string tensorParallelNotice;  // why it is not NVLink; empty when it is
+    std::string expertParallelBasis;   // the expert-parallel group's link; empty without
+    std::string expertParallelNotice;
     std::vector<int> bucketFirstOp;  // the gradient buckets' first ops, as backward readies them
     double waitShare = 0;            // slowestGpuWaitShare of the scenario's GPUs and accumulation
     bool fits(double need, double n) const { return need <= capacity && n <= double(batchLimit); }
@@ -49,7 +51,7 @@ Interval withMeasuredSpread(const Interval& it, TrainingPrecision p, const GpuSp
     return Interval::relative(it.value, e);
 }
 
-void checkScenario(const TrainingScenario& s, int tensorParallel) {
+void checkScenario(const TrainingScenario& s, int tensorParallel, int expertParallel) {
     if (s.batch < 1) throw ModelError("--batch", "the batch size must be at least 1");
     if (s.dataParallel.gpus < 1 || s.dataParallel.gpus > 65536)
         throw ModelError("--gpus", "the number of GPUs must be between 1 and 65536");
@@ -61,6 +63,16 @@ void checkScenario(const TrainingScenario& s, int tensorParallel) {
         if (tensorParallel > s.dataParallel.gpusPerNode)
             throw ModelError("--gpus", group + ", more than the " + std::to_string(s.dataParallel.gpusPerNode) +
                                            " GPUs of a node: tensor parallelism stays inside one node");
+    }
+    if (expertParallel > 1) {
+        const std::string group = "the model's experts are split over groups of " + std::to_string(expertParallel) +
+                                  " GPUs (expert parallelism)";
+        if (s.dataParallel.gpus % expertParallel != 0)
+            throw ModelError(
+                "--gpus", group + ": the GPUs (" + std::to_string(s.dataParallel.gpus) + ") must be a multiple of it");
+        if (expertParallel > s.dataParallel.gpusPerNode)
+            throw ModelError("--gpus", group + ", more than the " + std::to_string(s.dataParallel.gpusPerNode) +
+                                           " GPUs of a node: expert parallelism across nodes is not modelled");
     }
     if (s.accumulation < 1 || s.accumulation > (int64_t(1) << 20))
         throw ModelError("--accumulation", "the gradient accumulation steps must be from 1 to 2^20, got " +
@@ -153,16 +165,38 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
                         "without --profile";
             return t;
         }
-        const std::optional<LinkModel> group = tensorParallelLink(gpu, tp, t->reason);
+        const std::optional<LinkModel> group = inNodeGroupLink(gpu, tp, t->reason);
         if (!group) return t;
         t->tensorParallelBasis = group->basis;
         t->tensorParallelNotice = group->notice;
+    }
+    const int ep = analysis_.expertParallel;
+    if (ep > 1) {
+        if (profile_ && profile_->onGpu()) {
+            t->reason =
+                "a measured profile cannot time expert parallelism's all-to-alls: predict the shard "
+                "without --profile";
+            return t;
+        }
+        const std::optional<LinkModel> group = inNodeGroupLink(gpu, ep, t->reason);
+        if (!group) return t;
+        t->expertParallelBasis = group->basis;
+        t->expertParallelNotice = group->notice;
+    }
+    const bool network = s.dataParallel.interconnect == InterconnectKind::InfiniBand;
+    // The routed experts' own data-parallel rings: one GPU of each expert-parallel group.
+    DataParallel expertReplicas = replicasOf(replicas, ep);
+    const int expertGpus = expertReplicas.gpus;
+    std::optional<LinkModel> expertLink;
+    if (ep > 1 && expertGpus > 1) {
+        if (!network) expertReplicas.gpusPerNode = s.dataParallel.gpusPerNode;
+        expertLink = linkFor(gpu, expertReplicas, t->reason);
+        if (!expertLink) return t;
     }
     std::optional<LinkModel> link;
     if (gpus > 1) {
         // The replicas' rings join GPUs of every group: NVLink (or PCIe) is chosen for all the GPUs,
         // InfiniBand's rings cross the nodes with gpusPerNode / tp of each ring per node.
-        const bool network = s.dataParallel.interconnect == InterconnectKind::InfiniBand;
         link = linkFor(gpu, network ? replicas : s.dataParallel, t->reason);
         if (!link) return t;
         t->linkBasis = link->basis;
@@ -203,8 +237,17 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
     }
     const int zero = s.dataParallel.zeroStage;
     const double replicatedStepMs = t->setup.optimizerMs;
+    // A collective over the replicas of `bytes`, `expertBytes` of them routed experts, which go over
+    // their own group (none where each expert has one replica).
+    using Collective = double (*)(double, int, const LinkModel&);
+    auto overGroups = [&](Collective collective, double bytes, double expertBytes) {
+        double ms = collective(bytes - expertBytes, gpus, *link);
+        if (expertLink) ms += collective(expertBytes, expertGpus, *expertLink);
+        return ms;
+    };
     if (zero == 0) {
-        for (const GradientBucket& b : buckets) t->setup.bucketCommMs.push_back(allReduceMs(b.bytes, gpus, *link));
+        for (const GradientBucket& b : buckets)
+            t->setup.bucketCommMs.push_back(overGroups(allReduceMs, b.bytes, b.expertBytes));
     } else if (gpus > 1) {
         // ZeRO (memory_model.h, ModelStates): gradients reduce-scattered bucket by bucket during
         // backward, in 16 bits under autocast; the step updates one shard.
@@ -212,29 +255,36 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
         // Megatron-LM and DeepSpeed do by default for bf16 training; autocast under ZeRO in 16 bits.
         const bool mixed = halfWeightsUnderZero(p);
         const bool fp32Reduce = p == TrainingPrecision::Bf16Params && s.masterWeights;
+        const double reduced = mixed && !fp32Reduce ? 0.5 : 1;
         for (const GradientBucket& b : buckets)
-            t->setup.bucketCommMs.push_back(reduceScatterMs(b.bytes * (mixed && !fp32Reduce ? 0.5 : 1), gpus, *link));
-        t->setup.optimizerMs /= gpus;
+            t->setup.bucketCommMs.push_back(overGroups(reduceScatterMs, b.bytes * reduced, b.expertBytes * reduced));
+        // Each GPU steps its shard: 1 / gpus of the rest, 1 / expertGpus of its own experts.
+        const double all = analysis_.parameterBytes, experts = analysis_.expertParameterBytes;
+        t->setup.optimizerMs *= all > 0 ? ((all - experts) / gpus + experts / expertGpus) / all : 1.0 / gpus;
         auto trainableBytes = [&](const ParameterUnit& u) {
             return mixed ? 2 * u.trainableElements : u.trainableBytes;
         };
-        auto gatherMs = [&](const ParameterUnit& u) {
-            return allGatherMs(trainableBytes(u) + ModelAnalysis::frozenStoredBytes(u, p), gpus, *link);
+        auto storedBytes = [&](const ParameterUnit& u) {
+            return trainableBytes(u) + ModelAnalysis::frozenStoredBytes(u, p);
         };
         const std::vector<ParameterUnit>& units = analysis_.units;
+        auto gatherMs = [&](size_t u) {
+            return overGroups(allGatherMs, storedBytes(units[u]), storedBytes(analysis_.expertPartOf(u)));
+        };
         if (zero <= 2) {
             // The updated trainable parameters, gathered after the step.
-            double trainable = 0;
-            for (const ParameterUnit& u : units) trainable += trainableBytes(u);
-            t->setup.afterStepGatherMs = allGatherMs(trainable, gpus, *link);
+            double trainable = 0, expertTrainable = 0;
+            for (size_t u = 0; u < units.size(); ++u)
+                trainable += trainableBytes(units[u]), expertTrainable += trainableBytes(analysis_.expertPartOf(u));
+            t->setup.afterStepGatherMs = overGroups(allGatherMs, trainable, expertTrainable);
         } else if (!units.empty()) {
             // Stage 3: every unit gathered before its forward and again before its backward; the
             // root unit (kept through the iteration) and the first block wait, the rest is prefetched.
             double total = 0;
-            for (const ParameterUnit& u : units) total += gatherMs(u);
-            t->setup.firstGatherMs = gatherMs(units[0]) + (units.size() > 1 ? gatherMs(units[1]) : 0);
+            for (size_t u = 0; u < units.size(); ++u) total += gatherMs(u);
+            t->setup.firstGatherMs = gatherMs(0) + (units.size() > 1 ? gatherMs(1) : 0);
             t->setup.forwardGatherMs = total;
-            t->setup.backwardGatherMs = total - gatherMs(units[0]);
+            t->setup.backwardGatherMs = total - gatherMs(0);
         }
     }
     t->single = t->setup;
@@ -267,7 +317,7 @@ Interval TrainingPredictor::maxBatchOf(const Target& t, const AllocatorBytes& al
 }
 
 TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const TrainingScenario& s, bool perLayer) const {
-    checkScenario(s, analysis_.tensorParallel);
+    checkScenario(s, analysis_.tensorParallel, analysis_.expertParallel);
     TrainingPrediction r;
     r.gpuId = gpu.id;
     r.gpuName = gpu.name;
@@ -338,6 +388,20 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
                           collectives + " over " + t->tensorParallelBasis +
                           ", not overlapped with compute (docs/prediction.md)");
     }
+    if (const int ep = analysis_.expertParallel; ep > 1) {
+        r.expertParallel = ep;
+        if (!t->expertParallelNotice.empty()) r.notes.push_back(t->expertParallelNotice);
+        const int expertGpus = std::max(1, gpus / ep);
+        r.notes.push_back("expert parallelism over " + std::to_string(ep) + " GPUs: each holds 1/" +
+                          std::to_string(ep) +
+                          " of the routed experts; each sparse layer's all-to-alls (2 forward, 2 "
+                          "backward) over " +
+                          t->expertParallelBasis +
+                          ", not overlapped with compute, with balanced routing; the experts' gradients are "
+                          "reduced over " +
+                          std::to_string(expertGpus) + (expertGpus == 1 ? " GPU" : " GPUs") + ", the rest's over " +
+                          std::to_string(gpus) + " (docs/prediction.md)");
+    }
     if (perLayer) {
         r.layers = t->source->layers(n);
         r.layout.optimizerHostMs = t->setup.optimizerHostMs;
@@ -386,7 +450,7 @@ TrainingPrediction TrainingPredictor::predict(const GpuSpec& gpu, const Training
 SweepPlan::SweepPlan(const TrainingPredictor& predictor, const std::vector<const GpuSpec*>& gpus,
                      const std::vector<TrainingPrecision>& precisions, const TrainingScenario& base)
     : predictor_(predictor), base_(base) {
-    checkScenario(base, predictor.analysis_.tensorParallel);
+    checkScenario(base, predictor.analysis_.tensorParallel, predictor.analysis_.expertParallel);
     for (TrainingPrecision p : precisions)
         memory_.push_back(std::make_unique<MemoryModel>(predictor.analysis_, p, base.optimizer, base.checkpointing,
                                                         replicasOf(base.dataParallel, predictor.analysis_.tensorParallel).gpus,

@@ -22,9 +22,10 @@ double blockWaste(double s) {
     return kMiB;
 }
 
-// Optimizer state of the trainable parameters, at full size (before any sharding); `copyBytes` is
-// one copy of them in the states' dtype (their own, or fp32 beside 16-bit weights).
-double optimizerStateBytes(const ModelAnalysis& m, Optimizer o, double copyBytes) {
+// Optimizer state of trainable parameters, at full size (before any sharding); `copyBytes` is one
+// copy of them in the states' dtype (their own, or fp32 beside 16-bit weights); `elements` of them,
+// `small` in tensors under bitsandbytes' min_8bit_size.
+double optimizerStateBytes(Optimizer o, double copyBytes, double elements, double small) {
     switch (o) {
         case Optimizer::Sgd:
             return 0;
@@ -37,8 +38,7 @@ double optimizerStateBytes(const ModelAnalysis& m, Optimizer o, double copyBytes
             // bitsandbytes: two 1-byte states per element plus one fp32 absmax per 2048-element block
             // of each (Dettmers et al. 2022, block-wise quantisation); tensors under 4096 elements
             // keep 32-bit states.
-            const double small = double(m.smallTrainableParameters);
-            const double large = std::max(0.0, double(m.trainableParameters) - small);
+            const double large = std::max(0.0, elements - small);
             return large * (2 + 2 * 4.0 / 2048) + small * 8;
         }
     }
@@ -118,27 +118,51 @@ ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o
         return copyBytes(u.trainableElements, u.adapterElements, u.trainableBytes) +
                ModelAnalysis::frozenStoredBytes(u, p);
     };
+    auto unitGradients = [&](const ParameterUnit& u) {
+        return copyBytes(u.trainableElements, u.adapterElements, 4 * u.trainableElements);
+    };
+    // Expert parallelism: the routed experts' data-parallel group is n / expertParallel GPUs (the
+    // others of their expert-parallel group hold other experts), the rest's all n. `split` shards a
+    // whole of which `experts` are routed experts.
+    ParameterUnit experts;
+    for (const ParameterUnit& u : m.expertUnits) {
+        experts.trainableElements += u.trainableElements, experts.trainableBytes += u.trainableBytes;
+        experts.adapterElements += u.adapterElements, experts.frozenElements += u.frozenElements;
+        experts.frozenBytes += u.frozenBytes, experts.nf4Elements += u.nf4Elements;
+    }
+    const double ne = std::max(1.0, n / std::max(1, m.expertParallel));
+    auto split = [&](double whole, double expert) { return (whole - expert) / n + expert / ne; };
+    auto gathered = [&](double whole, double expert) {
+        return (whole - expert) * (n - 1) / n + expert * (ne - 1) / ne;
+    };
+    const double expertTrained = copyBytes(experts.trainableElements, experts.adapterElements, experts.trainableBytes);
     ModelStates s;
     const double weights = trained + m.frozenStoredBytes(p);
+    const double expertWeights = expertTrained + ModelAnalysis::frozenStoredBytes(experts, p);
     const double gradients = trained;
-    const double optimizer = zeroMixed ? optimizerStateBytes(m, o, m.parameterBytes) + 4 * trainable
-                                       : optimizerStateBytes(m, o, trained);
+    const double small = double(m.smallTrainableParameters);
+    const double optimizer = zeroMixed ? optimizerStateBytes(o, m.parameterBytes, trainable, small) + 4 * trainable
+                                       : optimizerStateBytes(o, trained, trainable, small);
+    const double expertOptimizer = zeroMixed
+                                       ? optimizerStateBytes(o, experts.trainableBytes, experts.trainableElements, 0) +
+                                             4 * experts.trainableElements
+                                       : optimizerStateBytes(o, expertTrained, experts.trainableElements, 0);
     double largestUnit = 0, largestUnitGradients = 0;
     for (size_t u = 1; u < m.units.size(); ++u) {
         const ParameterUnit& unit = m.units[u];
-        largestUnit = std::max(largestUnit, unitBytes(unit));
-        largestUnitGradients = std::max(
-            largestUnitGradients, copyBytes(unit.trainableElements, unit.adapterElements, 4 * unit.trainableElements));
+        const ParameterUnit& ex = m.expertPartOf(u);
+        largestUnit = std::max(largestUnit, gathered(unitBytes(unit), unitBytes(ex)));
+        largestUnitGradients = std::max(largestUnitGradients, gathered(unitGradients(unit), unitGradients(ex)));
     }
-    const double root = m.units.empty() ? 0 : unitBytes(m.units[0]);
+    const double root = m.units.empty() ? 0 : gathered(unitBytes(m.units[0]), unitBytes(m.expertPartOf(0)));
     // Stage 3 (FSDP FULL_SHARD): a shard of everything, plus the gathered root unit (kept through
     // the iteration), the block being computed and the one prefetched.
-    s.gatheredWeights = zeroStage >= 3 ? (root + 2 * largestUnit) * (n - 1) / n : 0;
-    s.weights = zeroStage >= 3 ? weights / n + s.gatheredWeights : weights;
+    s.gatheredWeights = zeroStage >= 3 ? root + 2 * largestUnit : 0;
+    s.weights = zeroStage >= 3 ? split(weights, expertWeights) + s.gatheredWeights : weights;
     // Stage 2 and 3: a shard of the gradients, plus one block's being reduce-scattered.
-    s.gradients = zeroStage >= 2 ? gradients / n + largestUnitGradients * (n - 1) / n : gradients;
+    s.gradients = zeroStage >= 2 ? split(gradients, expertTrained) + largestUnitGradients : gradients;
     s.gradientScale = m.parameterBytes > 0 ? s.gradients / m.parameterBytes : 0;
-    s.optimizerState = zeroStage >= 1 ? optimizer / n : optimizer;
+    s.optimizerState = zeroStage >= 1 ? split(optimizer, expertOptimizer) : optimizer;
     // DDP's buckets copy the gradients in their own dtype: the parameters' (bf16 under bf16-params, with
     // or without the optimizer's fp32 master weights; fp32 under autocast).
     s.ddpBuckets = gpus > 1 && zeroStage == 0 ? trained : 0;
@@ -149,7 +173,8 @@ ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o
     // step has none.
     const bool adam = o == Optimizer::Adam || o == Optimizer::AdamW;
     const double stateCopy = pureBf16 ? trained : m.parameterBytes;
-    const double shard = stateCopy / (zeroStage >= 1 ? n : 1);
+    const double expertStateCopy = pureBf16 ? expertTrained : experts.trainableBytes;
+    const double shard = zeroStage >= 1 ? split(stateCopy, expertStateCopy) : stateCopy;
     const bool largestInBf16 = pureBf16 && m.adapterParameters < m.trainableParameters;  // adapters are small
     const double largestTensor = largestInBf16 ? m.largestParameterBytes / 2 : m.largestParameterBytes;
     if (adam && implementation == OptimizerImplementation::Foreach) s.stepTemporaries = shard;

@@ -83,10 +83,12 @@ public:
     // What the source could not give exactly, in sentences for the user (an importer's caveats:
     // "the file holds only 16 of the rows of parameter 'transformer.wpe.weight' ...").
     std::vector<std::string> notes;
-    // One GPU's shard of a model split by tensor parallelism (a Hugging Face config built with
-    // tensor_parallel): the GPUs of its group and the whole model's parameters; 1 and 0 otherwise.
-    struct TensorParallelShard {
-        int group = 1;
+    // One GPU's shard of a model split by tensor or expert parallelism (a Hugging Face config built with
+    // tensor_parallel or expert_parallel): the GPUs of each group and the whole model's parameters; 1, 1
+    // and 0 otherwise.
+    struct ParallelShard {
+        int group = 1;        // tensor-parallel
+        int expertGroup = 1;  // expert-parallel: each GPU holds 1/expertGroup of the routed experts
         int64_t wholeParameters = 0, wholeActiveParameters = 0;
     } shard;
 

@@ -67,8 +67,9 @@ struct HardwareChoice {
     std::string modelName;  // ModelAnalysis::modelName
     double parameters = 0;  // the whole model's
     double activeParameters = 0;  // of those, what one token's forward uses (a mixture of experts' top-k)
-    // Under tensor parallelism: the GPUs of a group and the parameters each holds (its shard).
+    // Under tensor or expert parallelism: the GPUs of a group and the parameters each holds (its shard).
     int tensorParallel = 1;
+    int expertParallel = 1;
     double parametersPerGpu = 0;
     // What the optimizer updates, of parametersPerGpu: fewer in a fine-tune (LoRA's adapters, frozen
     // parameters), so that a report says which set-up it ranks GPUs for.

@@ -44,6 +44,7 @@ std::optional<LinkModel> linkFor(const GpuSpec& gpu, const DataParallel& dp, std
 struct GradientBucket {
     int firstOp = 0;  // lowest operation index whose gradients it holds: ready after its backward
     double bytes = 0;
+    double expertBytes = 0;  // of those, routed experts split by expert parallelism (their own group's)
 };
 // DDP's buckets: parameters in reverse graph order, closed once they reach the cap.
 std::vector<GradientBucket> gradientBuckets(const ModelAnalysis& m, const DataParallel& dp);
@@ -59,9 +60,15 @@ struct CollectiveCost {
 };
 CollectiveCost allReduceCost(int gpus, const LinkModel& link);
 
-// The link of a tensor-parallel group of `gpus` GPUs: inside one node, NVLink where the GPU's
-// topology joins that many, else PCIe with a notice (linkFor with NVLink asked for).
-std::optional<LinkModel> tensorParallelLink(const GpuSpec& gpu, int gpus, std::string& reason);
+// The link of a tensor- or expert-parallel group of `gpus` GPUs: inside one node, NVLink where the
+// GPU's topology joins that many, else PCIe with a notice (linkFor with NVLink asked for).
+std::optional<LinkModel> inNodeGroupLink(const GpuSpec& gpu, int gpus, std::string& reason);
+
+// All-to-all over `gpus` (NCCL's grouped sends and receives): each GPU sends (N-1)/N of its `bytes`
+// and receives as much, through its link at the ring's bus bandwidth, with (N-1) step latencies, as
+// an all-gather of `bytes`. Checked against XLA's measured H100 all-to-all
+// (tests/unit/test_expert_parallel.cpp).
+CollectiveCost allToAllCost(int gpus, const LinkModel& link);
 
 // Ring all-gather producing `bytes` on every GPU, and ring reduce-scatter of a `bytes` input into
 // shards: each (N-1)/N bytes / bandwidth + (N-1) step latencies (half an all-reduce; across nodes

@@ -29,13 +29,14 @@ struct BatchPoly {
 };
 
 enum class OpKind : uint8_t {
-    None,       // moves and computes nothing (views, shape arithmetic): no time
-    Memory,     // bandwidth-bound
-    Gemm,       // matrix multiply on tensor cores when the precision allows
-    Conv,       // convolution (implicit GEMM)
-    Recurrent,  // LSTM/GRU/RNN: GEMMs per time step
-    Attention,  // scaled_dot_product_attention: two GEMMs per key/query tile and a softmax between
-    Collective,  // an all-reduce over the GPUs of a tensor-parallel group (AllReduce), timed over the link
+    None,        // moves and computes nothing (views, shape arithmetic): no time
+    Memory,      // bandwidth-bound
+    Gemm,        // matrix multiply on tensor cores when the precision allows
+    Conv,        // convolution (implicit GEMM)
+    Recurrent,   // LSTM/GRU/RNN: GEMMs per time step
+    Attention,   // scaled_dot_product_attention: two GEMMs per key/query tile and a softmax between
+    Collective,  // an all-reduce over the GPUs of a tensor-parallel group (AllReduce) or expert parallelism's
+                 // all-to-all (AllToAll), timed over the link
 };
 
 // The kernels behind a scaled_dot_product_attention (PyTorch's SDPA backends).
@@ -89,6 +90,9 @@ struct AnalyzedOp {
     // rather than forward the output (its g).
     int collectiveGroup = 0;
     bool reducesInBackward = false;
+    // Expert parallelism's all-to-all (AllToAll): both passes move `message`, each token's routed copies.
+    bool allToAll = false;
+    double collectiveCopies = 1;
     // Sequence parallelism: the collective is an all-gather one way and a reduce-scatter the other,
     // in both passes (each half an all-reduce of `message`).
     bool sequenceParallel = false;
@@ -104,6 +108,7 @@ struct AnalyzedOp {
     int accumulationKernels = 0;  // gradient sums where this op's outputs fan out (consumers - 1 each)
     int64_t parameters = 0;       // owned (first user), trainable or not
     double parameterBytes = 0;    // owned parameters that train (get gradients), at their dtype
+    double expertParameterBytes = 0;  // of those, routed experts split by expert parallelism
     double frozenElements = 0;    // owned frozen parameters stored at their dtype (see frozenStoredBytes)
     double frozenBytes = 0;
     double nf4Elements = 0;         // owned frozen parameters stored in NF4 (QLoRA)
@@ -183,10 +188,19 @@ public:
     int64_t smallTrainableParameters = 0;  // in tensors of fewer than 4096 elements
     int64_t adapterParameters = 0;         // of the trainable: adapters the set-up added (Value::adapter)
     double parameterBytes = 0;             // trainable parameters at their dtype
+    double expertParameterBytes = 0;       // of those, routed experts split by expert parallelism
     double bufferBytes = 0;
     int64_t parameterTensors = 0;      // trainable tensors
     double largestParameterBytes = 0;  // the largest trainable tensor at its dtype
     std::vector<ParameterUnit> units;  // [0]: the root unit (parameters outside numbered blocks)
+    // Per unit, the part of it that is routed experts split by expert parallelism (also counted in
+    // `units`): their data-parallel group is the others' GPUs / expertParallel. Empty without.
+    std::vector<ParameterUnit> expertUnits;
+    // expertUnits[u], or an empty unit (no experts split, or none in unit u).
+    const ParameterUnit& expertPartOf(size_t u) const {
+        static const ParameterUnit kNone;
+        return u < expertUnits.size() ? expertUnits[u] : kNone;
+    }
 
     // Bytes of the frozen parameters of `u` as stored under p: NF4, or 16 bits under autocast
     // (fine-tuning loads a frozen base in the compute dtype: no fp32 copy, no autocast cast), or
@@ -206,6 +220,9 @@ public:
     // group size); 1 otherwise.
     int tensorParallel = 1;
     bool sequenceParallel = false;  // its collectives are sequence parallelism's (AnalyzedOp::sequenceParallel)
+    // The GPUs of an expert-parallel group when each holds a share of the routed experts (its AllToAll
+    // ops' group size); 1 otherwise.
+    int expertParallel = 1;
     std::array<CheckpointPlan, kCheckpointingCount> checkpointPlans;  // [None] recomputes nothing
 
     const CheckpointPlan& plan(Checkpointing c) const { return checkpointPlans[size_t(c)]; }

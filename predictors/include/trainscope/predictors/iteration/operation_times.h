@@ -81,10 +81,11 @@ BatchPoly backwardBytes(const AnalyzedOp& op, const OpBytes& b);
 BatchPoly streamBackwardBytes(const AnalyzedOp& op, const OpBytes& b);
 
 // Throws ModelError naming the GPU when it is unsupported at `p` (call unsupportedReason first), or
-// when the model is a tensor-parallel shard and the database lacks the GPU's link figures.
+// when the model is a tensor- or expert-parallel shard and the database lacks the GPU's link figures.
 // A collective (OpKind::Collective) is timed as an all-reduce of its message over the group's link
-// (tensorParallelLink, allReduceCost) in the pass that reduces, the other pass launching nothing;
-// under sequence parallelism as half of it in each pass (an all-gather and a reduce-scatter).
+// (inNodeGroupLink, allReduceCost) in the pass that reduces, the other pass launching nothing;
+// under sequence parallelism as half of it in each pass (an all-gather and a reduce-scatter); an
+// all-to-all (allToAllCost) in both passes.
 OperationTimes prepareOperationTimes(const ModelAnalysis& m, const GpuSpec& gpu, TrainingPrecision p,
                                      const KernelScalingTable& table = KernelScalingTable::builtin());
 

@@ -91,6 +91,7 @@ struct TrainingPrediction {
     Interval hostBoundMs;            // the GPU idle, waiting for the host's dispatch (small batches)
     Interval scalingEfficiency;      // iteration on one GPU (one tensor-parallel group) / iteration on N (1 on one)
     int tensorParallel = 1;          // GPUs of a tensor-parallel group (the model's shard); 1 without
+    int expertParallel = 1;          // GPUs of an expert-parallel group (the routed experts' shard); 1 without
     std::string interconnect;        // the link the all-reduce runs over ("nvlink", ...); empty on one GPU
     std::string interconnectNotice;  // why it is not the one asked for (NVLink -> PCIe); empty when it is
     std::vector<LayerTime> layers;   // graph order; operations that do no work are absent
