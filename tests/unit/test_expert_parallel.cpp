@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "collectives_table.h"
+#include "parallel_test_support.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
@@ -19,16 +20,11 @@
 
 using namespace ts;
 using namespace ts::predictors;
+using partest::config;
+using partest::errorOf;
+using partest::gpu;
 
 namespace {
-
-const GpuSpec& gpu(const std::string& id) {
-    return GpuDatabase::builtin().get(id);
-}
-
-std::string config(const std::string& name) {
-    return std::string(TRAINSCOPE_TEST_DATA_DIR) + "/hf-configs/" + name + ".json";
-}
 
 Graph qwen3Moe(int ep, int64_t seq = 128) {
     return loadModel(config("qwen3-30b-a3b") + "?seq=" + std::to_string(seq) +
@@ -39,15 +35,6 @@ Graph qwen3Moe(int ep, int64_t seq = 128) {
 // projection of 2048 x 768 (moe_intermediate_size), no shared expert.
 constexpr double kLayers = 48, kExperts = 128, kHidden = 2048, kExpertInner = 768, kTopK = 8;
 constexpr double kExpertParameters = kLayers * kExperts * 3 * kHidden * kExpertInner;
-
-std::string errorOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const ModelError& e) {
-        return e.what();
-    }
-    return "";
-}
 
 }  // namespace
 

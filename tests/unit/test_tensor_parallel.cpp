@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "collectives_table.h"
+#include "parallel_test_support.h"
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
 #include "trainscope/core/model_loader.h"
@@ -19,16 +20,11 @@
 
 using namespace ts;
 using namespace ts::predictors;
+using partest::config;
+using partest::errorOf;
+using partest::gpu;
 
 namespace {
-
-const GpuSpec& gpu(const std::string& id) {
-    return GpuDatabase::builtin().get(id);
-}
-
-std::string config(const std::string& name) {
-    return std::string(TRAINSCOPE_TEST_DATA_DIR) + "/hf-configs/" + name + ".json";
-}
 
 Graph llama3(int tp, int64_t seq = 128) {
     return loadModel(config("llama-3-8b") + "?seq=" + std::to_string(seq) +
@@ -43,15 +39,6 @@ double llama3ShardParameters(double t) {
     const double h = 4096, kv = 8 * 128, inner = 14336, vocab = 128256, layers = 32;
     const double block = (2 * h * h + 2 * h * kv + 3 * h * inner) / t + 2 * h;
     return layers * block + 2 * (vocab / t) * h + h;
-}
-
-std::string errorOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const ModelError& e) {
-        return e.what();
-    }
-    return "";
 }
 
 }  // namespace

@@ -30,19 +30,24 @@ bool reducesForward(const Operation& op) {
     return op.attrString("pass", "forward") == "forward";
 }
 
-void inferAllReduce(InferCtx& c) {
+// One floating-point input over a group of 2 to kMaxGroup GPUs: the output has its type and shape.
+void inferCollective(InferCtx& c, const std::string& type, const char* verb) {
     c.expectInputs(1, 1);
-    const Operation& op = c.op();
-    const int64_t group = op.attrInt("group_size", 0);
+    const int64_t group = c.op().attrInt("group_size", 0);
     if (group < 2 || group > kMaxGroup)
-        throw ShapeError("AllReduce group_size must be from 2 to " + std::to_string(kMaxGroup) + ", got " +
+        throw ShapeError(type + " group_size must be from 2 to " + std::to_string(kMaxGroup) + ", got " +
                          std::to_string(group));
-    const std::string pass = op.attrString("pass", "forward");
+    const Value& x = c.in(0);
+    if (!isFloating(x.dtype))
+        throw ShapeError(type + " " + verb + " floating-point tensors, got " + std::string(dtypeName(x.dtype)));
+    c.setOutput(0, x.dtype, x.shape);
+}
+
+void inferAllReduce(InferCtx& c) {
+    const std::string pass = c.op().attrString("pass", "forward");
     if (pass != "forward" && pass != "backward")
         throw ShapeError("AllReduce pass must be \"forward\" or \"backward\", got \"" + pass + "\"");
-    const Value& x = c.in(0);
-    if (!isFloating(x.dtype)) throw ShapeError("AllReduce sums floating-point tensors, got " + std::string(dtypeName(x.dtype)));
-    c.setOutput(0, x.dtype, x.shape);
+    inferCollective(c, "AllReduce", "sums");
 }
 
 OpCost costAllReduce(const CostCtx& c) {
@@ -55,20 +60,11 @@ OpCost costAllReduce(const CostCtx& c) {
 }
 
 void inferAllToAll(InferCtx& c) {
-    c.expectInputs(1, 1);
-    const Operation& op = c.op();
-    const int64_t group = op.attrInt("group_size", 0);
-    if (group < 2 || group > kMaxGroup)
-        throw ShapeError("AllToAll group_size must be from 2 to " + std::to_string(kMaxGroup) + ", got " +
-                         std::to_string(group));
-    const int64_t copies = op.attrInt("copies", 1);
+    const int64_t copies = c.op().attrInt("copies", 1);
     if (copies < 1 || copies > kMaxGroup * 64)
         throw ShapeError("AllToAll copies must be from 1 to " + std::to_string(kMaxGroup * 64) + ", got " +
                          std::to_string(copies));
-    const Value& x = c.in(0);
-    if (!isFloating(x.dtype))
-        throw ShapeError("AllToAll exchanges floating-point tensors, got " + std::string(dtypeName(x.dtype)));
-    c.setOutput(0, x.dtype, x.shape);
+    inferCollective(c, "AllToAll", "exchanges");
 }
 
 // Each pass packs the routed copies into the send buffer and reads them out of the receive buffer.

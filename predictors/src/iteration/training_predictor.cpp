@@ -158,31 +158,25 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
     const int tp = analysis_.tensorParallel;
     const DataParallel replicas = replicasOf(s.dataParallel, tp);
     const int gpus = replicas.gpus;
-    if (tp > 1) {
-        // A profile measures one process running the shard: its all-reduces had no one to sum with.
-        if (profile_ && profile_->onGpu()) {
-            t->reason = "a measured profile cannot time tensor parallelism's all-reduces: predict the shard "
-                        "without --profile";
-            return t;
-        }
-        const std::optional<LinkModel> group = inNodeGroupLink(gpu, tp, t->reason);
-        if (!group) return t;
-        t->tensorParallelBasis = group->basis;
-        t->tensorParallelNotice = group->notice;
-    }
     const int ep = analysis_.expertParallel;
-    if (ep > 1) {
+    // A shard's group link (its basis and notice for the prediction's notes); false with t->reason set.
+    // A profile measures one process running the shard: its collectives had no one to exchange with.
+    auto groupLink = [&](int size, const char* collectives, std::string& basis, std::string& notice) {
+        if (size <= 1) return true;
         if (profile_ && profile_->onGpu()) {
             t->reason =
-                "a measured profile cannot time expert parallelism's all-to-alls: predict the shard "
-                "without --profile";
-            return t;
+                std::string("a measured profile cannot time ") + collectives + ": predict the shard without --profile";
+            return false;
         }
-        const std::optional<LinkModel> group = inNodeGroupLink(gpu, ep, t->reason);
-        if (!group) return t;
-        t->expertParallelBasis = group->basis;
-        t->expertParallelNotice = group->notice;
-    }
+        const std::optional<LinkModel> group = inNodeGroupLink(gpu, size, t->reason);
+        if (!group) return false;
+        basis = group->basis;
+        notice = group->notice;
+        return true;
+    };
+    if (!groupLink(tp, "tensor parallelism's all-reduces", t->tensorParallelBasis, t->tensorParallelNotice) ||
+        !groupLink(ep, "expert parallelism's all-to-alls", t->expertParallelBasis, t->expertParallelNotice))
+        return t;
     const bool network = s.dataParallel.interconnect == InterconnectKind::InfiniBand;
     // The routed experts' own data-parallel rings: one GPU of each expert-parallel group.
     DataParallel expertReplicas = replicasOf(replicas, ep);
