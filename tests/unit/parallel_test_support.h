@@ -1,11 +1,13 @@
 #pragma once
 // What the tensor- and expert-parallel tests share (test_tensor_parallel.cpp, test_expert_parallel.cpp): the
-// built-in database's GPUs, the published Hugging Face configs and the message of a refusal.
+// built-in database's GPUs, the published Hugging Face configs, the message of a refusal and the scenario
+// they predict.
 #include <functional>
 #include <string>
 
 #include "trainscope/core/errors.h"
 #include "trainscope/core/gpu_database.h"
+#include "trainscope/predictors/iteration/training_scenario.h"
 
 namespace partest {
 
@@ -26,6 +28,17 @@ inline std::string errorOf(const std::function<void()>& f) {
         return e.what();
     }
     return "";
+}
+
+// What the sharded LLM runs of these tests train: bf16 weights (fp32 master copy), AdamW, `batch`
+// sequences on each of `gpus` GPUs.
+inline ts::predictors::TrainingScenario bf16Scenario(int gpus, int64_t batch = 1) {
+    ts::predictors::TrainingScenario s;
+    s.batch = batch;
+    s.precision = ts::predictors::TrainingPrecision::Bf16Params;
+    s.optimizer = ts::predictors::Optimizer::AdamW;
+    s.dataParallel.gpus = gpus;
+    return s;
 }
 
 }  // namespace partest

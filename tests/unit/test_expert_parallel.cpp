@@ -20,6 +20,7 @@
 
 using namespace ts;
 using namespace ts::predictors;
+using partest::bf16Scenario;
 using partest::config;
 using partest::errorOf;
 using partest::gpu;
@@ -73,11 +74,7 @@ TEST(ExpertParallel, AllToAllsAreTimedBothWaysAsTheLinkModelSays) {
     // through NVSwitch at 900 / 2 GB/s per direction x 0.8, with 7 step latencies of 5 us; its backward
     // sends the gradients back as much.
     const TrainingPredictor predictor(qwen3Moe(8, 4096));
-    TrainingScenario s;
-    s.batch = 1;
-    s.precision = TrainingPrecision::Bf16Params;
-    s.optimizer = Optimizer::AdamW;
-    s.dataParallel.gpus = 8;
+    const TrainingScenario s = bf16Scenario(8, 1);
     const TrainingPrediction r = predictor.predict(gpu("h100-sxm"), s, true);
     ASSERT_TRUE(r.supported) << r.reason;
     EXPECT_EQ(r.expertParallel, 8);
@@ -148,11 +145,7 @@ TEST(ExpertParallel, ExpertStatesShardOverTheirOwnGroup) {
 TEST(ExpertParallel, GradientsOfExpertsReduceOnlyOverTheirReplicas) {
     // DDP over 8 GPUs in one expert-parallel group: no expert has a replica, so only the rest's
     // gradients are all-reduced, and the exposed reduction is smaller than without expert parallelism.
-    TrainingScenario s;
-    s.batch = 1;
-    s.precision = TrainingPrecision::Bf16Params;
-    s.optimizer = Optimizer::AdamW;
-    s.dataParallel.gpus = 8;
+    const TrainingScenario s = bf16Scenario(8, 1);
     const TrainingPrediction a = TrainingPredictor(qwen3Moe(1, 1024)).predict(gpu("h100-sxm"), s);
     const TrainingPrediction b = TrainingPredictor(qwen3Moe(8, 1024)).predict(gpu("h100-sxm"), s);
     ASSERT_TRUE(a.supported) << a.reason;

@@ -20,6 +20,7 @@
 
 using namespace ts;
 using namespace ts::predictors;
+using partest::bf16Scenario;
 using partest::config;
 using partest::errorOf;
 using partest::gpu;
@@ -128,11 +129,7 @@ TEST(TensorParallel, AllReducesCostWhatTheLinkModelSays) {
     // 4096 x 4096 x 2 bytes over NVLink through NVSwitch at 900 / 2 GB/s per direction x 0.8, a
     // ring of 2 x 7 steps of 5 us.
     const TrainingPredictor predictor(llama3(8, 4096));
-    TrainingScenario s;
-    s.batch = 1;
-    s.precision = TrainingPrecision::Bf16Params;
-    s.optimizer = Optimizer::AdamW;
-    s.dataParallel.gpus = 8;
+    const TrainingScenario s = bf16Scenario(8, 1);
     const TrainingPrediction r = predictor.predict(gpu("h100-sxm"), s, true);
     ASSERT_TRUE(r.supported) << r.reason;
     EXPECT_EQ(r.tensorParallel, 8);
@@ -194,11 +191,7 @@ TEST(TensorParallel, AllReduceOfTensorParallelMessagesMatchesXlasMeasuredH100Tab
 
 TEST(TensorParallel, PredictionsCountReplicasAndShardTheModelStates) {
     const TrainingPredictor predictor(llama3(4, 1024));
-    TrainingScenario s;
-    s.batch = 2;
-    s.precision = TrainingPrecision::Bf16Params;
-    s.optimizer = Optimizer::AdamW;
-    s.dataParallel.gpus = 8;  // 2 replicas of 4 on one NVSwitch board
+    const TrainingScenario s = bf16Scenario(8, 2);  // 2 replicas of 4 on one NVSwitch board
     const TrainingPrediction r = predictor.predict(gpu("h100-sxm"), s);
     ASSERT_TRUE(r.supported) << r.reason;
     EXPECT_EQ(r.interconnect, "nvlink");
