@@ -159,11 +159,13 @@ CLI::App* addReportCommand(CLI::App& app, ReportOptions& o) {
     cmd->add_option("--gpu", o.gpus, "GPU ids or names, or all (default); repeat or separate with commas")
         ->delimiter(',');
     cmd->add_option("--batch,-b", o.batch, "per-GPU batch size, or auto (default): chosen per GPU (docs/report.md)");
-    cmd->add_option("--precision", o.precisions,
-                    "precisions to consider: fp32, fp32-strict, tf32, amp-fp16, amp-bf16, bf16-params, fp8, or all "
-                    "(default: every precision each GPU supports but fp32-strict and bf16-params, which a training "
-                    "loop must be written for); repeat or separate with commas; for a "
-                    "trace one of as-recorded (default), fp32, tf32 or fp32-strict")
+    cmd->add_option(
+           "--precision", o.precisions,
+           "precisions to consider: fp32, fp32-strict, tf32, amp-fp16, amp-bf16, bf16-params, fp16-params, fp8, "
+           "or all (default: every precision each GPU supports but fp32-strict and the 16-bit models, "
+           "bf16-params and fp16-params, which a training loop must be written for); repeat or separate with commas; "
+           "for a "
+           "trace one of as-recorded (default), fp32, tf32 or fp32-strict")
         ->delimiter(',');
     addScenarioOptions(*cmd, o.scenario);
     cmd->add_option("--epochs", o.epochs, "epochs in the training goal (default 1)")->check(CLI::Range(1e-6, 1e9));

@@ -201,7 +201,8 @@ void checkMasterWeights(const ScenarioOptions& o, bool bf16Params) {
     if (o.noMasterWeights && !bf16Params)
         throw ModelError("--no-master-weights",
                          "applies to --precision bf16-params (the model itself in bf16); under autocast and in fp32 "
-                         "the fp32 weights are what the optimizer updates");
+                         "the fp32 weights are what the optimizer updates, and fp16-params keeps its fp32 master copy "
+                         "(updates of fp16 weights and states underflow)");
 }
 
 TrainingScenario scenarioFromOptions(const ScenarioOptions& o, std::optional<Optimizer> profileOptimizer,

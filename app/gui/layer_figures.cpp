@@ -38,6 +38,7 @@ ComputePrecision computePrecisionOf(TrainingPrecision p) {
         case TrainingPrecision::Tf32:
             return ComputePrecision::Tf32;
         case TrainingPrecision::AmpFp16:
+        case TrainingPrecision::Fp16Params:
             return ComputePrecision::Fp16;
         case TrainingPrecision::AmpBf16:
         case TrainingPrecision::Bf16Params:

@@ -36,6 +36,8 @@ const char* trainingPrecisionName(TrainingPrecision p) {
             return "fp32-strict";
         case TrainingPrecision::Bf16Params:
             return "bf16-params";
+        case TrainingPrecision::Fp16Params:
+            return "fp16-params";
     }
     return "?";
 }

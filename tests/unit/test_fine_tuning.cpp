@@ -245,6 +245,43 @@ TEST(FineTuning, Bf16ParamsWithoutMasterWeightsKeepsTheModelsDtype) {
     EXPECT_DOUBLE_EQ(predictor.predict(a100, s, false).peakMemoryBytes.value, amp);
 }
 
+// fp16-params (apex's amp O2, DeepSpeed's fp16) is bf16-params in fp16: the same bytes everywhere (on an
+// A100, whose fp16 and bf16 tensor rates are one, the same forward and backward), its GEMMs at the fp16
+// rate, and the dynamic loss scaler's host read before the step, which bf16-params does not have. It is
+// what a V100, without bf16, can run of a 16-bit model.
+TEST(FineTuning, Fp16ParamsIsTheBf16LayoutInFp16WithLossScaling) {
+    TrainingPredictor predictor(loadModel("zoo:gpt2?seq=32"), 32);
+    TrainingScenario s;
+    s.optimizer = Optimizer::AdamW;
+    s.batch = 8;
+    const GpuSpec& a100 = gpu("a100-sxm4-80gb");
+    ASSERT_DOUBLE_EQ(*a100.peakTflops(ComputePrecision::Fp16), *a100.peakTflops(ComputePrecision::Bf16));
+    s.precision = TrainingPrecision::Bf16Params;
+    const TrainingPrediction bf16 = predictor.predict(a100, s, false);
+    s.precision = TrainingPrecision::Fp16Params;
+    const TrainingPrediction fp16 = predictor.predict(a100, s, false);
+    EXPECT_DOUBLE_EQ(fp16.peakMemoryBytes.value, bf16.peakMemoryBytes.value);
+    EXPECT_DOUBLE_EQ(fp16.memory.weights, bf16.memory.weights);
+    EXPECT_DOUBLE_EQ(fp16.memory.optimizerState, bf16.memory.optimizerState);
+    EXPECT_DOUBLE_EQ(fp16.forwardMs.value, bf16.forwardMs.value);
+    EXPECT_DOUBLE_EQ(fp16.backwardMs.value, bf16.backwardMs.value);
+    EXPECT_GE(fp16.iterationMs.value, bf16.iterationMs.value);  // the step waits for the scaler's check
+    // Autocast keeps fp32 weights and activations: more memory than the 16-bit model.
+    s.precision = TrainingPrecision::AmpFp16;
+    EXPECT_GT(predictor.predict(a100, s, false).peakMemoryBytes.value, fp16.peakMemoryBytes.value);
+    // A V100 has fp16 tensor cores but no bf16.
+    const GpuSpec& v100 = gpu("v100-sxm2-32gb");
+    s.precision = TrainingPrecision::Bf16Params;
+    const TrainingPrediction bf16OnV100 = predictor.predict(v100, s, false);
+    EXPECT_FALSE(bf16OnV100.supported);
+    EXPECT_NE(bf16OnV100.reason.find("BF16"), std::string::npos) << bf16OnV100.reason;
+    s.precision = TrainingPrecision::Fp16Params;
+    const TrainingPrediction onV100 = predictor.predict(v100, s, false);
+    ASSERT_TRUE(onV100.supported) << onV100.reason;
+    EXPECT_GT(onV100.iterationMs.value, fp16.iterationMs.value);
+    EXPECT_DOUBLE_EQ(onV100.memory.weights, fp16.memory.weights);
+}
+
 TEST(FineTuning, QloraStoresTheAdaptedBaseWeightsInNf4) {
     LoraOptions o;
     o.rank = 8;

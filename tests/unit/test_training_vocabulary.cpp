@@ -25,7 +25,8 @@ TEST(TrainingVocabulary, EveryNameParsesBackToItsValue) {
     EXPECT_EQ(ts::parseOptimizer("adam-8bit"), ts::Optimizer::Adam8bit);
     EXPECT_FALSE(ts::parseTrainingPrecision("fp64"));
     EXPECT_FALSE(ts::parseOptimizer("lamb"));
-    EXPECT_EQ(ts::trainingPrecisionNames(), "fp32, fp32-strict, tf32, amp-fp16, amp-bf16, bf16-params or fp8");
+    EXPECT_EQ(ts::trainingPrecisionNames(),
+              "fp32, fp32-strict, tf32, amp-fp16, amp-bf16, bf16-params, fp16-params or fp8");
     EXPECT_EQ(ts::optimizerNames(), "sgd, sgd-momentum, adam, adamw or adam8bit");
 }
 
@@ -44,14 +45,18 @@ TEST(TrainingVocabulary, TheProfilerSaysWhatItCannotRun) {
     auto bf16 = ts::unprofilableReason(ts::TrainingPrecision::Bf16Params, ts::Optimizer::AdamW);
     ASSERT_TRUE(bf16);
     EXPECT_NE(bf16->find("bf16-params"), std::string::npos);
-    // Every precision has its own element sizes but fp32-strict, which moves fp32's bytes.
+    auto fp16 = ts::unprofilableReason(ts::TrainingPrecision::Fp16Params, ts::Optimizer::AdamW);
+    ASSERT_TRUE(fp16);
+    EXPECT_NE(fp16->find("fp16-params is predicted only"), std::string::npos) << *fp16;
+    // Every precision has its own element sizes but fp32-strict, which moves fp32's bytes, and
+    // fp16-params, which moves bf16-params'.
     std::set<int> indices;
     for (ts::TrainingPrecision p : ts::kAllTrainingPrecisions) {
         const int i = ts::elementIndexOf(p);
         ASSERT_GE(i, 0);
         ASSERT_LT(i, ts::kElementPrecisionCount);
         indices.insert(i);
-        if (p != ts::TrainingPrecision::Fp32Strict) {
+        if (p != ts::TrainingPrecision::Fp32Strict && p != ts::TrainingPrecision::Fp16Params) {
             EXPECT_EQ(ts::precisionOfElementIndex(i), p);
         }
     }

@@ -49,6 +49,10 @@ std::string numericsNote(TrainingPrecision p, bool masterWeights) {
             return "bf16-params changes numerics: the model's parameters and activations are bf16 (8 mantissa "
                    "bits) with fp32 master weights in the optimizer (FSDP's MixedPrecision, Megatron-LM's "
                    "--bf16); check convergence";
+        case TrainingPrecision::Fp16Params:
+            return "fp16-params changes numerics: the model's parameters and activations are fp16 with fp32 master "
+                   "weights in the optimizer and dynamic loss scaling (apex's amp O2, DeepSpeed's fp16); check "
+                   "convergence";
         case TrainingPrecision::Fp8:
             return "fp8 changes numerics the most: the training code must use Transformer Engine's FP8 recipe "
                    "(scaled FP8 GEMM operands); its prediction is analytic only";
@@ -57,7 +61,8 @@ std::string numericsNote(TrainingPrecision p, bool masterWeights) {
 }
 
 // Lower first: fp32 (PyTorch's default), fp32-strict (slower or the same: asked for explicitly),
-// tf32, amp-bf16, amp-fp16 (loss scaling), bf16-params (a sharded training loop), fp8 (Transformer Engine).
+// tf32, amp-bf16, amp-fp16 (loss scaling), bf16-params (a sharded training loop), fp16-params, fp8
+// (Transformer Engine).
 int preference(TrainingPrecision p) {
     switch (p) {
         case TrainingPrecision::Fp32:
@@ -72,10 +77,12 @@ int preference(TrainingPrecision p) {
             return 4;
         case TrainingPrecision::Bf16Params:
             return 5;
-        case TrainingPrecision::Fp8:
+        case TrainingPrecision::Fp16Params:
             return 6;
+        case TrainingPrecision::Fp8:
+            return 7;
     }
-    return 7;
+    return 8;
 }
 
 // One (GPU, precision)'s choice under the documented rule; batch 0 when nothing fits.
@@ -310,10 +317,11 @@ HardwareChoice chooseHardware(const TrainingPredictor& predictor, const std::vec
 
     std::vector<TrainingPrecision> precisions = options.precisions;
     // Every precision but fp32-strict, which only a user who turned TF32 off asks for, and
-    // bf16-params, which needs a sharded or Megatron-style training loop rather than autocast.
+    // the 16-bit models (bf16-params, fp16-params), which need a sharded, Megatron-style or apex training loop
+    // rather than autocast.
     if (precisions.empty())
         for (TrainingPrecision p : kAllTrainingPrecisions)
-            if (p != TrainingPrecision::Fp32Strict && p != TrainingPrecision::Bf16Params) precisions.push_back(p);
+            if (p != TrainingPrecision::Fp32Strict && !isModelIn16Bit(p)) precisions.push_back(p);
     // Plots follow the whole candidate range; a fixed batch is considered alone.
     std::vector<int64_t> batches = candidateBatches();
     if (options.batch > 0 && !std::binary_search(batches.begin(), batches.end(), options.batch))

@@ -48,8 +48,8 @@ bool castLikeOfFloats(const Graph& g, const Operation& op) {
 std::vector<int> elementSizes(const Graph& g, TrainingPrecision p) {
     std::vector<int> es(g.values.size());
     for (size_t v = 0; v < g.values.size(); ++v) es[v] = dtypeSize(g.values[v].dtype);
-    if (p == TrainingPrecision::Bf16Params) {
-        // The model itself in bf16: parameters, the batch and what is computed from them, but for
+    if (isModelIn16Bit(p)) {
+        // The model itself in bf16 or fp16: parameters, the batch and what is computed from them, but for
         // a module's own fp32 island: from a cast whose "dtype_role" is "fp32" to one back to the
         // "model" dtype (transformers' RMSNorm), operations follow their widest input.
         for (size_t v = 0; v < g.values.size(); ++v)

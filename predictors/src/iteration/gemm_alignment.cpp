@@ -19,6 +19,7 @@ int alignmentOf(TrainingPrecision math, bool linearLayer) {
         case TrainingPrecision::AmpFp16:
         case TrainingPrecision::AmpBf16:
         case TrainingPrecision::Bf16Params:
+        case TrainingPrecision::Fp16Params:
             return 8;
         case TrainingPrecision::Fp8:
             return linearLayer ? 16 : 8;  // fp8 applies to linear layers only (precisionRateRatio)

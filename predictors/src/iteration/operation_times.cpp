@@ -179,6 +179,7 @@ double OperationTimes::calibratedShare(double n) const {
 TrainingPrecision mathPrecisionOf(const AnalyzedOp& op, const GpuSpec& gpu, TrainingPrecision p) {
     if (p == TrainingPrecision::Fp32Strict) return TrainingPrecision::Fp32;
     if (p == TrainingPrecision::Bf16Params) return TrainingPrecision::AmpBf16;  // the same bf16 tensor math
+    if (p == TrainingPrecision::Fp16Params) return TrainingPrecision::AmpFp16;  // the same fp16 tensor math
     if (p == TrainingPrecision::Fp32 && op.kind == OpKind::Conv && gpu.limits.tensorCores &&
         peak(gpu, ComputePrecision::Tf32) > 0)
         return TrainingPrecision::Tf32;
@@ -193,7 +194,8 @@ std::optional<std::string> unsupportedReason(const GpuSpec& gpu, TrainingPrecisi
     if (p == TrainingPrecision::Fp32 || p == TrainingPrecision::Fp32Strict) return std::nullopt;
     if (!gpu.limits.tensorCores) {
         std::string why = gpu.name + " has no tensor cores";
-        if (p == TrainingPrecision::AmpFp16 && peak(gpu, ComputePrecision::Fp16) > 0)
+        if ((p == TrainingPrecision::AmpFp16 || p == TrainingPrecision::Fp16Params) &&
+            peak(gpu, ComputePrecision::Fp16) > 0)
             why += " (its FP16 runs packed on CUDA cores, which this predictor does not model)";
         return why;
     }
@@ -201,6 +203,7 @@ std::optional<std::string> unsupportedReason(const GpuSpec& gpu, TrainingPrecisi
         case TrainingPrecision::Tf32:
             return missing(gpu, ComputePrecision::Tf32, "TF32 tensor math");
         case TrainingPrecision::AmpFp16:
+        case TrainingPrecision::Fp16Params:
             return missing(gpu, ComputePrecision::Fp16, "FP16 tensor math");
         case TrainingPrecision::AmpBf16:
         case TrainingPrecision::Bf16Params:
@@ -223,6 +226,7 @@ double precisionRateRatio(const GpuSpec& gpu, TrainingPrecision p, bool linearLa
         case TrainingPrecision::Tf32:
             return peak(gpu, ComputePrecision::Tf32) / fp32;
         case TrainingPrecision::AmpFp16:
+        case TrainingPrecision::Fp16Params:
             return peak(gpu, ComputePrecision::Fp16) / fp32;
         case TrainingPrecision::AmpBf16:
         case TrainingPrecision::Bf16Params:

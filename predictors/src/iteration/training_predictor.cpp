@@ -96,7 +96,7 @@ DataParallel replicasOf(const DataParallel& dp, int tensorParallel) {
 double peakFlops(const GpuSpec& gpu, TrainingPrecision p) {
     ComputePrecision c = ComputePrecision::Fp32;
     if (p == TrainingPrecision::Tf32) c = ComputePrecision::Tf32;
-    if (p == TrainingPrecision::AmpFp16) c = ComputePrecision::Fp16;
+    if (p == TrainingPrecision::AmpFp16 || p == TrainingPrecision::Fp16Params) c = ComputePrecision::Fp16;
     if (p == TrainingPrecision::AmpBf16 || p == TrainingPrecision::Bf16Params) c = ComputePrecision::Bf16;
     if (p == TrainingPrecision::Fp8) c = ComputePrecision::Fp8;
     const Figure f = gpu.peakTflops(c);
@@ -226,8 +226,9 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
                                s.masterWeights);
         t->setup.optimizerMs = step.gpuMs;
         t->setup.optimizerHostMs = step.hostMs;
-        // torch.amp's GradScaler reads its inf check on the host before stepping.
-        t->setup.syncBeforeOptimizer = p == TrainingPrecision::AmpFp16;
+        // torch.amp's GradScaler reads its inf check on the host before stepping, as apex's and
+        // DeepSpeed's dynamic loss scalers do for an fp16 model.
+        t->setup.syncBeforeOptimizer = p == TrainingPrecision::AmpFp16 || p == TrainingPrecision::Fp16Params;
     }
     const int zero = s.dataParallel.zeroStage;
     const double replicatedStepMs = t->setup.optimizerMs;
@@ -246,7 +247,8 @@ std::unique_ptr<TrainingPredictor::Target> TrainingPredictor::prepare(const GpuS
         // ZeRO (memory_model.h, ModelStates): gradients reduce-scattered bucket by bucket during
         // backward, in 16 bits under autocast; the step updates one shard.
         // bf16-params reduces its gradients in fp32, as FSDP2 under torchtitan (reduce_dtype),
-        // Megatron-LM and DeepSpeed do by default for bf16 training; autocast under ZeRO in 16 bits.
+        // Megatron-LM and DeepSpeed do by default for bf16 training; autocast under ZeRO and fp16-params
+        // (DeepSpeed's fp16 communication data type) in 16 bits.
         const bool mixed = halfWeightsUnderZero(p);
         const bool fp32Reduce = p == TrainingPrecision::Bf16Params && s.masterWeights;
         const double reduced = mixed && !fp32Reduce ? 0.5 : 1;

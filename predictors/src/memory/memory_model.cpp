@@ -99,12 +99,12 @@ ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o
     const double n = std::max(1, gpus);
     // DeepSpeed's mixed precision under ZeRO: 16-bit weights and gradients, the fp32 master copy
     // with the optimizer states (the ZeRO paper's 2 + 2 + K bytes per parameter, K = 12 for Adam).
-    // bf16-params keeps that layout on any stage (FSDP's sharded fp32 parameters are the master),
-    // unless it trains without master weights: then weights, gradients and optimizer states are
-    // all bf16, but for the adapters a set-up added, which PEFT keeps in fp32.
-    const bool bf16Params = p == TrainingPrecision::Bf16Params;
-    const bool zeroMixed = (zeroStage > 0 && isAutocast(p)) || (bf16Params && masterWeights);
-    const bool pureBf16 = bf16Params && !masterWeights;
+    // A 16-bit model (bf16-params, fp16-params) keeps that layout on any stage (FSDP's sharded fp32
+    // parameters, apex's and DeepSpeed's fp32 copies are the master), unless bf16-params trains
+    // without master weights: then weights, gradients and optimizer states are all bf16, but for the
+    // adapters a set-up added, which PEFT keeps in fp32.
+    const bool zeroMixed = (zeroStage > 0 && isAutocast(p)) || (isModelIn16Bit(p) && masterWeights);
+    const bool pureBf16 = p == TrainingPrecision::Bf16Params && !masterWeights;
     // One copy (weights or gradients) of `elements` trainable elements, `adapters` of them adapters,
     // `atDtype` bytes at the graph's dtypes.
     auto copyBytes = [&](double elements, double adapters, double atDtype) {

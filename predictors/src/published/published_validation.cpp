@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "scaling/csv_reader.h"
@@ -92,6 +93,22 @@ int64_t wholeNumber(const json& j, const std::string& origin, const std::string&
         throw ModelError(origin, "malformed mapping: " + what + " must be a whole number from " + std::to_string(lo) +
                                      " to " + std::to_string(hi) + ", got " + j.dump());
     return j.get<int64_t>();
+}
+
+// A family's setting that is either one string or an object from the table's precisions to strings;
+// nothing where the family does not set it for the row's precision.
+std::optional<std::string> forPrecision(const json& family, const char* key, const PublishedRow& r,
+                                        const std::string& origin) {
+    if (!family.contains(key)) return std::nullopt;
+    const json& v = family.at(key);
+    if (v.is_string()) return v.get<std::string>();
+    if (!v.is_object())
+        throw ModelError(origin, "malformed mapping: " + r.model + " " + key +
+                                     " must be a string or an object from the table's precisions to strings");
+    if (!v.contains(r.precision)) return std::nullopt;
+    if (!v.at(r.precision).is_string())
+        throw ModelError(origin, "malformed mapping: " + r.model + " " + key + "." + r.precision + " must be a string");
+    return v.at(r.precision).get<std::string>();
 }
 
 }  // namespace
@@ -198,12 +215,15 @@ PublishedMapping mapPublishedRows(const std::vector<PublishedRow>& rows, const j
             const auto precision = parseTrainingPrecision(rowPrecisions.at(r.precision).get<std::string>());
             if (!precision) throw ModelError(origin, "precision '" + r.precision + "' maps to no TrainScope precision");
             run.scenario.precision = *precision;
-            const auto optimizer = parseOptimizer(family->at("optimizer").get<std::string>());
-            if (!optimizer) throw ModelError(origin, r.model + ": unknown optimizer");
+            // The optimizer and how it runs: one for the family, or one per table precision where the
+            // scripts pick another by precision (BERT's SQuAD: apex's FusedAdam under AMP, BertAdam's
+            // per-tensor loop otherwise).
+            const std::optional<std::string> optimizerName = forPrecision(*family, "optimizer", r, origin);
+            const auto optimizer = optimizerName ? parseOptimizer(*optimizerName) : std::nullopt;
+            if (!optimizer) throw ModelError(origin, r.model + ": no known optimizer for precision " + r.precision);
             run.scenario.optimizer = *optimizer;
-            if (family->contains("optimizer_implementation")) {
-                const auto implementation =
-                    parseOptimizerImplementation(family->at("optimizer_implementation").get<std::string>());
+            if (const auto name = forPrecision(*family, "optimizer_implementation", r, origin)) {
+                const auto implementation = parseOptimizerImplementation(*name);
                 if (!implementation) throw ModelError(origin, r.model + ": unknown optimizer implementation");
                 run.scenario.optimizerImplementation = *implementation;
             }

@@ -176,7 +176,8 @@ std::optional<TraceChange> parseTracePrecision(const std::string& name) {
             c.autocast = TraceAutocast::Bf16;
             return c;
         case TrainingPrecision::Fp8:
-        case TrainingPrecision::Bf16Params:  // a trace's model cannot be re-run with bf16 parameters
+        case TrainingPrecision::Bf16Params:  // a trace's model cannot be re-run with 16-bit parameters
+        case TrainingPrecision::Fp16Params:
             break;
     }
     return std::nullopt;

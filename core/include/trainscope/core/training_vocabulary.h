@@ -17,20 +17,26 @@ namespace ts {
 // as AmpBf16 (predicted only; the profiler cannot run it). Bf16Params runs the model itself in
 // bf16, without autocast: parameters cast to bf16 for compute, every activation bf16, fp32 master
 // weights and optimizer states (FSDP's MixedPrecision(param_dtype=bfloat16) as torchtitan trains,
-// Megatron-LM's and DeepSpeed's bf16; predicted only).
-enum class TrainingPrecision : uint8_t { Fp32, Tf32, AmpFp16, AmpBf16, Fp8, Fp32Strict, Bf16Params };
-inline constexpr int kTrainingPrecisionCount = 7;
+// Megatron-LM's and DeepSpeed's bf16; predicted only). Fp16Params is the same with fp16 and dynamic loss
+// scaling (apex's amp O2, DeepSpeed's fp16 mode, `model.half()` beside fp32 master weights; the
+// 16-bit training of GPUs without bf16; predicted only).
+enum class TrainingPrecision : uint8_t { Fp32, Tf32, AmpFp16, AmpBf16, Fp8, Fp32Strict, Bf16Params, Fp16Params };
+inline constexpr int kTrainingPrecisionCount = 8;
 // In the order lists show them.
 inline constexpr TrainingPrecision kAllTrainingPrecisions[] = {
-    TrainingPrecision::Fp32,    TrainingPrecision::Fp32Strict, TrainingPrecision::Tf32,      TrainingPrecision::AmpFp16,
-    TrainingPrecision::AmpBf16, TrainingPrecision::Bf16Params, TrainingPrecision::Fp8};
+    TrainingPrecision::Fp32,       TrainingPrecision::Fp32Strict, TrainingPrecision::Tf32,
+    TrainingPrecision::AmpFp16,    TrainingPrecision::AmpBf16,    TrainingPrecision::Bf16Params,
+    TrainingPrecision::Fp16Params, TrainingPrecision::Fp8};
+// A 16-bit model (its parameters and activations in bf16 or fp16), not autocast over an fp32 one.
+inline constexpr bool isModelIn16Bit(TrainingPrecision p) {
+    return p == TrainingPrecision::Bf16Params || p == TrainingPrecision::Fp16Params;
+}
 // Precisions that differ in the size of some element (what model analysis computes bytes for):
-// Fp32Strict moves the same bytes as Fp32, so Bf16Params takes the index after Fp8.
+// Fp32Strict moves the same bytes as Fp32, and Fp16Params the same as Bf16Params, which takes the
+// index after Fp8.
 inline constexpr int kElementPrecisionCount = 6;
 inline constexpr int elementIndexOf(TrainingPrecision p) {
-    return p == TrainingPrecision::Fp32Strict   ? int(TrainingPrecision::Fp32)
-           : p == TrainingPrecision::Bf16Params ? 5
-                                                : int(p);
+    return p == TrainingPrecision::Fp32Strict ? int(TrainingPrecision::Fp32) : isModelIn16Bit(p) ? 5 : int(p);
 }
 inline constexpr TrainingPrecision precisionOfElementIndex(int i) {
     return i == 5 ? TrainingPrecision::Bf16Params : TrainingPrecision(i);
@@ -41,7 +47,7 @@ inline constexpr bool isAutocast(TrainingPrecision p) {
 }
 // Mixed precision of either kind: 16-bit (or fp8) compute weights beside an fp32 master copy.
 inline constexpr bool isMixedPrecision(TrainingPrecision p) {
-    return isAutocast(p) || p == TrainingPrecision::Bf16Params;
+    return isAutocast(p) || isModelIn16Bit(p);
 }
 
 // Adam8bit is bitsandbytes' Adam with block-wise 8-bit states (one fused kernel per step;
@@ -60,7 +66,7 @@ enum class OptimizerImplementation : uint8_t { Foreach, ForLoop, Fused };
 inline constexpr OptimizerImplementation kAllOptimizerImplementations[] = {
     OptimizerImplementation::Foreach, OptimizerImplementation::ForLoop, OptimizerImplementation::Fused};
 
-// "fp32", "fp32-strict", "tf32", "amp-fp16", "amp-bf16", "fp8"
+// "fp32", "fp32-strict", "tf32", "amp-fp16", "amp-bf16", "bf16-params", "fp16-params", "fp8"
 const char* trainingPrecisionName(TrainingPrecision p);
 const char* optimizerName(Optimizer o);  // "sgd", "sgd-momentum", "adam", "adamw", "adam8bit"
 // Case-insensitive; "fp16"/"bf16" are accepted for the amp- names, "adam-8bit" for adam8bit.
