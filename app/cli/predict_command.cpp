@@ -44,7 +44,7 @@ std::optional<Profile> loadProfileIfAny(const std::string& path) {
 }
 
 PredictionInput loadPredictionInput(const std::string& modelOrProfile, const GpuDatabase& db,
-                                    const ScenarioOptions& scenario, bool bf16Params) {
+                                    const ScenarioOptions& scenario, bool modelIn16Bit) {
     PredictionInput in;
     if (isKinetoTraceFile(modelOrProfile))  // read first: a damaged trace is refused for what is wrong with it
         throw ModelError(modelOrProfile, tracePredictionUnavailable(readKinetoTrace(modelOrProfile)));
@@ -65,7 +65,7 @@ PredictionInput loadPredictionInput(const std::string& modelOrProfile, const Gpu
         if (profile)
             throw ModelError(modelOrProfile,
                              "a measured profile is of the whole model: --lora, --qlora and --train apply to a model");
-        applyFineTuning(*in.graph, scenario, bf16Params);
+        applyFineTuning(*in.graph, scenario, modelIn16Bit);
     }
     int64_t seq = scenario.seq;
     if (seq <= 0 && profile && profile->scenario.seq > 0) seq = profile->scenario.seq;
@@ -111,8 +111,8 @@ CLI::App* addPredictCommand(CLI::App& app, PredictOptions& o) {
 int runPredict(const PredictOptions& o) {
     if (isKinetoTraceFile(o.model)) return runPredictTrace(o);
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
-    const PredictionInput input = loadPredictionInput(
-        o.model, db, o.scenario, parseTrainingPrecision(o.precision) == TrainingPrecision::Bf16Params);
+    const std::optional<TrainingPrecision> precision = parseTrainingPrecision(o.precision);
+    const PredictionInput input = loadPredictionInput(o.model, db, o.scenario, precision && isModelIn16Bit(*precision));
     const TrainingPredictor& predictor = *input.predictor;
     std::vector<const GpuSpec*> gpus;
     if (o.gpu == "all")

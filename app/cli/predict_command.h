@@ -51,8 +51,8 @@ struct PredictionInput {
     predictors::ScenarioDefaults defaults;                  // the model's kind's optimizer and goal
 };
 // `scenario`'s fine-tuning options (LoRA, frozen parameters) transform the model first; they
-// apply to a model, not to a measured profile. bf16Params: as applyFineTuning's.
+// apply to a model, not to a measured profile. modelIn16Bit: as applyFineTuning's.
 PredictionInput loadPredictionInput(const std::string& modelOrProfile, const GpuDatabase& db,
-                                    const ScenarioOptions& scenario, bool bf16Params = false);
+                                    const ScenarioOptions& scenario, bool modelIn16Bit = false);
 
 }  // namespace ts::cli

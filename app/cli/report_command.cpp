@@ -228,12 +228,14 @@ int runReport(const ReportOptions& o) {
     HardwareChoiceOptions options = choiceOptionsFrom(o);
     const bool bf16Params = std::find(options.precisions.begin(), options.precisions.end(),
                                       TrainingPrecision::Bf16Params) != options.precisions.end();
+    const bool modelIn16Bit = std::any_of(options.precisions.begin(), options.precisions.end(),
+                                          [](TrainingPrecision p) { return isModelIn16Bit(p); });
     checkMasterWeights(o.scenario, bf16Params);
     const GpuDatabase db = GpuDatabase::load(o.gpuDbFiles);
     options.priceSnapshot = db.priceSnapshot();
     options.amortisation = db.amortisation();
     const std::vector<const GpuSpec*> gpus = gpusFrom(o, db);
-    const PredictionInput input = loadPredictionInput(o.model, db, o.scenario, bf16Params);
+    const PredictionInput input = loadPredictionInput(o.model, db, o.scenario, modelIn16Bit);
     const HardwareChoice choice =
         chooseHardware(*input.predictor, gpus, baseFrom(o, input), goalFrom(o, input), options);
     if (format == "csv")

@@ -112,7 +112,7 @@ std::vector<std::string> splitList(const std::string& text) {
 
 }  // namespace
 
-void applyFineTuning(Graph& g, const ScenarioOptions& o, bool bf16Params) {
+void applyFineTuning(Graph& g, const ScenarioOptions& o, bool modelIn16Bit) {
     if (o.qlora && o.lora == ScenarioOptions::kNotGiven)
         throw ModelError("--qlora", "needs --lora RANK (QLoRA trains LoRA adapters on 4-bit base weights)");
     if (!o.loraTargets.empty() && o.lora == ScenarioOptions::kNotGiven)
@@ -128,7 +128,7 @@ void applyFineTuning(Graph& g, const ScenarioOptions& o, bool bf16Params) {
         lora.alpha = o.loraAlpha;
         lora.qlora = o.qlora;
         lora.dropout = o.loraDropout;
-        lora.fp32Adapters = !o.loraInModelDtype && !(bf16Params && !o.noMasterWeights);
+        lora.fp32Adapters = !o.loraInModelDtype && !(modelIn16Bit && !o.noMasterWeights);
         lora.targets = splitList(o.loraTargets);
         if (!o.loraTargets.empty() && lora.targets.empty())
             throw ModelError("--lora-targets", "no module name in " + quoted(o.loraTargets));

@@ -62,11 +62,11 @@ int64_t batchFrom(const std::string& text, int64_t modelDefault);
 void addScenarioOptions(CLI::App& cmd, ScenarioOptions& o);
 
 // The fine-tuning options applied to `g` (frozen parameters, LoRA, QLoRA); nothing without them.
-// bf16Params: bf16-params is among the precisions predicted, where with master weights (FSDP's and
-// DeepSpeed's bf16 mixed precision) the adapters compute in bf16; otherwise they compute in fp32, as
-// PEFT creates them. Throws ModelError naming the option (--lora 0, --qlora without --lora, a pattern
-// matching nothing).
-void applyFineTuning(Graph& g, const ScenarioOptions& o, bool bf16Params = false);
+// modelIn16Bit: a 16-bit model (bf16-params, fp16-params) is among the precisions predicted, where with
+// master weights (FSDP's and DeepSpeed's mixed precision, apex's O2) the adapters compute in the model's
+// 16 bits; otherwise they compute in fp32, as PEFT creates them. Throws ModelError naming the option
+// (--lora 0, --qlora without --lora, a pattern matching nothing).
+void applyFineTuning(Graph& g, const ScenarioOptions& o, bool modelIn16Bit = false);
 
 // Throws ModelError naming --no-master-weights when it is given without bf16-params among the
 // precisions.

@@ -157,13 +157,15 @@ std::shared_ptr<const PredictionSnapshot> predictSnapshot(std::shared_ptr<const 
         }
         // Other adapters are another graph (beside the base's linear layers, the base frozen): another
         // rank or dropout, and bf16-params with master weights, where the adapters compute in bf16
-        // (FSDP's mixed precision) rather than in fp32 as PEFT creates them.
+        // (FSDP's mixed precision) rather than in fp32 as PEFT creates them, and fp16-params, whose
+        // whole model (adapters included) apex's O2 and DeepSpeed cast to fp16.
         LoraOptions lora;
         if (settings.loraRank > 0) {
             lora.rank = settings.loraRank;
             lora.dropout = settings.loraDropout;
             lora.fp32Adapters =
-                !(settings.precision == predictors::TrainingPrecision::Bf16Params && settings.masterWeights);
+                !((settings.precision == predictors::TrainingPrecision::Bf16Params && settings.masterWeights) ||
+                  settings.precision == predictors::TrainingPrecision::Fp16Params);
         }
         if (lora.rank != model->lora.rank || lora.dropout != model->lora.dropout ||
             lora.fp32Adapters != model->lora.fp32Adapters) {

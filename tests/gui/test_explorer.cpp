@@ -406,7 +406,7 @@ private Q_SLOTS:
 
     // Where bf16 training's updates go, from its control, shown only at bf16-params: without the
     // fp32 master copy AdamW's states are bf16 (4 bytes a parameter, not 12 with the copy), the
-    // title says so.
+    // title says so; fp16-params always keeps the copy.
     void masterWeightsFollowTheControl() {
         ExplorerState state;
         const std::unique_ptr<MainWindow> shown = showBertWithAdamW(state);
@@ -428,6 +428,13 @@ private Q_SLOTS:
         // The set-up follows the GPU count it belongs after ("1 GPU(s) · ...", not "1 · ... GPU(s)").
         const QString title = window.findChild<QLabel*>("overviewTitle")->text();
         QVERIFY2(title.contains("1 GPU(s) · no fp32 master weights</p>"), qPrintable(title));
+        // fp16-params keeps its master copy whatever the box says, and hides it.
+        state.setPrecision(TrainingPrecision::Fp16Params);
+        QVERIFY(!box->isVisible());
+        state.waitForPredictions();
+        QCOMPARE(state.current().memory.optimizerState, withMaster);
+        QVERIFY(!window.findChild<QLabel*>("overviewTitle")->text().contains("no fp32 master weights"));
+        state.setPrecision(TrainingPrecision::Bf16Params);
         box->setChecked(true);  // the settings are remembered: leave them as found
     }
 

@@ -266,6 +266,10 @@ TEST(FineTuning, Fp16ParamsIsTheBf16LayoutInFp16WithLossScaling) {
     EXPECT_DOUBLE_EQ(fp16.forwardMs.value, bf16.forwardMs.value);
     EXPECT_DOUBLE_EQ(fp16.backwardMs.value, bf16.backwardMs.value);
     EXPECT_GE(fp16.iterationMs.value, bf16.iterationMs.value);  // the step waits for the scaler's check
+    // Its fp32 master copy is not optional (a setting carried over from bf16-params changes nothing).
+    s.masterWeights = false;
+    EXPECT_DOUBLE_EQ(predictor.predict(a100, s, false).peakMemoryBytes.value, fp16.peakMemoryBytes.value);
+    s.masterWeights = true;
     // Autocast keeps fp32 weights and activations: more memory than the 16-bit model.
     s.precision = TrainingPrecision::AmpFp16;
     EXPECT_GT(predictor.predict(a100, s, false).peakMemoryBytes.value, fp16.peakMemoryBytes.value);

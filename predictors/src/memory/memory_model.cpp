@@ -103,7 +103,9 @@ ModelStates modelStates(const ModelAnalysis& m, TrainingPrecision p, Optimizer o
     // parameters, apex's and DeepSpeed's fp32 copies are the master), unless bf16-params trains
     // without master weights: then weights, gradients and optimizer states are all bf16, but for the
     // adapters a set-up added, which PEFT keeps in fp32.
-    const bool zeroMixed = (zeroStage > 0 && isAutocast(p)) || (isModelIn16Bit(p) && masterWeights);
+    // fp16-params always has its master copy (fp16 updates and states underflow; the CLI refuses the option).
+    const bool zeroMixed = (zeroStage > 0 && isAutocast(p)) || p == TrainingPrecision::Fp16Params ||
+                           (p == TrainingPrecision::Bf16Params && masterWeights);
     const bool pureBf16 = p == TrainingPrecision::Bf16Params && !masterWeights;
     // One copy (weights or gradients) of `elements` trainable elements, `adapters` of them adapters,
     // `atDtype` bytes at the graph's dtypes.
