@@ -439,7 +439,7 @@ private Q_SLOTS:
     }
 
     // The prediction's notes under the figures: GPT-2's 50,257-word output layer is a 16-bit GEMM whose
-    // rows are not a multiple of 16 bytes at amp-bf16, named there; in fp32 (its GEMMs on CUDA cores)
+    // rows have an odd width at amp-bf16 (charged 3x), named there; in fp32 (its GEMMs on CUDA cores)
     // the prediction has no note on one GPU and the row is hidden.
     void overviewListsThePredictionsNotes() {
         ExplorerState state;

@@ -18,9 +18,9 @@
 // select. Instead every token runs a share_i slice of tail cluster i's words, share_i being the
 // cluster's share of tokens under Zipf's law (s = 1) over the vocabulary (5.3%, 12.3%, 2.2%): the
 // same FLOPs, logits and softmax sizes as share_i of the tokens running the whole cluster, and the
-// work follows the sequence length. With div_val > 1 the reference embeds each token in its own
-// cluster only; here every cluster embeds and projects every token, and the sum stands for the
-// assembled embedding (the extra tail projections are about 0.2% of the FLOPs).
+// work follows the sequence length. Each slice's width is rounded to keep its cluster's alignment. With div_val > 1 the
+// reference embeds each token in its own cluster only; here every cluster embeds and projects every token, and the sum
+// stands for the assembled embedding (the extra tail projections are about 0.2% of the FLOPs).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -173,7 +173,12 @@ int adaptiveLogSoftmax(ModelBuilder& b, const TxlConfig& c, int hidden, int targ
     for (int64_t i = 1; i < kClusters; ++i) {
         // A tail token's log-probability adds the tail's to the head's cluster column.
         const double share = zipfShare(kClusterEnds[i], kClusterEnds[i + 1]);
-        const int64_t words = std::max<int64_t>(1, std::llround(share * double(clusterSize(i))));
+        // The slice keeps the alignment of the cluster's own width (the power of two up to 8 dividing
+        // it: 20,000 and 160,000 by 8, 67,738 by 2), so a check of GEMM widths sees the reference's.
+        int64_t align = 1;
+        while (align < 8 && clusterSize(i) % (align * 2) == 0) align *= 2;
+        const int64_t words =
+            align * std::max<int64_t>(1, std::llround(share * double(clusterSize(i)) / double(align)));
         int tailLogit = computeLogit(b, flatHidden, weightOf(i, words), biasOf(i, words), projOf(i));
         loss = b.add(loss, nll(tailLogit, flatTarget));
     }

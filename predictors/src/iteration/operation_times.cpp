@@ -5,6 +5,7 @@
 
 #include "trainscope/core/errors.h"
 #include "trainscope/predictors/iteration/data_parallel.h"
+#include "trainscope/predictors/iteration/gemm_alignment.h"
 #include "trainscope/predictors/iteration/prediction_errors.h"
 #include "trainscope/predictors/scaling/kernel_scaling.h"
 
@@ -394,6 +395,7 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
                                             model.tensorCoreEfficiency(gpu, math)
                                       : sustainedFp32Tflops(gpu, linear.params) * 1e12 * model.fp32Efficiency;
             if (op.kind == OpKind::Conv) rate *= model.convEfficiency;
+            if (tensorCores) rate /= oddWidthGemmSlowdown(op, math);  // cuBLAS's fallback kernels
             if (!tensorCores && op.winogradEligible) rate *= model.winogradSpeedup;
             msPerFlop = 1e3 / rate;
             msPerByte = 1e3 / (bw * linear.params.memoryEff);
