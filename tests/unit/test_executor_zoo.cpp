@@ -60,6 +60,8 @@ std::vector<ZooCase> zooCases() {
         {"transformer_xl_base", {"transformer_xl_base", {{"seq", "8"}, {"mem", "8"}}, ""}},
         {"transformer_xl_large", {"transformer_xl_large", {{"seq", "8"}, {"mem", "8"}}, ""}},
         {"ncf", {"ncf", {{"users", "1000"}, {"items", "500"}}, ""}},
+        // The smallest patch whose bottleneck InstanceNorm can normalise (2^3 voxels).
+        {"nnunet", {"nnunet", {{"patch", "64"}}, ""}},
         {"bart_large",
          {"bart_large",
           {{"seq", "8"}},

@@ -44,6 +44,10 @@ constexpr Reference kDeepLearningExamplesReferences[] = {
     // BART-large: NVIDIA's configs/config.json, built by the Hugging Face builder; transformers 5.24's
     // BartForConditionalGeneration of those sizes has this many.
     {"bart_large", 406'291'456},
+    // nnU-Net: MONAI 1.0.0's DynUNet (the version DLE's Dockerfile pins) built with DLE's arguments for
+    // BraTS (4 modalities, 4 classes, six levels of 3x3x3, filters 32 to 320, transposed-convolution
+    // biases), counted with sum(p.numel() for p in model.parameters()).
+    {"nnunet", 31'192'868},
 };
 
 bool hasModule(const ts::Graph& g, const std::string& path) {
@@ -130,6 +134,37 @@ TEST(Zoo, Ssd300PredictsEveryDefaultBox) {
     EXPECT_EQ(outputShape(voc, 1), "[N, 21, 8732]");
     // 257 x 257: maps 33, 17, 9, 5, 3, 1 -> 4356 + 1734 + 486 + 150 + 36 + 4 boxes.
     EXPECT_EQ(outputShape(ts::loadModel("zoo:ssd300?image=257"), 0), "[N, 4, 6766]");
+}
+
+// nnU-Net as NVIDIA benchmarks it on BraTS: 3D on 128^3 patches (filters capped at 320), 2D on 192 x 160
+// slices (capped at 512; MONAI 1.0.0's DynUNet with DLE's 2D arguments has 20,613,092 parameters); the
+// decoder's first block concatenates the upsampled bottleneck with the last skip (320 + 320 in 3D); the
+// loss is one scalar beside the logits.
+TEST(Zoo, NnUNetAsNvidiaBenchmarksIt) {
+    ts::Graph unet3d = ts::loadModel("zoo:nnunet");
+    ASSERT_EQ(unet3d.outputs.size(), 2u);
+    EXPECT_EQ(outputShape(unet3d, 0), "[]");
+    EXPECT_EQ(outputShape(unet3d, 1), "[N, 4, 128, 128, 128]");
+    auto shapeOf = [](const ts::Graph& g, const char* parameter) {
+        int v = g.findValue(parameter);
+        return v < 0 ? std::string("missing") : ts::shapeStr(g.values[size_t(v)].shape);
+    };
+    EXPECT_EQ(shapeOf(unet3d, "upsamples.0.conv_block.conv1.conv.weight"), "[320, 640, 3, 3, 3]");
+    EXPECT_EQ(shapeOf(unet3d, "upsamples.0.transp_conv.conv.weight"), "[320, 320, 2, 2, 2]");
+    EXPECT_EQ(shapeOf(unet3d, "input_block.conv1.conv.bias"), "missing");  // MONAI's convs: no bias
+    EXPECT_EQ(shapeOf(unet3d, "output_block.conv.conv.bias"), "[4]");
+    ts::Graph unet2d = ts::loadModel("zoo:nnunet?dim=2");
+    EXPECT_EQ(unet2d.parameterCount(), 20'613'092);
+    EXPECT_EQ(outputShape(unet2d, 1), "[N, 4, 192, 160]");
+    EXPECT_EQ(shapeOf(unet2d, "bottleneck.conv1.conv.weight"), "[512, 512, 3, 3]");
+    // Another patch changes the shapes, not the parameters.
+    ts::Graph small = ts::loadModel("zoo:nnunet?patch=64");
+    EXPECT_EQ(small.parameterCount(), 31'192'868);
+    EXPECT_EQ(outputShape(small, 1), "[N, 4, 64, 64, 64]");
+    EXPECT_NE(errorOf("zoo:nnunet?patch=48").find("patch must be 0 or a multiple of 32 from 64, got 48"),
+              std::string::npos);
+    EXPECT_NE(errorOf("zoo:nnunet?patch=32").find("got 32"), std::string::npos);
+    EXPECT_NE(errorOf("zoo:nnunet?dim=4").find("dim"), std::string::npos);
 }
 
 TEST(Zoo, ImageSizeChangesShapesNotParameters) {

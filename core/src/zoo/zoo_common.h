@@ -80,5 +80,6 @@ Graph buildDcgan(const ZooArgs& a);                               // zoo_gan.cpp
 // NVIDIA DeepLearningExamples language and recommendation models.
 Graph buildTransformerXl(const ZooArgs& a, bool large);  // zoo_transformer_xl.cpp
 Graph buildNcf(const ZooArgs& a);                        // zoo_ncf.cpp
+Graph buildNnUNet(const ZooArgs& a);                     // zoo_unet.cpp, MONAI DynUNet
 
 }  // namespace ts::zoo

@@ -135,6 +135,13 @@ const std::vector<Model>& models() {
            {"factors", "64", "GMF embedding size (predictive factors)"},
            kBatch}},
          buildNcf},
+        {{"nnunet",
+          "nnU-Net for brain-tumour segmentation (MONAI DynUNet, NVIDIA DeepLearningExamples' BraTS set-up): 2D on "
+          "192 x 160 slices, 20.6M parameters; 3D on 128^3 patches, 31.2M parameters",
+          {{"dim", "3", "2: slices of 192 x 160, 3: patches of 128 x 128 x 128"},
+           {"patch", "0", "0: BraTS's patch above; else every side this long (a multiple of 32, from 64)"},
+           kBatch}},
+         buildNnUNet},
         {{"dcgan",
           "DCGAN 64x64 generator and discriminator training step (PyTorch example), 6.3M parameters",
           {kBatch}},

@@ -441,7 +441,11 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
         // Batch normalisation in training computes the batch's statistics before it normalises: its
         // kernels (PyTorch's and cuDNN's, channels-first) read the input once more forward, and the
         // input and the output gradient once more backward (reduce, then the elementwise pass).
-        const bool statisticsPass = op.type == "BatchNormalization";
+        // Instance normalisation is the same kernels (at::instance_norm runs batch_norm on the input
+        // viewed as one sample of N x C channels), and group normalisation's own kernels take the same
+        // passes (a moments kernel, then the elementwise one; backward, the gradients' sums first).
+        const bool statisticsPass =
+            op.type == "BatchNormalization" || op.type == "InstanceNormalization" || op.type == "GroupNormalization";
         if (statisticsPass) f.memoryMs = (b.read + b.write + b.readActivations) * msPerByte;
         f.waveMs = waveMs;
         f.splitWaveMs = splitWaveMs;
