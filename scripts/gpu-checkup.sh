@@ -20,6 +20,9 @@
 #                 time of each of its steps; the file is the set's resnet50 fp32 profile
 #   profiles K/N  part K of N of the profile set (record-profiles.sh gpu --part K/N --resume); profiles
 #                 not started before the call's budget runs out are left for a later call
+#   microbench    scripts/gpu_microbench.py (under a minute, no build): an LM head's GEMMs at odd, even
+#                 and aligned widths, instance and batch normalisation in passes, nnU-Net's 3D
+#                 convolution: what the time model charges without a measurement (docs/gpu-checkup.md)
 # test, time and profiles run build first when this machine has no build of these sources (a fresh
 # machine: the last one went back after 30 s idle).
 #
@@ -40,7 +43,7 @@
 # today (docs/gpu-checkup.md):
 #   here:   scripts/gpu-checkup.sh deps
 #   run(command="scripts/gpu-checkup.sh build test", carry=["build-checkup"], timeout_s=600)       ~8 min
-#   run(command="scripts/gpu-checkup.sh --budget 240 time profiles 1/3", carry=["build-checkup"], timeout_s=300)
+#   run(command="scripts/gpu-checkup.sh --budget 240 time microbench profiles 1/3", carry=["build-checkup"], timeout_s=300)
 #                                                                                                  ~4 min
 #   a later lease: "build profiles 2/3", then "profiles 3/3"                                       ~7 + 7 min
 # plus about 2 minutes for each machine's start. Each call leaves in $OUT: summary.txt (every call's
@@ -67,7 +70,7 @@ while [ $# -gt 0 ]; do
         --out) out=${2:?--out needs a folder}; shift 2 ;;
         --budget) budget=${2:?--budget needs seconds}; shift 2 ;;
         -h|--help) usage ;;
-        deps|build|test|time) stages+=("$1"); shift ;;
+        deps|build|test|time|microbench) stages+=("$1"); shift ;;
         profiles)
             [[ "${2:-}" =~ ^[1-9][0-9]*/[1-9][0-9]*$ ]] || { echo "gpu-checkup.sh: profiles needs K/N, e.g. profiles 1/2" >&2; exit 64; }
             stages+=("profiles $2"); shift 2 ;;
@@ -391,11 +394,30 @@ stage_profiles() {
     fi
 }
 
+# ---- microbench: scripts/gpu_microbench.py, with the machine's PyTorch; needs no build ----
+stage_microbench() {
+    mkdir -p "$state/microbench"
+    local rc=0 t0=${EPOCHREALTIME/./} log=$state/microbench/log.txt args=()
+    [ "$dry_run" = 0 ] || args=(--quick --device cpu)
+    bounded "$(python_for_torch)" "$root/scripts/gpu_microbench.py" "${args[@]}" \
+        --out "$state/microbench/results.json" >"$log" 2>&1 || rc=$?
+    if [ "$rc" = 0 ]; then
+        say "microbench: ok in $(seconds_since "$t0") s: $(tail -n 1 "$log") -> microbench/results.json"
+    elif [ "$rc" = 124 ]; then
+        left=1
+        say "microbench: left, the call's budget ran out after $(seconds_since "$t0") s: call again with 'microbench'"
+    else
+        failed=1
+        say "microbench: FAILED (status $rc) in $(seconds_since "$t0") s: $(tail -n 1 "$log")"
+    fi
+}
+
 for s in "${stages[@]}"; do
     case "$s" in
         build) stage_build || true ;;
         test) stage_test ;;
         time) stage_time ;;
+        microbench) stage_microbench ;;
         profiles*) stage_profiles "${s#profiles }" ;;
     esac
 done
