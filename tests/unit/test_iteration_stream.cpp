@@ -445,3 +445,73 @@ TEST(IterationStream, ChannelsFirstTensorCoreConvolutionsPayForTransposes) {
     s.channelsLast = false;
     EXPECT_DOUBLE_EQ(p.predict(gpu("v100-sxm2-16gb"), s, false).iterationMs.value, v100Last);
 }
+
+// PyTorch's instance norm on channels-last activations normalises a channels-first copy and returns a
+// channels-first output the next convolution copies back (pytorch/pytorch#59168): forward, a copy of
+// its input and one of its output (each read and written once); backward, the same two copies of the
+// gradients. Nothing channels-first, nothing for batch normalisation (cuDNN's kernels read NHWC), and
+// nothing for an instance norm that keeps the layout (apex's InstanceNorm3dNVFuser, keeps_layout 1).
+TEST(IterationStream, ChannelsLastInstanceNormsPayForTheirCopies) {
+    // A 3x3x3 convolution, an instance norm, ReLU and a batch norm on [N, 16 -> 32, side^3].
+    auto block = [](int64_t side, bool keepsLayout) {
+        ModelBuilder builder("unet-block");
+        const int x = builder.input("x", {Dim::batch(), Dim(16), Dim(side), Dim(side), Dim(side)});
+        const int w = builder.parameter("conv", "weight", {Shape{Dim(32), Dim(16), Dim(3), Dim(3), Dim(3)}});
+        const int c = builder.op1(
+            "Conv", {x, w},
+            {{"kernel_shape", std::vector<int64_t>{3, 3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1, 1, 1}}});
+        std::map<std::string, Attribute> attrs{{"epsilon", 1e-5}};
+        if (keepsLayout) attrs["keeps_layout"] = int64_t{1};
+        const int in = builder.op1(
+            "InstanceNormalization",
+            {c, builder.parameter("norm", "weight", {32}), builder.parameter("norm", "bias", {32})}, attrs, "norm");
+        return builder.finish({builder.batchNorm("bn", builder.relu(in))});
+    };
+    for (const bool keepsLayout : {false, true}) {
+        SCOPED_TRACE(keepsLayout ? "keeps the layout" : "PyTorch's");
+        const Graph graph = block(8, keepsLayout);
+        const ModelAnalysis analysis(graph);
+        const double n = 2;
+        int norms = 0;
+        for (const AnalyzedOp& op : analysis.ops) {
+            for (TrainingPrecision p : {TrainingPrecision::Fp32, TrainingPrecision::AmpFp16}) {
+                const OpBytes& b = op.bytes[elementIndexOf(p)];
+                const LayoutTransposes first = layoutTransposes(op, b, p, false);
+                const LayoutTransposes last = layoutTransposes(op, b, p, true);
+                if (op.type == "InstanceNormalization") {
+                    EXPECT_EQ(first.forwardKernels + first.backwardKernels, 0);
+                    if (keepsLayout) {
+                        EXPECT_EQ(last.forwardKernels + last.backwardKernels, 0);
+                        continue;
+                    }
+                    // 32 x 8^3 elements a sample in and out, at the precision's activation size.
+                    const double bytes = (p == TrainingPrecision::Fp32 ? 4.0 : 2.0) * 32 * 512 * n;
+                    EXPECT_DOUBLE_EQ(b.readActivations.at(n), bytes);
+                    EXPECT_DOUBLE_EQ(last.forwardBytes.at(n), 4 * bytes);
+                    EXPECT_DOUBLE_EQ(last.backwardBytes.at(n), 4 * bytes);
+                    EXPECT_EQ(last.forwardKernels, 2);
+                    EXPECT_EQ(last.backwardKernels, 2);
+                } else if (op.kind != OpKind::Conv) {
+                    EXPECT_EQ(last.forwardKernels + last.backwardKernels, 0) << op.name;
+                }
+            }
+            norms += op.type == "InstanceNormalization";
+        }
+        EXPECT_EQ(norms, 1);
+        // In the iteration, at 64^3 where the GPU's work bounds it: channels-last is slower than
+        // channels-first by those copies in FP32 on a V100 (whose FP32 convolutions run on CUDA cores,
+        // with no layout transposes either way), unless the layout is kept.
+        const Graph large = block(64, keepsLayout);
+        TrainingPredictor p(large);
+        TrainingScenario s;
+        s.batch = 8;
+        s.precision = TrainingPrecision::Fp32;
+        const double channelsFirst = p.predict(gpu("v100-sxm2-16gb"), s, false).iterationMs.value;
+        s.channelsLast = true;
+        const double channelsLast = p.predict(gpu("v100-sxm2-16gb"), s, false).iterationMs.value;
+        if (keepsLayout)
+            EXPECT_DOUBLE_EQ(channelsLast, channelsFirst);
+        else
+            EXPECT_GT(channelsLast, channelsFirst * 1.05);
+    }
+}

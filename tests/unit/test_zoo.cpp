@@ -165,6 +165,16 @@ TEST(Zoo, NnUNetAsNvidiaBenchmarksIt) {
               std::string::npos);
     EXPECT_NE(errorOf("zoo:nnunet?patch=32").find("got 32"), std::string::npos);
     EXPECT_NE(errorOf("zoo:nnunet?dim=4").find("dim"), std::string::npos);
+    // DLE's 3D AMP runs take apex's InstanceNorm3dNVFuser, which keeps a channels-last layout: every
+    // instance norm says so, and nothing else changes.
+    int norms = 0, keeping = 0;
+    for (const ts::Graph& g : {unet3d, ts::loadModel("zoo:nnunet?norm=instance_nvfuser")})
+        for (const auto& op : g.ops)
+            if (op.type == "InstanceNormalization") ++norms, keeping += op.attrInt("keeps_layout", 0) != 0;
+    EXPECT_EQ(norms, 44);
+    EXPECT_EQ(keeping, 22);
+    EXPECT_EQ(ts::loadModel("zoo:nnunet?norm=instance_nvfuser").parameterCount(), 31'192'868);
+    EXPECT_NE(errorOf("zoo:nnunet?dim=2&norm=instance_nvfuser").find("3D only"), std::string::npos);
 }
 
 TEST(Zoo, ImageSizeChangesShapesNotParameters) {

@@ -140,6 +140,9 @@ const std::vector<Model>& models() {
           "192 x 160 slices, 20.6M parameters; 3D on 128^3 patches, 31.2M parameters",
           {{"dim", "3", "2: slices of 192 x 160, 3: patches of 128 x 128 x 128"},
            {"patch", "0", "0: BraTS's patch above; else every side this long (a multiple of 32, from 64)"},
+           {"norm", "instance",
+            "instance: nn.InstanceNorm (on channels-last tensors PyTorch copies to channels-first and back); "
+            "instance_nvfuser: apex's InstanceNorm3dNVFuser (3D), which keeps the layout"},
            kBatch}},
          buildNnUNet},
         {{"dcgan",

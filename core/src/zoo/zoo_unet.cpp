@@ -32,6 +32,7 @@ struct UNetShape {
     int dims;                    // 2 or 3 spatial dimensions
     std::vector<int64_t> patch;  // configs.py: "01_2d" [192, 160], "01_3d" [128, 128, 128]
     std::vector<int64_t> filters;
+    bool nvfuserNorm = false;  // --norm instance_nvfuser: apex's InstanceNorm3dNVFuser
 };
 
 std::vector<int64_t> repeated(const UNetShape& u, int64_t v) {
@@ -56,18 +57,22 @@ int conv(ModelBuilder& b, const UNetShape& u, const std::string& module, int x, 
                  module);
 }
 
-int instanceNorm(ModelBuilder& b, const std::string& module, int x) {
+// nn.InstanceNorm (affine), or apex's InstanceNorm3dNVFuser, whose kernels read channels-last tensors as
+// they are ("keeps_layout": 1; PyTorch's copies them to channels-first and back).
+int instanceNorm(ModelBuilder& b, const UNetShape& u, const std::string& module, int x) {
     const int64_t channels = b.graph().values.at(size_t(x)).shape[1].constant();
+    std::map<std::string, Attribute> attrs{{"epsilon", 1e-5}};
+    if (u.nvfuserNorm) attrs["keeps_layout"] = int64_t{1};
     return b.op1("InstanceNormalization",
-                 {x, b.parameter(module, "weight", {channels}), b.parameter(module, "bias", {channels})},
-                 {{"epsilon", 1e-5}}, module);
+                 {x, b.parameter(module, "weight", {channels}), b.parameter(module, "bias", {channels})}, attrs,
+                 module);
 }
 
 // UnetBasicBlock: conv1 (the level's stride), norm1, lrelu, conv2, norm2, lrelu.
 int basicBlock(ModelBuilder& b, const UNetShape& u, const std::string& module, int x, int64_t out, int64_t stride) {
     auto s = b.scope(module);
-    x = b.leakyRelu(instanceNorm(b, "norm1", conv(b, u, "conv1.conv", x, out, 3, stride, false)), kSlope, "lrelu");
-    return b.leakyRelu(instanceNorm(b, "norm2", conv(b, u, "conv2.conv", x, out, 3, 1, false)), kSlope, "lrelu");
+    x = b.leakyRelu(instanceNorm(b, u, "norm1", conv(b, u, "conv1.conv", x, out, 3, stride, false)), kSlope, "lrelu");
+    return b.leakyRelu(instanceNorm(b, u, "norm2", conv(b, u, "conv2.conv", x, out, 3, 1, false)), kSlope, "lrelu");
 }
 
 // UnetUpBlock: transp_conv (kernel = stride = 2, with a bias), cat((up, skip), dim=1), conv_block.
@@ -119,6 +124,9 @@ Graph buildNnUNet(const ZooArgs& a) {
             a.fail("patch must be 0 or a multiple of 32 from 64, got " + std::to_string(side));
         u.patch.assign(size_t(dims), side);
     }
+    // DLE's 3D AMP benchmark passes --norm instance_nvfuser with --layout NDHWC (scripts/benchmark.py).
+    u.nvfuserNorm = a.choice("norm", {"instance", "instance_nvfuser"}) == "instance_nvfuser";
+    if (u.nvfuserNorm && dims != 3) a.fail("norm=instance_nvfuser is apex's InstanceNorm3dNVFuser: 3D only");
     for (int64_t i = 0; i < kLevels; ++i)
         u.filters.push_back(std::min<int64_t>(int64_t(32) << i, dims == 2 ? 512 : 320));
 

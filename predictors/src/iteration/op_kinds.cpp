@@ -87,6 +87,7 @@ void classifyOp(const Graph& g, const Operation& op, const OpCost& c2, const std
         const size_t axis = op.attrInt("layout", 0) == 0 ? 0 : 1;
         a.steps = x.size() > axis ? double(x[axis]) : 1;
     }
+    a.needsChannelsFirst = op.type == "InstanceNormalization" && op.attrInt("keeps_layout", 0) == 0;
     a.gradientPassThrough = op.type == "Add";
     if (a.gradientPassThrough && !op.outputs.empty())
         for (int in : op.inputs)

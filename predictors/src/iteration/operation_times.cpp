@@ -322,6 +322,20 @@ double tileColumns(double columns, double widest) {
 
 LayoutTransposes layoutTransposes(const AnalyzedOp& op, const OpBytes& b, TrainingPrecision math, bool channelsLast) {
     LayoutTransposes t;
+    if (op.needsChannelsFirst) {
+        if (!channelsLast) return t;
+        // On channels-last activations PyTorch's instance norm copies its input to channels-first, and
+        // the next convolution copies the channels-first output back (pytorch/pytorch#59168: nnU-Net's
+        // step 24% slower in channels_last_3d, the copies and cuDNN's conversions in its profile);
+        // backward, their gradients go through the same two copies.
+        t.forwardBytes = (b.readActivations + b.write) * 2.0;
+        t.forwardKernels = 2;
+        if (op.backward) {
+            t.backwardBytes = (b.write + b.readActivations) * 2.0;
+            t.backwardKernels = 2;
+        }
+        return t;
+    }
     const bool depthwise = op.groupedConv && op.gemmColumns <= 1;
     if (op.kind != OpKind::Conv || channelsLast || math == TrainingPrecision::Fp32 || depthwise) return t;
     // Tensor-core convolution kernels read channels-last tensors; on channels-first ones cuDNN

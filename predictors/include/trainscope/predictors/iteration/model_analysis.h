@@ -99,6 +99,11 @@ struct AnalyzedOp {
     // A dense 3x3 convolution of stride 1 (no dilation): cuDNN runs it with Winograd's transform in
     // FP32 on CUDA cores, with fewer multiplications than its FLOPs.
     bool winogradEligible = false;
+    // PyTorch's instance normalisation views its input as one sample of N x C channels, which a
+    // channels-last tensor cannot be: it normalises a contiguous copy and returns a channels-first
+    // output (pytorch/pytorch#59168). False where the op keeps the layout ("keeps_layout": 1, apex's
+    // InstanceNorm3dNVFuser, which permutes instead).
+    bool needsChannelsFirst = false;
     bool bidirectional = false;                                  // a recurrent layer run in both directions
     AttentionBackend attentionBackend = AttentionBackend::Math;  // OpKind::Attention only
     // Add's backward hands the output gradient to its inputs as it is: a kernel runs only to sum it

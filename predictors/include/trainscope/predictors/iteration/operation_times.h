@@ -138,10 +138,11 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
                                      const KernelScalingTable& table = KernelScalingTable::builtin(),
                                      bool channelsLast = false);
 
-// The layout conversions cuDNN runs around a tensor-core convolution on channels-first tensors
-// (its nchwToNhwc and nhwcToNchw kernels): DRAM bytes (read + write) and kernels, forward and
-// backward; nothing for other ops, channels-last tensors, FP32 (CUDA-core) convolutions and
-// depthwise ones (PyTorch's own kernels).
+// The layout conversions around an op: cuDNN's around a tensor-core convolution on channels-first
+// tensors (its nchwToNhwc and nhwcToNchw kernels), and PyTorch's around an instance norm on
+// channels-last ones (AnalyzedOp::needsChannelsFirst): DRAM bytes (read + write) and kernels, forward
+// and backward; nothing for other ops, FP32 (CUDA-core) convolutions and depthwise ones (PyTorch's own
+// kernels).
 struct LayoutTransposes {
     BatchPoly forwardBytes, backwardBytes;
     int forwardKernels = 0, backwardKernels = 0;
