@@ -9,10 +9,10 @@ each is used):
          16 bits, and what is not charged for the others;
   norm   instance and batch normalisation, forward and backward, on an nnU-Net 3D activation, in passes
          over the tensor (a copy reads and writes it once: two passes): the statistics pass charged to
-         both;
+         both, and instance norm on a channels-last fp16 tensor (the copies charged to it);
   conv3d nnU-Net's 3x3x3 convolution of 32 channels on 128^3 voxels, forward and backward, in TF32
-         (channels-first, as its TF32 runs) and fp16 (channels-last, as its AMP runs): the rate against
-         the one fitted on 2D networks.
+         (channels-first, as its TF32 runs) and fp16 both ways (channels-last as its AMP runs): the rate
+         against the one fitted on 2D networks, and what channels-first costs at 16 bits.
 
 Writes one JSON file and prints a line per finding; the last line sums them up for the checkup's summary.
 --quick runs tiny shapes (the checkup's dry run on the CPU). No figure here is used by the predictions:
@@ -94,38 +94,42 @@ def gemm_alignment(device, quick, warmup, reps):
 def normalisation_passes(device, quick, warmup, reps):
     shape = (1, 4, 8, 8, 8) if quick else (2, 32, 128, 128, 128)
     rows = []
-    precisions = ("fp32",) if device.type == "cpu" else ("fp32", "fp16")
-    for precision in precisions:
+    # (precision, channels-last): PyTorch's instance norm copies a channels-last input to channels-first.
+    cases = [("fp32", False), ("fp16", False), ("fp16", True)]
+    for precision, channels_last in cases:
         dt = dtype_of(precision)
-        x = torch.randn(shape, device=device, dtype=dt, requires_grad=True)
+        fmt = torch.channels_last_3d if channels_last else torch.contiguous_format
+        x = torch.randn(shape, device=device, dtype=dt).to(memory_format=fmt).requires_grad_()
         weight = torch.ones(shape[1], device=device, dtype=dt, requires_grad=True)
         bias = torch.zeros(shape[1], device=device, dtype=dt, requires_grad=True)
-        grad = torch.randn(shape, device=device, dtype=dt)
+        grad = torch.randn(shape, device=device, dtype=dt).to(memory_format=fmt)
         copy_ms = timed_ms(lambda: x.detach().clone(), device, warmup, reps)  # one read, one write
         per_pass = copy_ms / 2
-        ops = {
-            "instance_norm": lambda: F.instance_norm(x, weight=weight, bias=bias, use_input_stats=True),
-            "batch_norm": lambda: F.batch_norm(x, None, None, weight, bias, training=True),
-        }
+        ops = {"instance_norm": lambda: F.instance_norm(x, weight=weight, bias=bias, use_input_stats=True)}
+        if not channels_last:
+            ops["batch_norm"] = lambda: F.batch_norm(x, None, None, weight, bias, training=True)
         for name, op in ops.items():
             forward_ms = timed_ms(op, device, warmup, reps)
             y = op()  # backward alone: the graph kept between calls
             backward_ms = timed_ms(lambda: torch.autograd.grad(y, (x, weight, bias), grad, retain_graph=True),
                                    device, warmup, reps)
-            rows.append({"op": name, "precision": precision, "shape": list(shape), "copy_ms": copy_ms,
+            rows.append({"op": name, "precision": precision, "channels_last": channels_last, "shape": list(shape),
+                         "copy_ms": copy_ms,
                          "forward_ms": forward_ms, "backward_ms": backward_ms,
                          "forward_passes": forward_ms / per_pass, "backward_passes": backward_ms / per_pass})
             del y
         del x, grad
-    summary = ", ".join("%s %s %.1f+%.1f" % (r["op"], r["precision"], r["forward_passes"], r["backward_passes"])
-                        for r in rows)
-    return rows, "passes over the tensor forward+backward (charged 3+5): " + summary
+    summary = ", ".join("%s %s%s %.1f+%.1f" % (r["op"], r["precision"], " channels-last" if r["channels_last"] else "",
+                                                r["forward_passes"], r["backward_passes"]) for r in rows)
+    return rows, "passes over the tensor forward+backward (charged 3+5; 7+9 channels-last): " + summary
 
 
 def conv3d_rates(device, quick, warmup, reps):
     n, c, side = (1, 4, 8) if quick else (2, 32, 128)
     torch.backends.cudnn.benchmark = True
-    cases = [("tf32", False)] + ([] if device.type == "cpu" else [("fp16", True)])
+    # TF32 channels-first as nnU-Net's TF32 runs; fp16 both ways (its AMP runs are channels-last; the
+    # model charges cuDNN's transposes channels-first).
+    cases = [("tf32", False), ("fp16", False), ("fp16", True)]
     rows = []
     for precision, channels_last in cases:
         with_tf32(precision == "tf32")

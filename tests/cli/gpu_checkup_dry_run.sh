@@ -47,9 +47,12 @@ assert d["format"] == "trainscope-microbench" and d["quick"] and d["device"] == 
 assert sorted((r["precision"], r["width"]) for r in d["gemm"]) == sorted(
     (p, w) for p in ("bf16", "fp16", "tf32") for w in (64, 56, 60, 61)), d["gemm"]
 assert all(r["total_ms"] > 0 and r["time_per_flop_vs_aligned"] > 0 for r in d["gemm"])
-assert sorted(r["op"] for r in d["norm"]) == ["batch_norm", "instance_norm"]
+assert sorted((r["op"], r["precision"], r["channels_last"]) for r in d["norm"]) == [
+    ("batch_norm", "fp16", False), ("batch_norm", "fp32", False), ("instance_norm", "fp16", False),
+    ("instance_norm", "fp16", True), ("instance_norm", "fp32", False)], d["norm"]
 assert all(r["forward_passes"] > 0 and r["backward_passes"] > 0 for r in d["norm"])
-assert len(d["conv3d"]) == 1 and d["conv3d"][0]["forward_ms"] > 0
+assert [(r["precision"], r["channels_last"]) for r in d["conv3d"]] == [("tf32", False), ("fp16", False), ("fp16", True)]
+assert all(r["forward_ms"] > 0 and r["backward_ms"] > 0 for r in d["conv3d"])
 EOF
 
 summary=$(cat "$work/out/summary.txt")
@@ -64,7 +67,7 @@ expect "^device: cpu \(no GPU: .+\)$"
 expect "^ctest -L gpu: ok in $num s: [1-9][0-9]* tests, 0 failed, [1-9][0-9]* skipped \(no GPU, accepted in the dry run\)$"
 expect "^calibrate: no GPU \(status 4, accepted in the dry run\): trainscope-cli: cannot calibrate: .+"
 expect "^time: zoo:resnet50\?image=32&classes=10 fp32 batch 1 \(adam\) per-layer profile: ok, $num s wall; longest step: batch 1: .+ $num s -> profiles/cpu/resnet50-image-32-classes-10-fp32.json$"
-expect "^microbench: ok in $num s: 12 GEMM widths, 2 normalisations, 1 convolutions timed on cpu -> microbench/results.json$"
+expect "^microbench: ok in $num s: 12 GEMM widths, 5 normalisations, 3 convolutions timed on cpu -> microbench/results.json$"
 expect "^profiles 1/2: ok in $num s: 2 recorded, 0 failed, 0 left \(3 profiles in all\)$"
 expect "^profiles 2/2: ok in $num s: 2 recorded, 0 failed, 0 left \(5 profiles in all\)$"
 expect "^call: ok in [0-9]+ s$"
