@@ -55,6 +55,23 @@ const GpuSpec& gpu(const std::string& id) {
     return GpuDatabase::builtin().get(id);
 }
 
+struct ByLayout {
+    double channelsFirst = 0, channelsLast = 0;
+};
+
+// `g`'s iteration time on `gpuId` at `p` and `batch`, with its activations channels-first and channels-last.
+ByLayout iterationByLayout(const Graph& g, const std::string& gpuId, TrainingPrecision p, int64_t batch) {
+    const TrainingPredictor predictor(g);
+    TrainingScenario s;
+    s.batch = batch;
+    s.precision = p;
+    ByLayout t;
+    t.channelsFirst = predictor.predict(gpu(gpuId), s, false).iterationMs.value;
+    s.channelsLast = true;
+    t.channelsLast = predictor.predict(gpu(gpuId), s, false).iterationMs.value;
+    return t;
+}
+
 }  // namespace
 
 // GPU-bound: the host runs ahead, the GPU's work is the iteration: forward 10 + backward 20 +
@@ -433,17 +450,10 @@ TEST(IterationStream, ChannelsFirstTensorCoreConvolutionsPayForTransposes) {
     EXPECT_EQ(convs, 1);
     // In the iteration: the same convolution net at amp-fp16 is slower channels-first on an A100;
     // FP32 on a V100 (no tensor cores for FP32) is the same either way.
-    TrainingPredictor p(graph);
-    TrainingScenario s;
-    s.batch = 32;
-    s.precision = TrainingPrecision::AmpFp16;
-    const double channelsFirst = p.predict(gpu("a100-sxm4-80gb"), s, false).iterationMs.value;
-    s.channelsLast = true;
-    EXPECT_LT(p.predict(gpu("a100-sxm4-80gb"), s, false).iterationMs.value, channelsFirst);
-    s.precision = TrainingPrecision::Fp32;
-    const double v100Last = p.predict(gpu("v100-sxm2-16gb"), s, false).iterationMs.value;
-    s.channelsLast = false;
-    EXPECT_DOUBLE_EQ(p.predict(gpu("v100-sxm2-16gb"), s, false).iterationMs.value, v100Last);
+    const ByLayout a100 = iterationByLayout(graph, "a100-sxm4-80gb", TrainingPrecision::AmpFp16, 32);
+    EXPECT_LT(a100.channelsLast, a100.channelsFirst);
+    const ByLayout v100 = iterationByLayout(graph, "v100-sxm2-16gb", TrainingPrecision::Fp32, 32);
+    EXPECT_DOUBLE_EQ(v100.channelsLast, v100.channelsFirst);
 }
 
 // PyTorch's instance norm on channels-last activations normalises a channels-first copy and returns a
@@ -501,17 +511,10 @@ TEST(IterationStream, ChannelsLastInstanceNormsPayForTheirCopies) {
         // In the iteration, at 64^3 where the GPU's work bounds it: channels-last is slower than
         // channels-first by those copies in FP32 on a V100 (whose FP32 convolutions run on CUDA cores,
         // with no layout transposes either way), unless the layout is kept.
-        const Graph large = block(64, keepsLayout);
-        TrainingPredictor p(large);
-        TrainingScenario s;
-        s.batch = 8;
-        s.precision = TrainingPrecision::Fp32;
-        const double channelsFirst = p.predict(gpu("v100-sxm2-16gb"), s, false).iterationMs.value;
-        s.channelsLast = true;
-        const double channelsLast = p.predict(gpu("v100-sxm2-16gb"), s, false).iterationMs.value;
+        const ByLayout v100 = iterationByLayout(block(64, keepsLayout), "v100-sxm2-16gb", TrainingPrecision::Fp32, 8);
         if (keepsLayout)
-            EXPECT_DOUBLE_EQ(channelsLast, channelsFirst);
+            EXPECT_DOUBLE_EQ(v100.channelsLast, v100.channelsFirst);
         else
-            EXPECT_GT(channelsLast, channelsFirst * 1.05);
+            EXPECT_GT(v100.channelsLast, v100.channelsFirst * 1.05);
     }
 }
