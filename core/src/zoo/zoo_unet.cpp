@@ -106,7 +106,8 @@ int diceCeLoss(ModelBuilder& b, const UNetShape& u, int logits, int labels, int 
     int intersection = b.op1("ReduceSum", {b.mul(probs, target, "dice")}, sum, "dice");
     int predicted = b.op1("ReduceSum", {probs}, sum, "dice");
     int ground = b.op1("ReduceSum", {target}, sum, "dice");
-    // 1 - (2 I + smooth) / (P + G + smooth), averaged over the classes: a few ops on [C - 1] values.
+    // 1 - (2 I + smooth) / (P + G + smooth), averaged over the classes: a few ops on [C - 1] values (the
+    // constant 1 and the smoothing left out: the same kernels and gradients).
     int dice = b.op1("Div", {b.scale(intersection, 2.0, "dice"), b.add(predicted, ground, "dice")}, {}, "dice");
     int diceLoss = b.op1("ReduceMean", {dice}, {{"keepdims", int64_t{0}}}, "dice");
     return b.op1("Sub", {ce, diceLoss});
