@@ -390,15 +390,16 @@ TEST(IterationStream, Fp32IsPyTorchsDefaultTf32ConvolutionsOnly) {
 // Batch normalisation in training reads its input twice forward (statistics, then normalise) and
 // the input and the output gradient twice backward: 3 and 5 passes over the activation, where a
 // plain elementwise op of the same size (ReLU) makes 2 and 3.
+// (256 channels: more planes than the A100 has SMs, so that no SM idles; NormsOfFewPlanesLeaveSmsIdle.)
 TEST(IterationStream, BatchNormReadsItsInputForTheStatistics) {
     ModelBuilder builder("bn");
-    const int x0 = builder.input("x", {Dim::batch(), Dim(64), Dim(56), Dim(56)});
-    const int x = builder.conv2d("conv", x0, 64, 1);  // gives the batch norm an input needing a gradient
+    const int x0 = builder.input("x", {Dim::batch(), Dim(256), Dim(28), Dim(28)});
+    const int x = builder.conv2d("conv", x0, 256, 1);  // gives the batch norm an input needing a gradient
     const Graph graph = builder.finish({builder.relu(builder.batchNorm("bn", x))});
     const ModelAnalysis analysis(graph);
     const GpuSpec& a100 = gpu("a100-sxm4-80gb");
     const OperationTimes t = prepareIterationTimes(analysis, a100, TrainingPrecision::Fp32);
-    const double n = 64, activation = n * 64 * 56 * 56 * 4;  // bytes of one fp32 activation
+    const double n = 64, activation = n * 256 * 28 * 28 * 4;  // bytes of one fp32 activation
     std::map<std::string, std::pair<double, double>> memory;
     for (const TimeRow& r : t.forward) memory[analysis.ops[size_t(r.op)].type].first = r.memoryMs.at(n);
     for (const TimeRow& r : t.backward) memory[analysis.ops[size_t(r.op)].type].second = r.memoryMs.at(n);
@@ -462,8 +463,10 @@ TEST(IterationStream, ChannelsFirstTensorCoreConvolutionsPayForTransposes) {
 // gradients. Nothing channels-first, nothing for batch normalisation (cuDNN's kernels read NHWC), and
 // nothing for an instance norm that keeps the layout (apex's InstanceNorm3dNVFuser, keeps_layout 1).
 TEST(IterationStream, ChannelsLastInstanceNormsPayForTheirCopies) {
-    // A 3x3x3 convolution, an instance norm, ReLU and a batch norm on [N, 16 -> 32, side^3].
-    auto block = [](int64_t side, bool keepsLayout) {
+    // A 3x3x3 convolution, an instance norm, ReLU and (in the per-op checks) a batch norm on
+    // [N, 16 -> 32, side^3]; the iteration is compared without the batch norm, whose 32 channels-first
+    // planes leave most SMs idle (NormsOfFewPlanesLeaveSmsIdle) where channels-last kernels do not.
+    auto block = [](int64_t side, bool keepsLayout, bool batchNorm = true) {
         ModelBuilder builder("unet-block");
         const int x = builder.input("x", {Dim::batch(), Dim(16), Dim(side), Dim(side), Dim(side)});
         const int w = builder.parameter("conv", "weight", {Shape{Dim(32), Dim(16), Dim(3), Dim(3), Dim(3)}});
@@ -475,7 +478,8 @@ TEST(IterationStream, ChannelsLastInstanceNormsPayForTheirCopies) {
         const int in = builder.op1(
             "InstanceNormalization",
             {c, builder.parameter("norm", "weight", {32}), builder.parameter("norm", "bias", {32})}, attrs, "norm");
-        return builder.finish({builder.batchNorm("bn", builder.relu(in))});
+        const int relu = builder.relu(in);
+        return builder.finish({batchNorm ? builder.batchNorm("bn", relu) : relu});
     };
     for (const bool keepsLayout : {false, true}) {
         SCOPED_TRACE(keepsLayout ? "keeps the layout" : "PyTorch's");
@@ -511,10 +515,66 @@ TEST(IterationStream, ChannelsLastInstanceNormsPayForTheirCopies) {
         // In the iteration, at 64^3 where the GPU's work bounds it: channels-last is slower than
         // channels-first by those copies in FP32 on a V100 (whose FP32 convolutions run on CUDA cores,
         // with no layout transposes either way), unless the layout is kept.
-        const ByLayout v100 = iterationByLayout(block(64, keepsLayout), "v100-sxm2-16gb", TrainingPrecision::Fp32, 8);
+        const ByLayout v100 =
+            iterationByLayout(block(64, keepsLayout, false), "v100-sxm2-16gb", TrainingPrecision::Fp32, 8);
         if (keepsLayout)
             EXPECT_DOUBLE_EQ(v100.channelsLast, v100.channelsFirst);
         else
             EXPECT_GT(v100.channelsLast, v100.channelsFirst * 1.05);
+    }
+}
+
+// Batch and instance norms on channels-first tensors run one thread block per plane (cuDNN's and
+// PyTorch's kernels: grids of one block per channel in the stored A100 and V100 ResNet-50 traces),
+// each at about its SM's share of the bandwidth. On an A100 (108 SMs): a batch norm over 32 channels
+// takes 108 / 32 of its bandwidth-bound time, one over 256 channels or on channels-last tensors no
+// more; an instance norm over 32 channels of a sample takes the same time for 1 to 3 samples (32 to
+// 96 planes, each SM at most one) and grows with the batch from 4 samples (128 planes) on; one that
+// keeps the layout (apex's, keeps_layout 1) grows with the batch from the first sample.
+TEST(IterationStream, NormsOfFewPlanesLeaveSmsIdle) {
+    auto model = [](const std::string& norm, int64_t channels, bool keepsLayout) {
+        ModelBuilder builder("norm");
+        const int x0 = builder.input("x", {Dim::batch(), Dim(channels), Dim(32), Dim(32), Dim(32)});
+        const int w =
+            builder.parameter("conv", "weight", {Shape{Dim(channels), Dim(channels), Dim(1), Dim(1), Dim(1)}});
+        const int x = builder.op1("Conv", {x0, w}, {{"kernel_shape", std::vector<int64_t>{1, 1, 1}}});
+        if (norm == "BatchNormalization") return builder.finish({builder.relu(builder.batchNorm("bn", x))});
+        std::map<std::string, Attribute> attrs{{"epsilon", 1e-5}};
+        if (keepsLayout) attrs["keeps_layout"] = int64_t{1};
+        const int in = builder.op1(
+            "InstanceNormalization",
+            {x, builder.parameter("norm", "weight", {channels}), builder.parameter("norm", "bias", {channels})}, attrs,
+            "norm");
+        return builder.finish({builder.relu(in)});
+    };
+    const GpuSpec& a100 = gpu("a100-sxm4-80gb");
+    ASSERT_EQ(*a100.sms, 108);
+    // The norm's forward and backward kernel times at batch n.
+    auto normMs = [&](const Graph& g, double n, bool channelsLast) {
+        const ModelAnalysis analysis(g);
+        const OperationTimes t = prepareIterationTimes(analysis, a100, TrainingPrecision::Fp32, StreamModel::shipped(),
+                                                       KernelScalingTable::builtin(), channelsLast);
+        std::pair<double, double> ms{0, 0};
+        for (const TimeRow& r : t.forward)
+            if (analysis.ops[size_t(r.op)].type.find("Normalization") != std::string::npos) ms.first = r.kernelMs(n);
+        for (const TimeRow& r : t.backward)
+            if (analysis.ops[size_t(r.op)].type.find("Normalization") != std::string::npos) ms.second = r.kernelMs(n);
+        return ms;
+    };
+    const double overhead = StreamModel::shipped().kernelOverheadUs * 1e-3;  // one kernel each way
+    for (const bool backward : {false, true}) {
+        SCOPED_TRACE(backward ? "backward" : "forward");
+        auto pass = [&](const std::pair<double, double>& ms) { return (backward ? ms.second : ms.first) - overhead; };
+        const Graph bn32 = model("BatchNormalization", 32, false), bn256 = model("BatchNormalization", 256, false);
+        EXPECT_NEAR(pass(normMs(bn32, 8, false)) / pass(normMs(bn32, 8, true)), 108.0 / 32, 1e-9);
+        EXPECT_NEAR(pass(normMs(bn256, 8, false)) / pass(normMs(bn256, 8, true)), 1, 1e-9);
+        const Graph in32 = model("InstanceNormalization", 32, false);
+        EXPECT_NEAR(pass(normMs(in32, 3, false)) / pass(normMs(in32, 1, false)), 1, 1e-6);
+        EXPECT_NEAR(pass(normMs(in32, 8, false)) / pass(normMs(in32, 4, false)), 2, 0.01);
+        EXPECT_NEAR(pass(normMs(in32, 1, false)) / pass(normMs(in32, 8, false)), 108.0 / (8 * 32), 0.01);
+        const Graph kept = model("InstanceNormalization", 32, true);
+        EXPECT_NEAR(pass(normMs(kept, 2, false)) / pass(normMs(kept, 1, false)), 2, 0.01);
+        // The layout-keeping norm at one sample is what PyTorch's takes at 108 planes' worth of samples.
+        EXPECT_NEAR(pass(normMs(in32, 1, false)) / pass(normMs(kept, 1, false)), 108.0 / 32, 0.02);
     }
 }

@@ -88,6 +88,12 @@ void classifyOp(const Graph& g, const Operation& op, const OpCost& c2, const std
         a.steps = x.size() > axis ? double(x[axis]) : 1;
     }
     a.needsChannelsFirst = op.type == "InstanceNormalization" && op.attrInt("keeps_layout", 0) == 0;
+    if ((op.type == "BatchNormalization" || a.needsChannelsFirst) && !op.inputs.empty() && op.inputs[0] >= 0) {
+        const std::vector<int64_t> x = evalShape(g.values[op.inputs[0]].shape, 1, seq);
+        // Rank 2 (BatchNorm1d on features) runs PyTorch's channels-last kernels, which split the batch.
+        const double channels = x.size() >= 3 ? double(x[1]) : 0;
+        (op.type == "BatchNormalization" ? a.normPlanes : a.normPlanesPerSample) = channels;
+    }
     a.gradientPassThrough = op.type == "Add";
     if (a.gradientPassThrough && !op.outputs.empty())
         for (int in : op.inputs)

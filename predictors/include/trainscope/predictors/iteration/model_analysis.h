@@ -104,6 +104,12 @@ struct AnalyzedOp {
     // output (pytorch/pytorch#59168). False where the op keeps the layout ("keeps_layout": 1, apex's
     // InstanceNorm3dNVFuser, which permutes instead).
     bool needsChannelsFirst = false;
+    // Batch and instance normalisation on channels-first tensors run one thread block per plane
+    // they normalise (cuDNN's bn_fw_tr_1C11 and bn_bw_1C11 kernels and PyTorch's own: a grid of one
+    // block per channel in the stored A100 and V100 ResNet traces; instance norm's planes are its
+    // N x C channels): planes = normPlanes + n x normPlanesPerSample. 0 for other ops.
+    double normPlanes = 0;
+    double normPlanesPerSample = 0;
     bool bidirectional = false;                                  // a recurrent layer run in both directions
     AttentionBackend attentionBackend = AttentionBackend::Math;  // OpKind::Attention only
     // Add's backward hands the output gradient to its inputs as it is: a kernel runs only to sum it
