@@ -432,7 +432,10 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
                                       : sustainedFp32Tflops(gpu, linear.params) * 1e12 * model.fp32Efficiency;
             if (op.kind == OpKind::Conv) rate *= model.convEfficiency;
             if (tensorCores) rate /= oddWidthGemmSlowdown(op, math);  // cuBLAS's fallback kernels
-            if (!tensorCores && op.winogradEligible) rate *= model.winogradSpeedup;
+            if (!tensorCores && op.winogradEligible) {
+                const double in = op.gemmReduction / 9, out = op.gemmColumns;
+                rate *= model.winogradSpeedup / (1 + model.winogradTransformChannels * (1 / in + 1 / out));
+            }
             msPerFlop = 1e3 / rate;
             msPerByte = 1e3 / (bw * linear.params.memoryEff);
             // One wave: every SM computes one output tile over the whole reduction. A kernel takes

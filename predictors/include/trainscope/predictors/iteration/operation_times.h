@@ -103,6 +103,9 @@ struct StreamModel {
     double convEfficiency = 0;    // a convolution's achieved rate relative to a GEMM's
     double fp32Efficiency = 1;    // FP32 GEMMs on CUDA cores in an iteration against the scaling table's sustained rate
     double winogradSpeedup = 1;   // FP32 3x3 stride-1 convolutions (Winograd) against their FLOP rate
+    // Winograd's input and output transforms against its products: a convolution of C_in -> C_out
+    // channels runs at winogradSpeedup / (1 + k (1 / C_in + 1 / C_out)) (k = 0: at winogradSpeedup).
+    double winogradTransformChannels = 0;
     double memoryEfficiency = 0;  // bandwidth-bound kernels in an iteration against large isolated ones
     double groupedConvEfficiency = 1;  // grouped and depthwise convolutions' rate and bandwidth against dense ones
     double hostForwardUs = 0;          // host time to dispatch one operator's forward (eager PyTorch)
