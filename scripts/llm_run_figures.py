@@ -1,8 +1,22 @@
-"""The figures scripts/validate_llm_runs.py and scripts/validate_foundry_runs.py read from `trainscope-cli predict
---json`: one run of the CLI, its first prediction per GPU of the job."""
+"""What the scripts validating against published runs share (validate_llm_runs.py, validate_foundry_runs.py,
+validate_lora_runs.py, validate_moe_runs.py): their common options, and the figures they read from
+`trainscope-cli predict --json` (one run of the CLI, its first prediction per GPU of the job)."""
+import argparse
 import json
+import os
 import subprocess
 import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def validation_parser(doc, check_help):
+    """The options every validation script takes: --cli, --json and --check (whose meaning is the script's)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--cli", default=os.path.join(REPO, "build", "bin", "trainscope-cli"))
+    ap.add_argument("--json", help="write the rows and predictions here")
+    ap.add_argument("--check", type=float, metavar="PERCENT", help=check_help)
+    return ap
 
 
 def predict_figures(args, gpus):

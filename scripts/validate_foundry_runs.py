@@ -32,14 +32,13 @@ Each row is predicted with the run's own set-up:
 Memory: every published row ran, so each must be predicted to fit its GPU (within the issue's 5% of the
 capacity counts as not contradicting it); the FP8 table's rows are printed, not held to it.
 """
-import argparse
 import csv
 import json
 import os
 import sys
 import tempfile
 
-from llm_run_figures import predict_figures
+from llm_run_figures import predict_figures, validation_parser
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "tests", "data", "published", "llm-foundry", "mpt-throughput.csv")
@@ -93,14 +92,11 @@ def summary(errors):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cli", default=os.path.join(REPO, "build", "bin", "trainscope-cli"))
-    ap.add_argument("--json", help="write the rows and predictions here")
+    ap = validation_parser(__doc__,
+                           "exit 1 when a BF16 row's mean |error| over its table exceeds PERCENT (a parameter count "
+                           "other than the published one, or a row that ran predicted not to fit by more than 5%%, "
+                           "always fails)")
     ap.add_argument("--tables", nargs="*", default=list(TABLES), choices=list(TABLES))
-    ap.add_argument("--check", type=float, metavar="PERCENT",
-                    help="exit 1 when a BF16 row's mean |error| over its table exceeds PERCENT (a parameter count "
-                         "other than the published one, or a row that ran predicted not to fit by more than 5%%, "
-                         "always fails)")
     a = ap.parse_args()
     with open(DATA) as f:
         rows = [r for r in csv.DictReader(f) if r["table"] in a.tables]

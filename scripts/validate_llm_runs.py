@@ -20,12 +20,11 @@ local batch 2 with selective op checkpointing ran out of memory (it must not fit
 Not stated by torchtitan, so assumed: 200 Gb/s InfiniBand per GPU (HDR, as a DGX A100 has) and 8
 GPUs per node.
 """
-import argparse
 import json
 import os
 import sys
 
-from llm_run_figures import predict_figures
+from llm_run_figures import predict_figures, validation_parser
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = os.path.join(REPO, "tests", "data", "hf-configs")
@@ -57,11 +56,8 @@ def predict(cli, config, seq, batch, checkpointing):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cli", default=os.path.join(REPO, "build", "bin", "trainscope-cli"))
-    ap.add_argument("--json", help="write the rows and predictions here")
-    ap.add_argument("--check", type=float, metavar="PERCENT",
-                    help="exit 1 when a row is off by more than PERCENT (a wrong memory verdict always fails)")
+    ap = validation_parser(__doc__,
+                           "exit 1 when a row is off by more than PERCENT (a wrong memory verdict always fails)")
     a = ap.parse_args()
     print(f"{SOURCE}; {GPUS_PER_NODE} GPUs per node and {IB_GBPS} Gb/s InfiniBand per GPU assumed; "
           "predicted at bf16-params with each row's checkpointing")

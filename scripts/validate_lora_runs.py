@@ -39,11 +39,12 @@ The models are tests/data/hf-configs/qwen-{1.8b,7b,14b}.json: Qwen v1's own conf
 qwen), built as its remote code runs: the fused c_attn (one adapter of r x 4h, as PEFT puts on it),
 and the loss on the bf16 logits, without transformers' fp32 copy.
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
+
+from llm_run_figures import validation_parser
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = os.path.join(REPO, "tests", "data", "hf-configs")
@@ -89,11 +90,8 @@ def predict(cli, model, seq, method):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cli", default=os.path.join(REPO, "build", "bin", "trainscope-cli"))
-    ap.add_argument("--json", help="write the rows and predictions here")
-    ap.add_argument("--check", type=float, metavar="PERCENT",
-                    help="exit 1 when a checked LoRA or LoRA (emb) row (memory, or time from 1024 tokens) is off by more")
+    ap = validation_parser(__doc__,
+                           "exit 1 when a checked LoRA or LoRA (emb) row (memory, or time from 1024 tokens) is off by more")
     a = ap.parse_args()
     print(SOURCE)
     print("predicted at bf16-params without master weights, LoRA r=64 alpha 16 on every linear layer of the "

@@ -20,12 +20,11 @@ are printed.
 
 Not stated by the README, so assumed: 400 Gb/s InfiniBand per GPU (TrainScope's default) across nodes.
 """
-import argparse
 import json
 import os
 import sys
 
-from llm_run_figures import predict_figures
+from llm_run_figures import predict_figures, validation_parser
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(REPO, "tests", "data", "hf-configs", "qwen3-30b-a3b.json")
@@ -54,11 +53,8 @@ def predict(cli, gpus, batch):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cli", default=os.path.join(REPO, "build", "bin", "trainscope-cli"))
-    ap.add_argument("--json", help="write the rows and predictions here")
-    ap.add_argument("--check", type=float, metavar="PERCENT",
-                    help="exit 1 when a DeepEP row's throughput is off by more than PERCENT")
+    ap = validation_parser(__doc__,
+                           "exit 1 when a DeepEP row's throughput is off by more than PERCENT")
     a = ap.parse_args()
     print(f"{SOURCE}; predicted eager, at bf16-params with every block checkpointed, "
           f"expert parallelism {EXPERT_PARALLEL} inside each node of 8")
