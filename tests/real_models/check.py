@@ -12,6 +12,12 @@
 - Every nn.Conv*/nn.Linear module path whose forward runs appears as a layer path.
 - With --batch-scaling, the batch stays a free size: the same FLOPs at twice the batch are twice as many (a
   file exported at a fixed batch is not frozen at it).
+- Where the manifest has PyTorch's saved-for-backward bytes for this format (generate_exports.py: autograd's
+  saved tensors in the training forward the file holds), totals.activation_bytes must be within
+  --saved-tolerance percent of them (default 3): activations the exporters write as several nodes (SiLU,
+  GELU) and no-op nodes (dropout at p = 0, a cast to the same dtype) must save what PyTorch saves. What is
+  left is views that keep a larger storage alive (ViT's classifier reads the class token as a view of the
+  whole sequence's output).
 - The importer's notes (what the file cannot give exactly) are none, or the one the manifest expects for that
   format, with the parameter count the file can give ("expected", generate_exports.py).
 Exits 77 (ctest: skipped) when the generated models, or this format of the model, are absent.
@@ -33,6 +39,7 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--format", required=True)
     ap.add_argument("--batch-scaling", action="store_true")
+    ap.add_argument("--saved-tolerance", type=float, default=3.0)
     args = ap.parse_args()
     manifest_path = os.path.join(args.dir, "manifest.json")
     if not os.path.exists(manifest_path):
@@ -85,6 +92,15 @@ def main():
             if at2 != 2 * measured:
                 failures.append(f"conv/gemm/matmul forward FLOPs at batch {2 * model['batch']}: {at2:.0f}, not twice "
                                 f"{measured:.0f} (is the batch fixed?)")
+
+    saved_want = model.get("saved_bytes", {}).get(args.format)
+    if saved_want:
+        saved = report["totals"]["activation_bytes"]
+        error = 100 * (saved / saved_want - 1)
+        print(f"saved for backward: {saved:.0f} bytes, PyTorch's autograd {saved_want} ({error:+.2f}%)")
+        if abs(error) > args.saved_tolerance:
+            failures.append(f"activation_bytes {saved:.0f} is {error:+.2f}% from the {saved_want} bytes PyTorch's "
+                            f"autograd saves (tolerance {args.saved_tolerance}%)")
 
     paths = {l["path"] for l in layers}
     missing = [p for p in model["conv_linear_paths"] if p not in paths]

@@ -14,6 +14,9 @@ Models are built from small configs as a user builds them (freshly initialised w
 optimizer then merges equal initializers, which the importer must undo) and, for "_trained" variants, with
 every parameter and floating buffer drawn at random, as in a trained model.
 
+And the bytes PyTorch's autograd saves for backward in the training forward that a format holds
+("saved_bytes", by format), which check.py compares with the file's activation_bytes.
+
 Where a file cannot hold a parameter whole, the manifest says so with the count the file does hold and the
 note the importer must give ("expected"): a static export gathers the rows of a position table that the
 fixed sequence length reads (GPT-2's wpe, BERT's position_embeddings) and drops the rest.
@@ -117,6 +120,40 @@ def expected_losses(name, model):
     return {"onnx_dynamo": {"parameters": total - lost[1], "note": f"parameter '{lost[0]}' is only partly in the file"}}
 
 
+def saved_bytes(model, example, eager=False):
+    """Bytes autograd saves for backward in one training forward (every storage saved that is not a
+    parameter, the input included), dropout as CUDA runs it (a one-byte mask; the CPU's F.dropout keeps
+    a float one): what the file's activation_bytes must be where the file holds what that forward runs.
+    eager: transformers' eager attention, which the legacy export writes."""
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    saved = {}
+
+    def pack(t):
+        if t.untyped_storage().data_ptr() not in params:
+            saved[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+
+    def cuda_dropout(input, p=0.5, training=True, inplace=False):
+        return torch.native_dropout(input, p, True)[0] if training and p > 0 else input
+
+    attention = model.config._attn_implementation if eager else None
+    dropout = torch.nn.functional.dropout
+    torch.nn.functional.dropout = cuda_dropout
+    try:
+        if eager:
+            model.set_attn_implementation("eager")
+        torch.manual_seed(0)
+        model.train()
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            model(*example)
+    finally:
+        torch.nn.functional.dropout = dropout
+        model.eval()
+        if eager:
+            model.set_attn_implementation(attention)
+    return sum(saved.values())
+
+
 def export(model, path, example, input_name, dynamic, legacy):
     if legacy:
         model.train()
@@ -201,6 +238,10 @@ def main():
                       "cli_args": ["--batch", str(BATCH)] + ([] if image else ["--seq", str(SEQ)]),
                       **independent_counts(model, example)}
             record["expected"] = expected_losses(name, model)
+            # The legacy export is the training forward with eager attention. The torch.export-based
+            # exporter's files are the eval forward (no dropout) with sdpa written out as MatMul, Softmax,
+            # MatMul, whose probabilities sdpa's kernels never save: not compared.
+            record["saved_bytes"] = {"onnx_legacy": saved_bytes(model, example, eager=True)}
             export_all(name, model, example, input_name, dynamic, out_dir, record)
             models[name] = record
             print(f"{name}: {time.time() - t:.1f} s {record['export_failures'] or ''}", flush=True)
@@ -211,6 +252,13 @@ def main():
             example = (torch.randn(BATCH, 3, size, size),)
             record = {"kind": "vision", "batch": BATCH, "parameters": sum(p.numel() for p in model.parameters()),
                       "cli_args": ["--batch", str(BATCH)], **independent_counts(model, example)}
+            # Every format holds the training forward of these (the eval exports lack only dropout's masks
+            # and stochastic depth's per-sample draws: bytes, not tensors), except ViT's: its
+            # nn.MultiheadAttention runs F.scaled_dot_product_attention, which saves no probabilities, and
+            # both exporters write it out as MatMul, Softmax, MatMul, which TrainScope reads as written.
+            if name != "vit_b_16":
+                measured = saved_bytes(model, example)
+                record["saved_bytes"] = {fmt: measured for fmt in ("onnx_dynamo", "onnx_dynamo_dynamic", "onnx_legacy")}
             export_all(name, model, example, "input", {0: "batch"}, out_dir, record)
             models[name] = record
             print(f"{name}: {time.time() - t:.1f} s {record['export_failures'] or ''}", flush=True)

@@ -63,6 +63,21 @@ public:
         if (withData) t->set_raw_data(std::string(size_t(n) * 4, '\0'));
         return t;
     }
+    // A one-element float initializer (a scalar, as the exporters write constants they fold).
+    void scalar(const std::string& name, float value) {
+        auto* t = graph_->add_initializer();
+        t->set_name(name);
+        t->set_data_type(onnx::TensorProto::FLOAT);
+        t->add_float_data(value);
+    }
+    // A Constant node holding a scalar float tensor (the legacy exporter's `g.op("Constant", value_t=...)`).
+    void constant(const std::string& name, float value) {
+        auto* a = node("Constant", {}, {name}, "/" + name + "/Constant")->add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto::TENSOR);
+        a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+        a->mutable_t()->add_float_data(value);
+    }
     void ints(const std::string& name, const std::vector<int64_t>& values, bool scalar = false) {
         auto* t = graph_->add_initializer();
         t->set_name(name);

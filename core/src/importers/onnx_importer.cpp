@@ -188,7 +188,9 @@ void OnnxGraphBuilder::addOperation(const onnx::NodeProto& n, const std::string&
     op.modulePath = modulePathFromNodeName(n.name());
     if (op.modulePath.empty()) op.modulePath = modulePathFromMetadata(n);
     for (const std::string& in : n.input()) op.inputs.push_back(in.empty() ? -1 : valueFor(in, label, op.modulePath));
-    if (keepsIdentityWeight(n, op) || unfuseBatchNorm(n, op, label)) return;
+    if (keepsIdentityWeight(n, op) || unfuseBatchNorm(n, op, label) || bypassesInactiveDropout(n, op) ||
+        bypassesNoOpCast(n, op))
+        return;
     recoverMergedParameters(n, op);
 
     int lastOutput = n.output_size() - 1;
@@ -208,6 +210,61 @@ void OnnxGraphBuilder::addOperation(const onnx::NodeProto& n, const std::string&
 
     applyFixedBatchHeuristic(op);
     addInferredOperation(std::move(op), label);
+}
+
+// `.to(dtype)` of a tensor already of that dtype returns the tensor itself (transformers' RMSNorm and
+// eager attention cast to fp32 and back, which in an fp32 model changes nothing): the exporters' Cast to
+// the input's own dtype is the input under a second name.
+bool OnnxGraphBuilder::bypassesNoOpCast(const onnx::NodeProto& n, const Operation& op) {
+    if (op.type != "Cast" || op.inputs.size() != 1 || op.inputs[0] < 0 || n.output_size() != 1 || !op.hasAttr("to"))
+        return false;
+    const DType from = g_.values[size_t(op.inputs[0])].dtype;
+    if (from == DType::Unknown || dtypeFromOnnx(int(op.attrInt("to", 0))) != from) return false;
+    aliases_[n.output(0)] = op.inputs[0];
+    return true;
+}
+
+// F.dropout with p = 0 returns its input itself (the legacy exporter in training mode still writes a
+// Dropout of ratio 0): the output is the input under a second name, so that a tensor saved on both
+// sides (a Softmax's output and the MatMul after it) stays one tensor.
+bool OnnxGraphBuilder::bypassesInactiveDropout(const onnx::NodeProto& n, const Operation& op) {
+    if (op.type != "Dropout" || op.inputs.empty() || op.inputs[0] < 0 || n.output_size() < 1) return false;
+    if (n.output_size() > 1 && !n.output(1).empty()) {  // the mask is read: the node stays
+        if (uses_.count(n.output(1))) return false;
+        for (const auto& out : graphProto_.output())
+            if (out.name() == n.output(1)) return false;
+    }
+    std::optional<double> ratio;
+    if (op.inputs.size() > 1 && op.inputs[1] >= 0) {
+        const Value& r = g_.values[size_t(op.inputs[1])];
+        if (r.floatData && r.floatData->size() == 1) ratio = r.floatData->front();
+    } else if (op.inputs.size() == 1) {
+        ratio = op.hasAttr("ratio") ? op.attrFloat("ratio", 0.5) : 0.5;  // opsets before 12: an attribute
+    }
+    if (!ratio || *ratio != 0) return false;
+    aliases_[n.output(0)] = op.inputs[0];
+    return true;
+}
+
+// The pattern's last node, as the one operator: its name's scope and its metadata give the module path.
+void OnnxGraphBuilder::addFusedActivation(const onnx::NodeProto& last, const FusedActivation& f,
+                                          const std::string& label) {
+    onnx::NodeProto fused = last;
+    fused.set_op_type(f.type);
+    const std::string& name = last.name();
+    const size_t slash = name.rfind('/');
+    if (!name.empty())
+        fused.set_name(slash == std::string::npos ? name + "_" + f.type : name.substr(0, slash + 1) + f.type);
+    fused.clear_input();
+    fused.add_input(f.input);
+    fused.clear_attribute();
+    if (f.type == "Gelu") {
+        onnx::AttributeProto* a = fused.add_attribute();
+        a->set_name("approximate");
+        a->set_type(onnx::AttributeProto::STRING);
+        a->set_s(f.approximate);
+    }
+    addOperation(fused, label);
 }
 
 int OnnxGraphBuilder::addInferredOperation(Operation op, const std::string& label) {
@@ -231,16 +288,21 @@ Graph OnnxGraphBuilder::build() {
     g_.format = "onnx";
     export_ = readTorchExportInfo(graphProto_);
     addDataInputs();
+    fusions_ = findDecomposedActivations(graphProto_, producers_, initializers_);
     for (int i : order) {
         const onnx::NodeProto& n = graphProto_.node(i);
         const std::string& label = labels_[size_t(i)];
-        if (n.op_type() == "Constant")
+        if (fusions_.absorbed.count(i)) continue;
+        if (auto f = fusions_.at.find(i); f != fusions_.at.end())
+            addFusedActivation(n, f->second, label);
+        else if (n.op_type() == "Constant")
             foldConstant(n, label);
         else
             addOperation(n, label);
     }
     for (const auto& out : graphProto_.output()) {
         int idx = g_.findValue(out.name());
+        if (auto a = aliases_.find(out.name()); idx < 0 && a != aliases_.end()) idx = a->second;
         if (idx < 0) {
             if (initializers_.count(out.name()) || inputs_.count(out.name()))
                 idx = valueFor(out.name(), "graph output", "");
