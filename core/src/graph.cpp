@@ -23,7 +23,13 @@ const T* getAttr(const Operation& op, const std::string& key) {
 int64_t Operation::attrInt(const std::string& key, int64_t def) const {
     auto it = attrs.find(key);
     if (it == attrs.end()) return def;
-    if (auto* f = std::get_if<double>(&it->second)) return static_cast<int64_t>(*f);
+    if (auto* f = std::get_if<double>(&it->second)) {
+        // A float where an integer is meant is truncated, as before; a NaN or one beyond int64 has no integer
+        // (converting it would be undefined behaviour).
+        if (!(*f >= -9.2e18 && *f <= 9.2e18))
+            throw ShapeError("attribute '" + key + "' of " + type + " must be an integer, got " + std::to_string(*f));
+        return static_cast<int64_t>(*f);
+    }
     const int64_t* v = getAttr<int64_t>(*this, key);
     return *v;
 }
