@@ -4,7 +4,8 @@
     check.py --cli CLI --dir GENERATED_DIR --model NAME --format onnx|torchscript|torchscript_scripted
 
 - totals.parameters must equal PyTorch's sum(p.numel() for p in model.parameters()) exactly.
-- The forward FLOPs of all Conv/ConvTranspose/Gemm/MatMul/Einsum layers must equal torch.utils.flop_counter's count of
+- The forward FLOPs of all Conv/ConvTranspose/Gemm/MatMul/Einsum layers (and the two products of each attention
+  the importer reads as one ScaledDotProductAttention) must equal torch.utils.flop_counter's count of
   the convolutions and matrix products of the same forward (which generate.py also cross-checks against forward
   hooks on nn.Conv*/nn.Linear/Conv1D: hooks + attention products), plus the bias adds TrainScope counts inside
   those operators (docs/costs.md): Conv adds N*Cout*outSpatial when it has a bias, Gemm adds its C (rank-2
@@ -30,6 +31,19 @@ import sys
 
 SKIP = 77
 COUNTED = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum"}  # torch.einsum: MaxViT's attention
+
+
+def attention_products(layer):
+    """The two matrix products of an attention the importer read as one operator (q k^T and P v), whose
+    forward FLOPs also hold the softmax's. Every attention of the generated models is a self-attention
+    whose value heads are as wide as its query heads: output [N, H, T, D], keys of length T."""
+    n, h, t, d = layer["output_shape"]
+    return 4 * n * h * t * t * d
+
+
+def counted_flops(layers):
+    return sum(l["forward_flops"] for l in layers if l["op"] in COUNTED) + sum(
+        attention_products(l) for l in layers if l["op"] == "ScaledDotProductAttention")
 
 
 def main():
@@ -74,7 +88,7 @@ def main():
         failures.append(f"unexpected notes: {notes}")
 
     layers = report["layers"]
-    measured = sum(l["forward_flops"] for l in layers if l["op"] in COUNTED)
+    measured = counted_flops(layers)
     expected = model["conv_matmul_flops_counter"] + model["conv_bias_flops"] + model["gemm_bias_flops"]
     if measured != expected:
         failures.append(f"conv/gemm/matmul forward FLOPs {measured:.0f} != {expected} (flop counter "
@@ -88,7 +102,7 @@ def main():
         if run2.returncode != 0:
             failures.append(f"at twice the batch: exit status {run2.returncode}: {run2.stderr.strip()}")
         else:
-            at2 = sum(l["forward_flops"] for l in json.loads(run2.stdout)["layers"] if l["op"] in COUNTED)
+            at2 = counted_flops(json.loads(run2.stdout)["layers"])
             if at2 != 2 * measured:
                 failures.append(f"conv/gemm/matmul forward FLOPs at batch {2 * model['batch']}: {at2:.0f}, not twice "
                                 f"{measured:.0f} (is the batch fixed?)")

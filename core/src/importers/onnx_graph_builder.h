@@ -4,7 +4,7 @@
 //   onnx_inputs.cpp        options, data inputs and their symbolic sizes, the fixed-batch heuristic;
 //   onnx_weights.cpp       initializers and weight inputs as parameters, buffers and constants,
 //                          including what the torch.export-based exporter folded, merged or dropped;
-//   onnx_activations.cpp   SiLU and GELU, which the exporters write as several nodes, found as one.
+//   onnx_fused_operators.cpp  SiLU, GELU and sdpa, which the exporters write as several nodes, found as one.
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -37,19 +37,19 @@ Options parseOptions(const std::map<std::string, std::string>& params);
 enum Use : uint8_t { kTensor = 1, kWeightSlot = 2, kStats = 4, kArgument = 8 };
 uint8_t useOf(const std::string& op, size_t i);
 
-// An activation the exporters decompose (onnx_activations.cpp), read back as one operator.
-struct FusedActivation {
-    std::string type;         // "Silu", "Gelu"
-    std::string input;        // the tensor it applies to
-    std::string approximate;  // Gelu's "none" or "tanh"
+// An operator the exporters write as several nodes (onnx_fused_operators.cpp), read back as one.
+struct FusedOperator {
+    std::string type;                        // "Silu", "Gelu", "ScaledDotProductAttention"
+    std::vector<std::string> inputs;         // the tensors it reads
+    std::map<std::string, Attribute> attrs;  // Gelu's approximate; the attention's backend, dropout
+    std::vector<int> nodes;                  // the pattern's other nodes, which it stands for
 };
-struct ActivationFusions {
-    std::unordered_map<int, FusedActivation> at;  // node index of each pattern's last node -> the operator
-    std::unordered_set<int> absorbed;             // the patterns' other nodes, not imported
+struct Fusions {
+    std::unordered_map<int, FusedOperator> at;  // node index of each pattern's last node -> the operator
+    std::unordered_set<int> absorbed;           // the patterns' other nodes, not imported on their own
 };
-ActivationFusions findDecomposedActivations(
-    const onnx::GraphProto& g, const std::unordered_map<std::string, int>& producers,
-    const std::unordered_map<std::string, const onnx::TensorProto*>& initializers);
+Fusions findFusedOperators(const onnx::GraphProto& g, const std::unordered_map<std::string, int>& producers,
+                           const std::unordered_map<std::string, const onnx::TensorProto*>& initializers);
 
 class OnnxGraphBuilder {
 public:
@@ -66,7 +66,8 @@ private:
     std::vector<int> topologicalOrder();
     void foldConstant(const onnx::NodeProto& n, const std::string& label);
     void addOperation(const onnx::NodeProto& n, const std::string& label);
-    void addFusedActivation(const onnx::NodeProto& last, const FusedActivation& f, const std::string& label);
+    void addFusedOperator(int last, const FusedOperator& f, const std::vector<int>& order, const std::string& label);
+    bool attentionShapesFit(const FusedOperator& f, const std::string& label);
     int addInferredOperation(Operation op, const std::string& label);
     std::string uniqueOpName(const onnx::NodeProto& n, size_t index);
     std::string uniqueOpName(const std::string& base);
@@ -111,7 +112,7 @@ private:
     std::unordered_map<std::string, uint8_t> uses_;
     std::unordered_map<std::string, Dim> namedDims_;
     std::unordered_set<std::string> opNames_;
-    ActivationFusions fusions_;
+    Fusions fusions_;
 
     // torch.export-based files: the signature and folding records, the graph value standing for
     // each parameter target, ONNX names that are another value under a second name, and the

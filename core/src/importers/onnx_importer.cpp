@@ -247,24 +247,52 @@ bool OnnxGraphBuilder::bypassesInactiveDropout(const onnx::NodeProto& n, const O
 }
 
 // The pattern's last node, as the one operator: its name's scope and its metadata give the module path.
-void OnnxGraphBuilder::addFusedActivation(const onnx::NodeProto& last, const FusedActivation& f,
-                                          const std::string& label) {
-    onnx::NodeProto fused = last;
+// An attention whose tensors turn out not to be [batch, heads, seq, dim] (a pattern of the same nodes
+// around other shapes) keeps its nodes: they are imported here, in the file's order, before the last.
+void OnnxGraphBuilder::addFusedOperator(int last, const FusedOperator& f, const std::vector<int>& order,
+                                        const std::string& label) {
+    const onnx::NodeProto& n = graphProto_.node(last);
+    if (f.type == "ScaledDotProductAttention" && !attentionShapesFit(f, label)) {
+        std::vector<int> nodes = f.nodes;
+        std::vector<size_t> position(size_t(graphProto_.node_size()));
+        for (size_t k = 0; k < order.size(); ++k) position[size_t(order[k])] = k;
+        std::sort(nodes.begin(), nodes.end(), [&](int a, int b) { return position[size_t(a)] < position[size_t(b)]; });
+        for (int k : nodes) addOperation(graphProto_.node(k), labels_[size_t(k)]);
+        addOperation(n, label);
+        return;
+    }
+    onnx::NodeProto fused = n;
     fused.set_op_type(f.type);
-    const std::string& name = last.name();
+    const std::string& name = n.name();
     const size_t slash = name.rfind('/');
     if (!name.empty())
         fused.set_name(slash == std::string::npos ? name + "_" + f.type : name.substr(0, slash + 1) + f.type);
     fused.clear_input();
-    fused.add_input(f.input);
+    for (const std::string& in : f.inputs) fused.add_input(in);
     fused.clear_attribute();
-    if (f.type == "Gelu") {
+    for (const auto& [key, value] : f.attrs) {
         onnx::AttributeProto* a = fused.add_attribute();
-        a->set_name("approximate");
-        a->set_type(onnx::AttributeProto::STRING);
-        a->set_s(f.approximate);
+        a->set_name(key);
+        if (const auto* text = std::get_if<std::string>(&value)) {
+            a->set_type(onnx::AttributeProto::STRING);
+            a->set_s(*text);
+        } else if (const auto* number = std::get_if<double>(&value)) {
+            a->set_type(onnx::AttributeProto::FLOAT);
+            a->set_f(float(*number));
+        }
     }
     addOperation(fused, label);
+}
+
+// q, k and v of rank 4 whose sizes pair as an attention's (the shape inference of the fused operator
+// would refuse them otherwise), and a mask of at most rank 4.
+bool OnnxGraphBuilder::attentionShapesFit(const FusedOperator& f, const std::string& label) {
+    std::vector<Shape> shapes;  // (valueFor may add an initializer's value: copies, not references)
+    for (const std::string& in : f.inputs) shapes.push_back(g_.values[size_t(valueFor(in, label, ""))].shape);
+    const Shape &q = shapes[0], &k = shapes[1], &v = shapes[2];
+    if (q.size() != 4 || k.size() != 4 || v.size() != 4 || (shapes.size() > 3 && shapes[3].size() > 4)) return false;
+    if (k[3] != q[3] || k[1] != v[1] || k[2] != v[2]) return false;
+    return q[1].isConstant() && k[1].isConstant() && k[1].constant() > 0 && q[1].constant() % k[1].constant() == 0;
 }
 
 int OnnxGraphBuilder::addInferredOperation(Operation op, const std::string& label) {
@@ -288,13 +316,13 @@ Graph OnnxGraphBuilder::build() {
     g_.format = "onnx";
     export_ = readTorchExportInfo(graphProto_);
     addDataInputs();
-    fusions_ = findDecomposedActivations(graphProto_, producers_, initializers_);
+    fusions_ = findFusedOperators(graphProto_, producers_, initializers_);
     for (int i : order) {
         const onnx::NodeProto& n = graphProto_.node(i);
         const std::string& label = labels_[size_t(i)];
         if (fusions_.absorbed.count(i)) continue;
         if (auto f = fusions_.at.find(i); f != fusions_.at.end())
-            addFusedActivation(n, f->second, label);
+            addFusedOperator(i, f->second, order, label);
         else if (n.op_type() == "Constant")
             foldConstant(n, label);
         else

@@ -1,5 +1,5 @@
 // Activations that PyTorch runs as one operator and its ONNX exporters write as several nodes
-// (onnx_activations.cpp), and F.dropout at p = 0: what autograd saves and what a GPU launches must
+// (onnx_fused_operators.cpp), and F.dropout at p = 0: what autograd saves and what a GPU launches must
 // be what PyTorch's own F.silu, F.gelu and dropout do, not what the decomposed nodes would.
 #include <gtest/gtest.h>
 
@@ -39,7 +39,7 @@ double savedBytes(const ts::Graph& g) {
 
 }  // namespace
 
-TEST(OnnxActivations, SiluIsOneOperatorThatSavesItsInput) {
+TEST(OnnxFusedOperators, SiluIsOneOperatorThatSavesItsInput) {
     // Both exporters write nn.SiLU as Mul(x, Sigmoid(x)), in either operand order.
     for (bool sigmoidFirst : {false, true}) {
         ModelMaker m = linearThen();
@@ -57,7 +57,7 @@ TEST(OnnxActivations, SiluIsOneOperatorThatSavesItsInput) {
     }
 }
 
-TEST(OnnxActivations, SigmoidGatesAndSharedSigmoidsStayNodes) {
+TEST(OnnxFusedOperators, SigmoidGatesAndSharedSigmoidsStayNodes) {
     // Squeeze-and-excitation: x * sigmoid(y), a gate of another tensor.
     ModelMaker gate = linearThen();
     gate.node("Relu", {"x"}, {"r"}, "/relu/Relu");
@@ -77,7 +77,7 @@ TEST(OnnxActivations, SigmoidGatesAndSharedSigmoidsStayNodes) {
               (std::vector<std::string>{"Gemm", "Sigmoid", "Mul", "Add"}));
 }
 
-TEST(OnnxActivations, LegacyErfGeluIsOneOperatorAndPythonsFormulaIsNot) {
+TEST(OnnxFusedOperators, LegacyErfGeluIsOneOperatorAndPythonsFormulaIsNot) {
     // torch.onnx's symbolic of F.gelu below opset 20: Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5),
     // its constants as Constant nodes.
     ModelMaker m = linearThen();
@@ -111,7 +111,7 @@ TEST(OnnxActivations, LegacyErfGeluIsOneOperatorAndPythonsFormulaIsNot) {
               (std::vector<std::string>{"Gemm", "Mul", "Div", "Erf", "Add", "Mul"}));
 }
 
-TEST(OnnxActivations, LegacyTanhGeluIsOneOperatorAndGeluNewIsNot) {
+TEST(OnnxFusedOperators, LegacyTanhGeluIsOneOperatorAndGeluNewIsNot) {
     // F.gelu(approximate="tanh") below opset 20:
     // Mul(0.5, Mul(x, Add(1, Tanh(Mul(sqrt(2/pi), Add(x, Mul(0.044715, Mul(x, Mul(x, x)))))))))
     ModelMaker m = linearThen();
@@ -154,7 +154,7 @@ TEST(OnnxActivations, LegacyTanhGeluIsOneOperatorAndGeluNewIsNot) {
     EXPECT_EQ(types(ts::importOnnx(py.save("gelu-new.onnx"), {})).size(), 9u);
 }
 
-TEST(OnnxActivations, DropoutOfRatioZeroIsItsInput) {
+TEST(OnnxFusedOperators, DropoutOfRatioZeroIsItsInput) {
     // The legacy exporter in training mode writes F.dropout(p=0.0) as Dropout(ratio 0), which returns
     // its input: the Softmax's output that the MatMul saves is the tensor the Softmax saves, kept once.
     auto attention = [](float ratio, bool asOutput) {
@@ -185,7 +185,7 @@ TEST(OnnxActivations, DropoutOfRatioZeroIsItsInput) {
     EXPECT_EQ(last.outputs.at(0), last.ops[1].outputs[0]);
 }
 
-TEST(OnnxActivations, CastToItsOwnDtypeIsItsInput) {
+TEST(OnnxFusedOperators, CastToItsOwnDtypeIsItsInput) {
     // transformers' eager attention: softmax(..., dtype=float32).to(query.dtype), which in an fp32 model is
     // the same tensor (Tensor.to returns self): the MatMul saves the probabilities the Softmax saves.
     auto attention = [](int to) {
@@ -205,4 +205,125 @@ TEST(OnnxActivations, CastToItsOwnDtypeIsItsInput) {
     ts::Graph half = attention(onnx::TensorProto::FLOAT16);
     ASSERT_EQ(types(half), (std::vector<std::string>{"Gemm", "Softmax", "Cast", "MatMul"}));
     EXPECT_DOUBLE_EQ(savedBytes(half), 2 * kTensorBytes + kTensorBytes / 2);
+}
+
+namespace {
+
+// q, k and v [batch, heads 2, seq 4, dim 8] from one input, then the nodes of an attention.
+ModelMaker attentionInputs() {
+    ModelMaker m;
+    m.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), 2, 4, 8});
+    for (const char* name : {"wq", "wk", "wv"}) m.weight(name, {8, 8});
+    m.node("MatMul", {"x", "wq"}, {"q"}, "/attn/q/MatMul");
+    m.node("MatMul", {"x", "wk"}, {"k"}, "/attn/k/MatMul");
+    m.node("MatMul", {"x", "wv"}, {"v"}, "/attn/v/MatMul");
+    return m;
+}
+
+const ts::Operation* attention(const ts::Graph& g) {
+    for (const auto& op : g.ops)
+        if (op.type == "ScaledDotProductAttention") return &op;
+    return nullptr;
+}
+
+}  // namespace
+
+TEST(OnnxFusedOperators, LegacySdpaIsOneAttentionThatSavesNoProbabilities) {
+    // The legacy exporter's F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p=0.1): both sides
+    // scaled by the sqrt of a scale it computes (two Sqrt nodes), k^T a Transpose, the mask added to the
+    // scores, the Softmax over the last axis, a Dropout of the probabilities, the product with v.
+    ModelMaker m = attentionInputs();
+    m.input("mask", onnx::TensorProto::FLOAT, {int64_t(4), 4});
+    m.scalar("scale", 0.125f);
+    m.scalar("ratio", 0.1f);
+    m.node("Sqrt", {"scale"}, {"sq"}, "/attn/Sqrt_1");
+    m.node("Sqrt", {"scale"}, {"sk"}, "/attn/Sqrt_2");
+    ModelMaker::intsAttr(m.node("Transpose", {"k"}, {"kt"}, "/attn/Transpose"), "perm", {0, 1, 3, 2});
+    m.node("Mul", {"q", "sq"}, {"qs"}, "/attn/Mul");
+    m.node("Mul", {"kt", "sk"}, {"ks"}, "/attn/Mul_1");
+    m.node("MatMul", {"qs", "ks"}, {"s"}, "/attn/MatMul");
+    m.node("Add", {"s", "mask"}, {"sm"}, "/attn/Add");
+    ModelMaker::intAttr(m.node("Softmax", {"sm"}, {"p"}, "/attn/Softmax"), "axis", -1);
+    m.node("Dropout", {"p", "ratio"}, {"pd"}, "/attn/Dropout");
+    m.node("MatMul", {"pd", "v"}, {"y"}, "/attn/MatMul_1");
+    m.output("y");
+    ts::Graph g = ts::importOnnx(m.save("sdpa-legacy.onnx"), {});
+    ASSERT_EQ(types(g), (std::vector<std::string>{"MatMul", "MatMul", "MatMul", "ScaledDotProductAttention"}));
+    const ts::Operation& a = g.ops[3];
+    EXPECT_EQ(a.modulePath, "attn");
+    ASSERT_EQ(a.inputs.size(), 4u);
+    EXPECT_EQ(a.inputs[0], g.ops[0].outputs[0]);
+    EXPECT_EQ(a.inputs[1], g.ops[1].outputs[0]);
+    EXPECT_EQ(a.inputs[2], g.ops[2].outputs[0]);
+    EXPECT_EQ(g.values[size_t(a.inputs[3])].name, "mask");
+    EXPECT_EQ(a.attrString("backend", ""), "efficient");  // PyTorch's flash kernel takes no mask
+    EXPECT_NEAR(a.attrFloat("dropout", 0), 0.1, 1e-6);
+    // x for the three projections; q, k, v, the output, a logsumexp per query and the mask (the
+    // memory-efficient kernel's backward reads it again) for the attention; no [4, 4] scores or
+    // probabilities of any head, no dropout mask (the kernel draws it again from its seed).
+    const double qkv = 2 * 2 * 4 * 8 * 4;
+    EXPECT_DOUBLE_EQ(savedBytes(g), qkv + 4 * qkv + 2 * 2 * 4 * 4 + 4 * 4 * 4);
+}
+
+TEST(OnnxFusedOperators, TorchExportSdpaWithItsNanGuardIsOneAttention) {
+    // The torch.export-based exporter: one scale constant on both sides, k^T as Reshape, Transpose and
+    // Reshape, the NaN guard of a boolean mask (Where(IsNaN(p), 0, p)).
+    ModelMaker m = attentionInputs();
+    m.input("mask", onnx::TensorProto::FLOAT, {int64_t(4), 4});
+    m.scalar("c", 0.5946f);
+    m.scalar("zero", 0.0f);
+    m.ints("flat", {-1, 4, 8});
+    m.ints("back", {-1, 2, 8, 4});
+    m.node("Reshape", {"k", "flat"}, {"k3"}, "node_Reshape_1");
+    ModelMaker::intsAttr(m.node("Transpose", {"k3"}, {"k3t"}, "node_Transpose_2"), "perm", {0, 2, 1});
+    m.node("Reshape", {"k3t", "back"}, {"kt"}, "node_Reshape_3");
+    m.node("Mul", {"q", "c"}, {"qs"}, "node_Mul_4");
+    m.node("Mul", {"kt", "c"}, {"ks"}, "node_Mul_5");
+    m.node("MatMul", {"qs", "ks"}, {"s"}, "node_MatMul_6");
+    m.node("Add", {"s", "mask"}, {"sm"}, "node_Add_7");
+    ModelMaker::intAttr(m.node("Softmax", {"sm"}, {"p"}, "node_Softmax_8"), "axis", -1);
+    m.node("IsNaN", {"p"}, {"nan"}, "node_IsNaN_9");
+    m.node("Where", {"nan", "zero", "p"}, {"pg"}, "node_Where_10");
+    m.node("MatMul", {"pg", "v"}, {"y"}, "node_scaled_dot_product_attention");
+    m.output("y");
+    ts::Graph g = ts::importOnnx(m.save("sdpa-dynamo.onnx"), {});
+    ASSERT_EQ(types(g), (std::vector<std::string>{"MatMul", "MatMul", "MatMul", "ScaledDotProductAttention"}));
+    EXPECT_EQ(g.ops[3].inputs[1], g.ops[1].outputs[0]);  // the key before its transpose
+    EXPECT_EQ(ts::shapeStr(g.values[size_t(g.outputs.at(0))].shape), "[N, 2, 4, 8]");
+}
+
+TEST(OnnxFusedOperators, EagerAttentionAndOtherShapesKeepTheirNodes) {
+    // transformers' eager attention scales the scores after the product (matmul(q, k^T) * scaling): PyTorch
+    // runs and saves it node by node, as it is written.
+    ModelMaker eager = attentionInputs();
+    eager.scalar("scaling", 0.35f);
+    ModelMaker::intsAttr(eager.node("Transpose", {"k"}, {"kt"}, "/attn/Transpose"), "perm", {0, 1, 3, 2});
+    eager.node("MatMul", {"q", "kt"}, {"s"}, "/attn/MatMul");
+    eager.node("Mul", {"s", "scaling"}, {"ss"}, "/attn/Mul");
+    ModelMaker::intAttr(eager.node("Softmax", {"ss"}, {"p"}, "/attn/Softmax"), "axis", -1);
+    eager.node("MatMul", {"p", "v"}, {"y"}, "/attn/MatMul_1");
+    eager.output("y");
+    ts::Graph g = ts::importOnnx(eager.save("sdpa-eager.onnx"), {});
+    EXPECT_EQ(attention(g), nullptr);
+    EXPECT_EQ(g.ops.size(), 8u);
+
+    // The sdpa nodes around tensors of rank 3 ([batch, seq, dim], no heads) are imported as written, in order.
+    ModelMaker flat;
+    flat.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), 4, 8});
+    flat.scalar("c", 0.5946f);
+    flat.ints("back", {-1, 8, 4});
+    flat.ints("flat", {-1, 4, 8});
+    flat.node("Reshape", {"x", "flat"}, {"x3"}, "/attn/Reshape");
+    ModelMaker::intsAttr(flat.node("Transpose", {"x3"}, {"x3t"}, "/attn/Transpose_1"), "perm", {0, 2, 1});
+    flat.node("Reshape", {"x3t", "back"}, {"kt"}, "/attn/Reshape_1");
+    flat.node("Mul", {"x", "c"}, {"qs"}, "/attn/Mul");
+    flat.node("Mul", {"kt", "c"}, {"ks"}, "/attn/Mul_1");
+    flat.node("MatMul", {"qs", "ks"}, {"s"}, "/attn/MatMul");
+    ModelMaker::intAttr(flat.node("Softmax", {"s"}, {"p"}, "/attn/Softmax"), "axis", -1);
+    flat.node("MatMul", {"p", "x"}, {"y"}, "/attn/MatMul_1");
+    flat.output("y");
+    ts::Graph h = ts::importOnnx(flat.save("sdpa-rank3.onnx"), {});
+    EXPECT_EQ(attention(h), nullptr);
+    EXPECT_EQ(types(h), (std::vector<std::string>{"Reshape", "Transpose", "Reshape", "Mul", "Mul", "MatMul", "Softmax",
+                                                  "MatMul"}));
 }
