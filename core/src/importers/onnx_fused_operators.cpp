@@ -1,13 +1,16 @@
-// Activations that PyTorch runs as one operator but its ONNX exporters write as several nodes, read
-// back as the one operator: autograd saves only the input of F.silu and F.gelu, and a GPU runs each
-// as one elementwise kernel, where the decomposed nodes would each be charged a kernel and would save
-// their own intermediates (a Sigmoid's output, an Erf's input, ...).
+// Operators that PyTorch runs as one but its ONNX exporters write as several nodes, read back as the
+// one operator: autograd saves only what F.silu, F.gelu and F.scaled_dot_product_attention save, and a
+// GPU runs each as one kernel (or one attention kernel), where the decomposed nodes would each be
+// charged a kernel and would save their own intermediates (a Sigmoid's output, an Erf's input, the
+// [S, S] scores and probabilities of every attention head).
 //
 // - SiLU: both exporters write F.silu / nn.SiLU as Mul(x, Sigmoid(x)) (ONNX has no Swish before
 //   opset 24).
 // - GELU: the legacy exporter writes F.gelu below opset 20 (ONNX's Gelu) as its symbolic function
 //   does: Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), and approximate="tanh" as
 //   Mul(0.5, Mul(x, Add(1, Tanh(Mul(sqrt(2/pi), Add(x, Mul(0.044715, Mul(x, Mul(x, x)))))))))
+// - sdpa: both exporters write F.scaled_dot_product_attention as the math it stands for, each side
+//   scaled by the scale's square root (matchAttention below).
 //
 // Only those exact node sequences are read as one operator. The same functions written out in Python
 // (`x * 0.5 * (1 + erf(x / sqrt 2))`, transformers' `gelu_new` with its Pow) order their nodes
@@ -35,8 +38,8 @@ public:
 
     const onnx::NodeProto& node(int i) const { return g_.node(i); }
 
-    // The node of `type` with two inputs (one for Sigmoid, Erf, Tanh) producing `tensor`, when that
-    // tensor feeds one node only; its index is added to `nodes`.
+    // The node of `type` with its usual inputs (two for Mul, Add, Div, MatMul, Reshape; three for Where;
+    // one otherwise) producing `tensor`, when that tensor feeds one node only; its index is added to `nodes`.
     const onnx::NodeProto* feeding(const std::string& tensor, const char* type, std::vector<int>& nodes) const {
         auto it = producers_.find(tensor);
         if (it == producers_.end() || !feedsOne(tensor)) return nullptr;
