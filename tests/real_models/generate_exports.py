@@ -256,9 +256,9 @@ def main():
             # Every format holds the training forward of these (the eval exports lack only dropout's masks
             # and stochastic depth's per-sample draws: bytes, not tensors). Not ViT's: its
             # nn.MultiheadAttention's sdpa is read as one attention from the legacy and the dynamic files
-            # (the static one's optimizer folds its key's transpose into other reshapes), and the import
-            # is still 5.6% over autograd's bytes there, about one [N, 197, 768] tensor a layer that
-            # docs/model-format.md leaves unexplained.
+            # (not from the static one), and the import is still 5.6% over autograd's bytes there: the
+            # output projection reads the attention's output through a view, where TrainScope counts a
+            # copy (docs/model-format.md).
             if name != "vit_b_16":
                 measured = saved_bytes(model, example)
                 record["saved_bytes"] = {fmt: measured for fmt in ("onnx_dynamo", "onnx_dynamo_dynamic", "onnx_legacy")}
