@@ -9,11 +9,12 @@ included) on the CPU runs under torch.autograd.graph.saved_tensors_hooks; every 
 backward that is not a parameter is counted once (views and tensors saved by several operators share
 a storage). That is what autograd keeps alive between forward and backward, the activation term of
 the memory model. `trainscope-cli predict CONFIG --json` must give the same bytes in
-memory_bytes.activations within --tolerance (default 5%). What is left is storage aliasing that
-depends on a model's code and the attention kernel's output layout (the flash kernels write their
-output in the query's layout; where that is [N, T, heads, d] the output projection reads a view of
-it, where it is not it reads a copy): TrainScope counts the copy always, 3-4% over on Llama-like
-models and BERT, and does not count the whole fused-QKV storage that GPT-2's value view keeps alive.
+memory_bytes.activations within --tolerance (default 3%). The fused kernels write their output in the
+query's memory layout: where the query is its projection viewed as heads (Llama, BERT, BART, T5), the
+output projection reads a view of the attention's output, which TrainScope keeps once; where it is a
+slice of a fused q, k, v projection, concatenated, or normalised per head after the transpose (GPT-2,
+Phi-3, GPT-NeoX, Gemma 3), a copy (ops/saved_tensors.cpp). What is left is storage aliasing TrainScope does
+not follow: GPT-2's value view keeps the whole fused-QKV storage alive (-2.6%).
 
 fp32 for every family (transformers' "sdpa" attention, TrainScope's flash or efficient backend; and
 "eager" against TrainScope's math backend for Llama). bf16 autocast for Llama only, where CPU and
@@ -236,11 +237,7 @@ def measured_bytes(config, arch, attention, mode, lora=None):
 # Known gaps, held to their own bound (percent) in place of --tolerance: ModernBERT's sdpa keeps its two masks
 # ([N, 1, T, S] in the model's dtype, the global and the sliding one, shared by the layers of each type) and
 # its rotary embedding's q and k inputs, which TrainScope does not count (-7.4% in fp32, -6.0% in bf16).
-# BART and mBART under sdpa: the fused kernels' output, which out_proj reads through a view of the same storage,
-# is counted twice (the activation aliasing docs/prediction.md leaves alone), in three attentions per decoder layer
-# (+6.8%, +7.2% as a bf16 model, +6.7%); their eager attention is within 0.1%.
-KNOWN_GAPS = {("modernbert", "fp32"): 8.0, ("modernbert", "bf16"): 7.0, ("bart", "sdpa", "fp32"): 8.0,
-              ("bart", "sdpa", "bf16"): 8.0, ("mbart", "sdpa", "fp32"): 8.0}
+KNOWN_GAPS = {("modernbert", "fp32"): 8.0, ("modernbert", "bf16"): 7.0}
 
 PRECISION = {"fp32": "fp32-strict", "autocast": "amp-bf16", "bf16": "bf16-params", "bf16+autocast": "bf16-params"}
 LABEL = {"fp32": "fp32", "autocast": "bf16 autocast", "bf16": "bf16 model", "bf16+autocast": "bf16 model+autocast"}
@@ -259,7 +256,7 @@ def predicted_bytes(cli, path, backend, mode, lora=None):
 
 
 def main():
-    a = memory_check_args(__doc__)
+    a = memory_check_args(__doc__, tolerance=3.0)
     failures = []
     print(f"batch {BATCH}, sequence {SEQ}; KiB saved for backward, measured (PyTorch {torch.__version__}, "
           f"transformers {transformers.__version__}, CPU) and predicted")

@@ -34,12 +34,13 @@ def predicted_memory(cli, spec, options):
     return (j["predictions"][0] if "predictions" in j else j)["memory_bytes"]
 
 
-def memory_check_args(doc):
-    """--cli, --out (created) and --tolerance (percent, default 5) of a memory check whose docstring is `doc`."""
+def memory_check_args(doc, tolerance=5.0):
+    """--cli, --out (created) and --tolerance (percent, default `tolerance`) of a memory check whose docstring is
+    `doc`."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--cli", required=True)
     ap.add_argument("--out", required=True, help="where the generated config.json files are written")
-    ap.add_argument("--tolerance", type=float, default=5.0, help="percent")
+    ap.add_argument("--tolerance", type=float, default=tolerance, help="percent")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     return a

@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "trainscope/core/builder.h"
 #include "trainscope/core/costs.h"
 #include "trainscope/core/model_loader.h"
 #include "trainscope/core/ops.h"
@@ -100,4 +101,55 @@ TEST(Costs, ParameterInTwoSlotsOfOneOperationCountsOnce) {
     EXPECT_EQ(g.parameterCount(), 3);
     EXPECT_EQ(c.layers.at(0).parameters, 3);
     EXPECT_EQ(c.totals.parameters, 3);
+}
+
+// F.normalize(x) = x / norm(x).clamp_min(eps).expand_as(x): PyTorch's expand is a view with stride 0,
+// so the division keeps the norm's storage, one element a row, not a tensor of x's size.
+TEST(Costs, ExpandedTensorIsSavedAsWhatItExpands) {
+    ts::ModelBuilder b("normalize");
+    int x = b.input("x", {ts::Dim::batch(), ts::Dim(4), ts::Dim(8)});
+    int h = b.linear("proj", x, 8, false);  // so that the division's inputs need gradients
+    int norm = b.op1("ReduceL2", {h, b.constantInts({-1}, {ts::Dim(1)})}, {{"keepdims", int64_t(1)}});
+    int denom = b.op1("Clip", {norm, b.constantFloat(1e-12)});
+    int wide = b.op1("Expand", {denom, b.constantInts({1, 4, 8}, {ts::Dim(3)})});
+    int y = b.op1("Div", {h, wide});
+    ts::Graph g = b.finish({y});
+    ASSERT_EQ(ts::shapeStr(g.values[size_t(wide)].shape), "[N, 4, 8]");
+    ts::ModelCosts c = ts::computeCosts(g, 2);
+    const double row = 2 * 4 * 8 * 4, perRow = 2 * 4 * 1 * 4;
+    // x (the linear's input), h (the norm's and the division's), the norm (its own output, the clamp's
+    // input) and the clamped norm (the division's denominator, at its own size).
+    EXPECT_DOUBLE_EQ(c.totals.activationBytes, row + row + perRow + perRow);
+}
+
+// The flash and memory-efficient kernels write their output in the query's memory layout. A query that is
+// its own projection viewed as heads and transposed ([N, T, heads, d] in memory) makes the output's
+// transpose back and merge for the output projection a view: one tensor, kept once, as autograd keeps it
+// (transformers' Llama and BERT on the CPU). A query sliced from a fused q, k, v projection is no dense
+// tensor, and the output projection's input is a copy (GPT-2, Phi-3).
+TEST(Costs, AttentionOutputReadThroughAViewIsKeptOnce) {
+    const int64_t heads = 2, dim = 4, width = heads * dim;
+    auto build = [&](bool fused) {
+        ts::ModelBuilder b("attention");
+        int x = b.input("x", {ts::Dim::batch(), ts::Dim(3), ts::Dim(width)});
+        int q, k, v;
+        if (fused) {
+            int qkv = b.linear("qkv", x, 3 * width, false);
+            std::vector<int> parts =
+                b.op("Split", {qkv, b.constantInts({width, width, width}, {ts::Dim(3)})}, {{"axis", int64_t{-1}}}, 3);
+            q = parts[0], k = parts[1], v = parts[2];
+        } else {
+            q = b.linear("q", x, width, false), k = b.linear("k", x, width, false), v = b.linear("v", x, width, false);
+        }
+        auto toHeads = [&](int t) { return b.transpose(b.reshape(t, {0, 0, heads, dim}), {0, 2, 1, 3}); };
+        int o = b.op1("ScaledDotProductAttention", {toHeads(q), toHeads(k), toHeads(v)},
+                      {{"backend", std::string("flash")}, {"causal", int64_t{1}}});
+        int merged = b.reshape(b.transpose(o, {0, 2, 1, 3}), {0, 0, width});
+        return b.finish({b.linear("o", merged, width, false)});
+    };
+    const double tensor = 2 * 3 * width * 4, lse = 2 * heads * 3 * 4;  // at batch 2, fp32
+    // x, then q, k, v, the output (the o projection's input) and the logsumexp.
+    EXPECT_DOUBLE_EQ(ts::computeCosts(build(false), 2).totals.activationBytes, tensor + 4 * tensor + lse);
+    // The o projection's input copied: one tensor more.
+    EXPECT_DOUBLE_EQ(ts::computeCosts(build(true), 2).totals.activationBytes, tensor + 5 * tensor + lse);
 }

@@ -327,3 +327,76 @@ TEST(OnnxFusedOperators, EagerAttentionAndOtherShapesKeepTheirNodes) {
     EXPECT_EQ(types(h), (std::vector<std::string>{"Reshape", "Transpose", "Reshape", "Mul", "Mul", "MatMul", "Softmax",
                                                   "MatMul"}));
 }
+
+TEST(OnnxFusedOperators, StaticExportsKeysWithoutTheirHeadsAreViewedAsHeads) {
+    // With every size fixed, the torch.export-based exporter folds the key's [N, H, S, D] view away. A
+    // grouped-query key reaches its k^T as repeat_kv expanded it ([N, 1 kv head, 2 copies, 4, 8] ->
+    // [-1, 4, 8] -> transposed -> [N, 2, 8, 4]); nn.MultiheadAttention's key is [N * H, S, D] already.
+    // Either is one attention reading the key as [N, 2, 4, 8], which it saves as PyTorch's does.
+    auto finish = [](ModelMaker& m, const std::string& keyFlat) {
+        m.scalar("c", 0.5946f);
+        m.ints("back", {-1, 2, 8, 4});
+        ModelMaker::intsAttr(m.node("Transpose", {keyFlat}, {"k3t"}, "node_Transpose_2"), "perm", {0, 2, 1});
+        m.node("Reshape", {"k3t", "back"}, {"kt"}, "node_Reshape_3");
+        m.node("Mul", {"q", "c"}, {"qs"}, "node_Mul_4");
+        m.node("Mul", {"kt", "c"}, {"ks"}, "node_Mul_5");
+        m.node("MatMul", {"qs", "ks"}, {"s"}, "node_MatMul_6");
+        ModelMaker::intAttr(m.node("Softmax", {"s"}, {"p"}, "node_Softmax_8"), "axis", -1);
+        m.node("MatMul", {"p", "v"}, {"y"}, "node_scaled_dot_product_attention");
+        m.output("y");
+    };
+    const double heads = 2 * 2 * 4 * 8 * 4;  // one [2, 2, 4, 8] fp32 tensor at batch 2
+    const double lse = 2 * 2 * 4 * 4;        // a logsumexp per query
+
+    ModelMaker gqa;
+    gqa.input("x", onnx::TensorProto::FLOAT, {std::string("batch"), 2, 4, 8});
+    gqa.input("xkv", onnx::TensorProto::FLOAT, {std::string("batch"), 1, 4, 8});
+    for (const char* name : {"wq", "wk", "wv"}) gqa.weight(name, {8, 8});
+    gqa.ints("axis2", {2});
+    gqa.ints("copies", {1, 1, 2, 1, 1});
+    gqa.ints("flat", {-1, 4, 8});
+    gqa.ints("heads", {-1, 2, 4, 8});
+    gqa.node("MatMul", {"x", "wq"}, {"q"}, "node_linear");
+    gqa.node("MatMul", {"xkv", "wk"}, {"k"}, "node_linear_1");
+    gqa.node("MatMul", {"xkv", "wv"}, {"vkv"}, "node_linear_2");
+    gqa.node("Unsqueeze", {"k", "axis2"}, {"k5"}, "node_unsqueeze");
+    gqa.node("Expand", {"k5", "copies"}, {"kx"}, "node_expand");
+    gqa.node("Unsqueeze", {"vkv", "axis2"}, {"v5"}, "node_unsqueeze_1");
+    gqa.node("Expand", {"v5", "copies"}, {"vx"}, "node_expand_1");
+    gqa.node("Reshape", {"vx", "heads"}, {"v"}, "node__unsafe_view");
+    gqa.node("Reshape", {"kx", "flat"}, {"k3"}, "node_Reshape_1");
+    finish(gqa, "k3");
+    ts::Graph g = ts::importOnnx(gqa.save("sdpa-static-gqa.onnx"), {});
+    const ts::Operation* a = attention(g);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(ts::shapeStr(g.values[size_t(a->inputs[1])].shape), "[N, 2, 4, 8]");
+    const ts::Operation& view = g.ops[size_t(g.values[size_t(a->inputs[1])].producer)];
+    EXPECT_EQ(view.type, "Reshape");
+    EXPECT_EQ(g.values[size_t(view.inputs[0])].name, "kx");  // the expanded key itself
+    EXPECT_EQ(ts::shapeStr(g.values[size_t(g.outputs.at(0))].shape), "[N, 2, 4, 8]");
+    // x for q's projection, xkv once for k's and v's, and q, the repeated k and v, the output and the
+    // logsumexp for the attention: no [4, 4] scores or probabilities.
+    EXPECT_DOUBLE_EQ(savedBytes(g), heads + heads / 2 + 4 * heads + lse);
+
+    // nn.MultiheadAttention's key, every size fixed as the static export fixes it (batch 2, 2 heads).
+    auto mha = [&](int64_t keyRows) {
+        ModelMaker m;
+        m.input("x", onnx::TensorProto::FLOAT, {int64_t(2), 2, 4, 8});
+        m.input("xk", onnx::TensorProto::FLOAT, {keyRows, 4, 8});
+        for (const char* name : {"wq", "wk", "wv"}) m.weight(name, {8, 8});
+        m.node("MatMul", {"x", "wq"}, {"q"}, "node_linear");
+        m.node("MatMul", {"xk", "wk"}, {"k3"}, "node_linear_1");
+        m.node("MatMul", {"x", "wv"}, {"v"}, "node_linear_2");
+        finish(m, "k3");
+        return ts::importOnnx(m.save("sdpa-static-mha-" + std::to_string(keyRows) + ".onnx"), {});
+    };
+    ts::Graph h = mha(4);  // [N * H, S, D]
+    ASSERT_NE(attention(h), nullptr);
+    EXPECT_EQ(h.values[size_t(h.ops[size_t(h.values[size_t(attention(h)->inputs[1])].producer)].inputs[0])].name, "k3");
+    // x for q's and v's projections, xk for k's; q, k, v, the output and the logsumexp.
+    EXPECT_DOUBLE_EQ(savedBytes(h), 2 * heads + 4 * heads + lse);
+    // A key of other elements than [N, H, S, D] (one row of heads: [2, 4, 8]) is no attention's key.
+    ts::Graph other = mha(2);
+    EXPECT_EQ(attention(other), nullptr);
+    EXPECT_EQ(other.ops.size(), 10u);
+}

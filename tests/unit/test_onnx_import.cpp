@@ -220,6 +220,36 @@ TEST(OnnxImport, DeduplicatedWeightsAndWeightsAsInputsCountLikePyTorch) {
     EXPECT_EQ(ts::shapeStr(h.values[h.inputs[0]].shape), "[N, 6]");
 }
 
+TEST(OnnxImport, TableALinearLayerRunsOnIsABuffer) {
+    // Swin V2's position-bias MLP as the legacy exporter writes it: the coordinate table (a buffer) is the
+    // input of F.linear, MatMul(table, Transpose(weight)). A product of two parameters (U @ V, no
+    // Transpose) keeps both as parameters.
+    for (bool linear : {true, false}) {
+        ModelMaker m;
+        m.input("scores", onnx::TensorProto::FLOAT, {std::string("batch"), 9, 16});
+        m.weight("attn.relative_coords_table", {9, 2});
+        m.weight("attn.cpb_mlp.0.weight", {16, 2});
+        m.weight("attn.cpb_mlp.0.bias", {16});
+        std::string w = "attn.cpb_mlp.0.weight";
+        if (linear) {
+            m.node("Transpose", {w}, {"wt"}, "/attn/cpb_mlp/cpb_mlp.0/Transpose");
+            w = "wt";
+        } else {
+            m.weight("attn.v", {2, 16});
+            w = "attn.v";
+        }
+        m.node("MatMul", {"attn.relative_coords_table", w}, {"h"}, "/attn/cpb_mlp/cpb_mlp.0/MatMul");
+        m.node("Add", {"h", "attn.cpb_mlp.0.bias"}, {"bias"}, "/attn/cpb_mlp/cpb_mlp.0/Add");
+        m.node("Add", {"scores", "bias"}, {"y"}, "/attn/Add");
+        m.output("y");
+        ts::Graph g = ts::importOnnx(m.save(linear ? "table-linear.onnx" : "table-product.onnx"), {});
+        EXPECT_EQ(g.parameterCount(), linear ? 16 * 2 + 16 : 9 * 2 + 2 * 16 + 16) << linear;
+        int table = g.findValue("attn.relative_coords_table");
+        ASSERT_GE(table, 0);
+        EXPECT_EQ(g.values[size_t(table)].kind, linear ? ts::ValueKind::Buffer : ts::ValueKind::Parameter);
+    }
+}
+
 TEST(OnnxImport, BrokenFilesFailWithOneLineMessages) {
     auto expectError = [](const std::string& path, const std::string& problem) {
         std::string msg = importError(path);

@@ -207,6 +207,29 @@ TEST(OnnxTorchExport, GatheredTablesAreCountedOrNoted) {
     EXPECT_EQ(opsOfType(g, "Gather").size(), 1u);  // the table's rows; the position rows are the parameter
 }
 
+// Swin V2's continuous position bias: a linear layer run on a coordinate buffer, which the exporter folds
+// into a constant (the layer's output, not its weight's elements). The weight is not in the file, which a
+// note says; the layer's bias, added by the node that stands for the linear layer, is counted.
+TEST(OnnxTorchExport, LayerRunOnABufferIsNoParameter) {
+    ModelMaker m(20);
+    m.input("scores", onnx::TensorProto::FLOAT, {2, 15, 15, 16});
+    m.signature(
+        "p_cpb_0_weight: PARAMETER target='cpb.0.weight'\np_cpb_0_bias: PARAMETER target='cpb.0.bias'\n"
+        "b_relative_coords_table: BUFFER target='relative_coords_table' persistent=True\nscores: USER_INPUT\n");
+    m.weight("val_3", {1, 15, 15, 16});
+    m.foldedFrom("val_3", "['cpb.0.weight', 'relative_coords_table', 'val_2']");
+    m.weight("cpb.0.bias", {16});
+    ModelMaker::fxNode(m.node("Add", {"val_3", "cpb.0.bias"}, {"linear"}, "node_linear"),
+                       "%linear : [num_users=1] = call_function[target=torch.ops.aten.linear.default](args = "
+                       "(%b_relative_coords_table, %p_cpb_0_weight, %p_cpb_0_bias), kwargs = {})");
+    m.node("Add", {"scores", "linear"}, {"biased"}, "node_add");
+    m.output("biased");
+    ts::Graph g = ts::importOnnx(m.save("layer_of_buffer.onnx"), {});
+    EXPECT_EQ(g.parameterCount(), 16);  // the bias alone
+    ASSERT_EQ(g.notes.size(), 1u);
+    EXPECT_NE(g.notes[0].find("parameter 'cpb.0.weight' is not in the file"), std::string::npos) << g.notes[0];
+}
+
 // The same file without the exporter's records is read by the legacy rules: every float initializer a
 // tensor uses is a parameter (what the torch.export metadata corrects above).
 TEST(OnnxTorchExport, WithoutMetadataTheLegacyRulesApply) {
@@ -252,4 +275,23 @@ TEST(OnnxTorchExport, StaticExportKeepsTheBatchSymbolic) {
     EXPECT_EQ(ts::shapeStr(valueNamed(g, "masked").shape), "[N, 2, 4, 4]");
     EXPECT_EQ(ts::shapeStr(g.values[size_t(g.outputs[0])].shape), "[N, 8]");
     EXPECT_EQ(g.defaults.batch, 2);
+}
+
+// An Expand of data whose batch is merged with another size (Swin's windows: b0 x 4 rows) to that merged
+// size, as F.normalize's expand_as writes it in a static export: the target follows the batch too.
+TEST(OnnxTorchExport, StaticExpandOfMergedBatchKeepsTheBatchSymbolic) {
+    ModelMaker m(20);
+    m.input("x", onnx::TensorProto::FLOAT, {2, 4, 8});
+    m.signature("x: USER_INPUT\n");
+    m.ints("val_1", {8, 8});  // batch 2 x 4 windows
+    m.ints("val_2", {-1});
+    m.ints("val_3", {8, 8});
+    m.node("Reshape", {"x", "val_1"}, {"rows"}, "node_view");
+    ModelMaker::intAttr(m.node("ReduceL2", {"rows", "val_2"}, {"norm"}, "node_norm"), "keepdims", 1);
+    m.node("Expand", {"norm", "val_3"}, {"denominator"}, "node_expand");
+    m.node("Div", {"rows", "denominator"}, {"y"}, "node_div");
+    m.output("y");
+    ts::Graph g = ts::importOnnx(m.save("static_expand.onnx"), {});
+    EXPECT_EQ(ts::shapeStr(valueNamed(g, "denominator").shape), "[4*N, 8]");
+    EXPECT_EQ(ts::shapeStr(g.values[size_t(g.outputs[0])].shape), "[4*N, 8]");
 }

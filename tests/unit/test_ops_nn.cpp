@@ -417,6 +417,18 @@ TEST(OpsNnElementwise, KnownIntegerContentsFollowShapeMath) {
     EXPECT_NEAR(t.g.values[pw].floatData->at(0), 1.41421356, 1e-6);
 }
 
+// BLOOM's ALiBi slopes, tiled to [batch x heads, 1, 1] by repeats read from the ids' size: the output
+// follows the batch; a negative repeat is refused; constant repeats still give known contents.
+TEST(OpsNnShape, TileRepeatsMayFollowTheBatch) {
+    TestGraph t;
+    int slopes = t.input({Dim(4), Dim(1), Dim(1)});
+    int tiled = t.op1("Tile", {slopes, t.ints({N, 1, 1})});
+    EXPECT_EQ(t.shape(tiled), (Shape{N * Dim(4), Dim(1), Dim(1)}));
+    EXPECT_NE(errorOf([&] { t.op1("Tile", {slopes, t.ints({-1, 1, 1})}); }).find("negative"), std::string::npos);
+    int known = t.op1("Tile", {t.ints({N, 7}), t.ints({2})});
+    EXPECT_EQ(contents(t, known), (Strs{"N", "7", "N", "7"}));
+}
+
 TEST(OpsNnElementwise, CostsAndSavedOperands) {
     TestGraph t;
     int a = t.trainable({N, 256});

@@ -324,8 +324,11 @@ int llamaAttention(ModelBuilder& b, const Config& c, int x, const Rotary& r, int
     }
     const Rotary none;
     const Rotary& rope = c.ropeLayer(layer) ? r : none;  // SmolLM3's NoPE layers rotate nothing
-    if (c.qkNorm) {  // Qwen3: q_norm(q.view(N, T, heads, d)).transpose(1, 2), k alike
+    if (c.qkNorm) {  // Qwen3: q_norm(q.view(N, T, heads, d)).transpose(1, 2), k alike; Gemma 3 normalises
+                     // after the transpose, which leaves q contiguous as [N, heads, T, d] (the attention's
+                     // output layout follows: ops/saved_tensors.cpp)
         auto heads = [&](int x, int64_t n, const char* norm) {
+            if (c.family == Family::Gemma3) return rmsNorm(b, c, norm, toHeads(b, x, n, c.headDim), c.headDim);
             int perHead = rmsNorm(b, c, norm, b.reshape(x, {0, 0, n, c.headDim}), c.headDim);
             return b.transpose(perHead, {0, 2, 1, 3});
         };

@@ -216,6 +216,10 @@ bool matchTanhGelu(const PatternReader& r, int tanhIndex, Fusions& out) {
 
 // The key of an attention before the exporters' transpose of its last two axes: Transpose(k, [0, 1, 3, 2])
 // (legacy), or Reshape(Transpose(Reshape(k, [-1, S, D]), [0, 2, 1]), [N, H, D, S]) (torch.export-based).
+// With every size fixed, the torch.export-based exporter's optimizer folds the key's own 4-D form away
+// where it was a view: the inner Reshape then reads a grouped-query key as repeat_kv expanded it,
+// [N, Hkv, rep, S, D], or there is none and the Transpose reads nn.MultiheadAttention's [N * H, S, D].
+// That tensor is returned; the importer views it as [N, H, S, D] (attentionShapesFit).
 const std::string* untransposedKey(const PatternReader& r, const std::string& kt, std::vector<int>& nodes) {
     if (const onnx::NodeProto* t = r.feeding(kt, "Transpose", nodes)) {
         if (PatternReader::ints(*t, "perm") == std::vector<int64_t>{0, 1, 3, 2}) return &t->input(0);
@@ -225,7 +229,7 @@ const std::string* untransposedKey(const PatternReader& r, const std::string& kt
     const onnx::NodeProto* t = outer ? r.feeding(outer->input(0), "Transpose", nodes) : nullptr;
     if (!t || PatternReader::ints(*t, "perm") != std::vector<int64_t>{0, 2, 1}) return nullptr;
     const onnx::NodeProto* inner = r.feeding(t->input(0), "Reshape", nodes);
-    return inner ? &inner->input(0) : nullptr;
+    return inner ? &inner->input(0) : &t->input(0);
 }
 
 // Both sides scaled by one factor: the same tensor, two Sqrt nodes of one tensor (the legacy exporter's

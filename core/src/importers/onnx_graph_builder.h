@@ -63,11 +63,12 @@ private:
     // onnx_importer.cpp
     void readOpset();
     void checkNodesAndIndex();
+    void findLayerInputInitializers();
     std::vector<int> topologicalOrder();
     void foldConstant(const onnx::NodeProto& n, const std::string& label);
     void addOperation(const onnx::NodeProto& n, const std::string& label);
     void addFusedOperator(int last, const FusedOperator& f, const std::vector<int>& order, const std::string& label);
-    bool attentionShapesFit(const FusedOperator& f, const std::string& label);
+    bool attentionShapesFit(FusedOperator& f, const onnx::NodeProto& last, const std::string& label);
     int addInferredOperation(Operation op, const std::string& label);
     std::string uniqueOpName(const onnx::NodeProto& n, size_t index);
     std::string uniqueOpName(const std::string& base);
@@ -90,6 +91,7 @@ private:
     int shapeConstant(const std::string& name, const Shape& shape);
     int expandToBatch(int value, const std::string& name, const std::string& userPath);
     int gatheredParameter(const std::string& target, const Value& folded, const std::string& userPath);
+    bool foldIsLayerOfBuffer(const std::string& name, const std::string& target) const;
     bool unfuseBatchNorm(const onnx::NodeProto& n, Operation& op, const std::string& label);
     bool keepsIdentityWeight(const onnx::NodeProto& n, const Operation& op);
     bool bypassesInactiveDropout(const onnx::NodeProto& n, const Operation& op);
@@ -110,6 +112,7 @@ private:
     std::unordered_map<std::string, const onnx::ValueInfoProto*> inputs_;
     std::unordered_map<std::string, int> producers_;
     std::unordered_map<std::string, uint8_t> uses_;
+    std::unordered_set<std::string> layerInputInitializers_;  // findLayerInputInitializers
     std::unordered_map<std::string, Dim> namedDims_;
     std::unordered_set<std::string> opNames_;
     Fusions fusions_;

@@ -71,6 +71,36 @@ void OnnxGraphBuilder::checkNodesAndIndex() {
             if (!in.empty() && !producers_.count(in) && !initializers_.count(in) && !inputs_.count(in))
                 throw OnnxProblem(labels_[size_t(i)] + " uses '" + in +
                                   "', which no node, initializer or graph input provides (missing initializer?)");
+    findLayerInputInitializers();
+}
+
+// Initializers read only as the input of linear layers, F.linear as the legacy exporter writes it:
+// MatMul(t, Transpose(W)) or Gemm(t, W, transB = 1), W an initializer (the layer's [out, in] weight).
+// A buffer that a layer runs on (Swin V2's coordinate table under its position-bias MLP, a sinusoidal
+// table under a projection) is read that way; a parameter reaches a layer through the batch (an
+// Expand, a Concat) or as its weight. (A product of two parameters, U @ V, has no Transpose.)
+void OnnxGraphBuilder::findLayerInputInitializers() {
+    std::unordered_map<std::string, int> reads, layerInputs;
+    auto transposedWeight = [&](const onnx::NodeProto& n) {
+        if (n.op_type() == "Gemm") {
+            for (const auto& a : n.attribute())
+                if (a.name() == "transB" && a.i() == 1) return initializers_.count(n.input(1)) != 0;
+            return false;
+        }
+        auto p = producers_.find(n.input(1));
+        if (p == producers_.end()) return false;
+        const onnx::NodeProto& t = graphProto_.node(p->second);
+        return t.op_type() == "Transpose" && t.input_size() == 1 && initializers_.count(t.input(0)) != 0;
+    };
+    for (const onnx::NodeProto& n : graphProto_.node()) {
+        for (const std::string& in : n.input())
+            if (initializers_.count(in)) ++reads[in];
+        if ((n.op_type() == "MatMul" || n.op_type() == "Gemm") && n.input_size() >= 2 &&
+            initializers_.count(n.input(0)) && n.input(1) != n.input(0) && transposedWeight(n))
+            ++layerInputs[n.input(0)];
+    }
+    for (const auto& [name, count] : layerInputs)
+        if (reads[name] == count) layerInputInitializers_.insert(name);
 }
 
 std::vector<int> OnnxGraphBuilder::topologicalOrder() {
@@ -252,7 +282,8 @@ bool OnnxGraphBuilder::bypassesInactiveDropout(const onnx::NodeProto& n, const O
 void OnnxGraphBuilder::addFusedOperator(int last, const FusedOperator& f, const std::vector<int>& order,
                                         const std::string& label) {
     const onnx::NodeProto& n = graphProto_.node(last);
-    if (f.type == "ScaledDotProductAttention" && !attentionShapesFit(f, label)) {
+    FusedOperator fitted = f;
+    if (f.type == "ScaledDotProductAttention" && !attentionShapesFit(fitted, n, label)) {
         std::vector<int> nodes = f.nodes;
         std::vector<size_t> position(size_t(graphProto_.node_size()));
         for (size_t k = 0; k < order.size(); ++k) position[size_t(order[k])] = k;
@@ -268,9 +299,9 @@ void OnnxGraphBuilder::addFusedOperator(int last, const FusedOperator& f, const 
     if (!name.empty())
         fused.set_name(slash == std::string::npos ? name + "_" + f.type : name.substr(0, slash + 1) + f.type);
     fused.clear_input();
-    for (const std::string& in : f.inputs) fused.add_input(in);
+    for (const std::string& in : fitted.inputs) fused.add_input(in);
     fused.clear_attribute();
-    for (const auto& [key, value] : f.attrs) {
+    for (const auto& [key, value] : fitted.attrs) {
         onnx::AttributeProto* a = fused.add_attribute();
         a->set_name(key);
         if (const auto* text = std::get_if<std::string>(&value)) {
@@ -285,14 +316,40 @@ void OnnxGraphBuilder::addFusedOperator(int last, const FusedOperator& f, const 
 }
 
 // q, k and v of rank 4 whose sizes pair as an attention's (the shape inference of the fused operator
-// would refuse them otherwise), and a mask of at most rank 4.
-bool OnnxGraphBuilder::attentionShapesFit(const FusedOperator& f, const std::string& label) {
+// would refuse them otherwise), and a mask of at most rank 4. A key the exporter left in another shape
+// of the same elements (a grouped-query key as repeat_kv expanded it, [N, Hkv, rep, S, D], or
+// [N * H, S, D]: untransposedKey) is viewed as [N, H, S, D], its heads and length the value's, its
+// width the query's: the tensor PyTorch's attention read, whose bytes it saves.
+bool OnnxGraphBuilder::attentionShapesFit(FusedOperator& f, const onnx::NodeProto& last, const std::string& label) {
     std::vector<Shape> shapes;  // (valueFor may add an initializer's value: copies, not references)
     for (const std::string& in : f.inputs) shapes.push_back(g_.values[size_t(valueFor(in, label, ""))].shape);
-    const Shape &q = shapes[0], &k = shapes[1], &v = shapes[2];
-    if (q.size() != 4 || k.size() != 4 || v.size() != 4 || (shapes.size() > 3 && shapes[3].size() > 4)) return false;
+    Shape &q = shapes[0], &k = shapes[1], &v = shapes[2];
+    if (q.size() != 4 || v.size() != 4 || (shapes.size() > 3 && shapes[3].size() > 4)) return false;
+    const bool viewKey = k.size() != 4;
+    if (viewKey) {
+        Shape heads{v[0], v[1], v[2], q[3]};
+        if (k.size() < 3 || k.size() > 5 || numel(k) != numel(heads)) return false;
+        k = heads;
+    }
     if (k[3] != q[3] || k[1] != v[1] || k[2] != v[2]) return false;
-    return q[1].isConstant() && k[1].isConstant() && k[1].constant() > 0 && q[1].constant() % k[1].constant() == 0;
+    if (!(q[1].isConstant() && k[1].isConstant() && k[1].constant() > 0 && q[1].constant() % k[1].constant() == 0))
+        return false;
+    if (viewKey) {
+        Operation op;
+        op.type = "Reshape";
+        op.name = uniqueOpName(f.inputs[1] + "/heads/Reshape");
+        op.modulePath = modulePathFromNodeName(last.name());
+        if (op.modulePath.empty()) op.modulePath = modulePathFromMetadata(last);
+        op.attrs["_opset"] = opset_;
+        op.inputs = {valueFor(f.inputs[1], label, op.modulePath),
+                     shapeConstant(freshValueName(f.inputs[1] + "/heads/shape"), k)};
+        Value out;
+        out.name = freshValueName(f.inputs[1] + "/heads");
+        f.inputs[1] = out.name;
+        op.outputs = {g_.addValue(std::move(out))};
+        addInferredOperation(std::move(op), label);
+    }
+    return true;
 }
 
 int OnnxGraphBuilder::addInferredOperation(Operation op, const std::string& label) {

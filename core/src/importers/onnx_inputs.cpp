@@ -188,7 +188,17 @@ void OnnxGraphBuilder::applyFixedBatchHeuristic(Operation& op) {
     int64_t merged = 1;
     if (!isReshape) {
         const Dim& first = target.intData->front();
-        if (!first.isConstant() || first.constant() != fixedBatch_) return;
+        if (!first.isConstant()) return;
+        // An Expand of data whose leading size is the batch merged with another (k x N: Swin's windows,
+        // F.normalize's expand_as) to k x b0.
+        if (isExpand && data && !data->empty() && data->size() == target.intData->size()) {
+            auto factor = (*data)[0].divExact(Dim::batch());
+            int64_t batchOfK = 0;
+            if (factor && factor->isConstant() && factor->constant() > 1 &&
+                !__builtin_mul_overflow(factor->constant(), fixedBatch_, &batchOfK) && first.constant() == batchOfK)
+                merged = factor->constant();
+        }
+        if (merged == 1 && first.constant() != fixedBatch_) return;
     } else {
         if (!data) return;
         size_t axis = 0;

@@ -125,6 +125,10 @@ bool TorchExportInfo::foldGathers(const std::string& initializer) const {
             if (name.rfind(p, 0) == 0) return true;
         return false;
     };
+    // A scatter writes into a whole tensor (Swin V2's q, k, v bias with the key's third zeroed: the
+    // bias cloned and a zero slice scattered into it): it holds every element of the parameter.
+    for (const char* write : {"slice_scatter", "select_scatter", "index_put", "scatter"})
+        if (initializer.rfind(write, 0) == 0) return false;
     if (picks(initializer)) return true;
     auto it = foldedFrom.find(initializer);
     if (it == foldedFrom.end()) return false;

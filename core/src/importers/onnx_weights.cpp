@@ -116,6 +116,7 @@ int OnnxGraphBuilder::addSourceValue(const std::string& name, const onnx::Tensor
     }
     auto it = uses_.find(name);
     v.kind = classifyWeight(name, v.dtype, v.shape, it == uses_.end() ? 0 : it->second);
+    if (v.kind == ValueKind::Parameter && init && layerInputInitializers_.count(name)) v.kind = ValueKind::Buffer;
     if (v.kind != ValueKind::Constant) v.floatData.reset();  // weights' data is never kept
     return g_.addValue(std::move(v));
 }
@@ -136,6 +137,17 @@ int OnnxGraphBuilder::addExportedInitializer(const std::string& name, const onnx
         return g_.addValue(std::move(v));
     }
     std::vector<std::string> folded = kind ? std::vector<std::string>{} : export_.foldedParameters(name);
+    if (floating && folded.size() == 1 && foldIsLayerOfBuffer(name, folded[0])) {
+        // What a layer computed from its weight and a buffer (Swin V2's position-bias MLP over its
+        // coordinate table): none of the weight's elements, whose size the file does not give.
+        if (!parameterValues_.count(folded[0]) && !initializers_.count(folded[0]))
+            g_.notes.push_back("parameter '" + folded[0] + "' is not in the file: the exporter folded the layer it " +
+                               "weighs, run on a buffer, into the constant '" + name + "' " + shapeStr(v.shape) +
+                               "; not counted (export with optimize=False for the whole parameter)");
+        v.kind = ValueKind::Constant;
+        v.floatData.reset();
+        return g_.addValue(std::move(v));
+    }
     if (floating && folded.size() == 1 && export_.foldGathers(name)) return gatheredParameter(folded[0], v, userPath);
     if (floating && folded.size() == 1) {
         // A class token expanded to the input's batch: the parameter holds one row.
@@ -168,6 +180,27 @@ int OnnxGraphBuilder::addExportedInitializer(const std::string& name, const onnx
         return expandToBatch(g_.addValue(std::move(row)), name, userPath);
     }
     return g_.addValue(std::move(v));
+}
+
+// Whether the initializer `name`, folded from parameter `target`, is a layer's output on a buffer: a
+// node reading it stands for a linear layer, matrix product or convolution (its FX node, which the
+// folding kept) whose first argument is a buffer and which reads `target` after it, as its weight.
+bool OnnxGraphBuilder::foldIsLayerOfBuffer(const std::string& name, const std::string& target) const {
+    static const char* const kLayers[] = {"aten.linear.", "aten.matmul.", "aten.mm.",
+                                          "aten.bmm.",    "aten.addmm.",  "aten.conv"};
+    for (const onnx::NodeProto& n : graphProto_.node()) {
+        if (std::find(n.input().begin(), n.input().end(), name) == n.input().end()) continue;
+        const std::string fx = export_.fxTarget(n);
+        bool layer = false;
+        for (const char* l : kLayers) layer |= fx.rfind(l, 0) == 0;
+        if (!layer) continue;
+        std::vector<std::string> reads = export_.tensorsReadBy(n);
+        auto first = reads.empty() ? export_.kinds.end() : export_.kinds.find(reads.front());
+        if (first != export_.kinds.end() && first->second == ValueKind::Buffer &&
+            std::find(reads.begin() + 1, reads.end(), target) != reads.end())
+            return true;
+    }
+    return false;
 }
 
 // A name for a value the importer adds: `base`, or `base#k`, never one the file or the graph uses.

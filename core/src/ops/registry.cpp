@@ -180,37 +180,6 @@ int64_t trackableCount(const Shape& s) {
     return n.constant();
 }
 
-// Whether `value` is stored data or a view of it (a tied output layer's transposed embedding, a class
-// token expanded to the batch): autograd then saves the parameter's own storage, no activation.
-static bool viewOfStoredTensor(const Graph& g, int value) {
-    for (int step = 0; value >= 0 && step < 64; ++step) {
-        const Value& v = g.values[size_t(value)];
-        if (v.kind == ValueKind::Parameter || v.kind == ValueKind::Buffer || v.kind == ValueKind::Constant) return true;
-        if (v.producer < 0) return false;
-        const Operation& op = g.ops[size_t(v.producer)];
-        static const std::set<std::string> kViews = {"Transpose", "Reshape", "Flatten", "Squeeze",
-                                                     "Unsqueeze", "Identity", "Expand"};
-        if (!kViews.count(op.type) || op.inputs.empty()) return false;
-        value = op.inputs[0];
-    }
-    return false;
-}
-
-void saveValue(const CostCtx& c, OpCost& cost, int value) {
-    if (value < 0) return;
-    if (viewOfStoredTensor(c.g, value)) return;
-    const Value& v = c.g.values[value];
-    for (const SavedTensor& s : cost.saved)
-        if (s.value == value) return;
-    cost.saved.push_back({value, static_cast<double>(numel(v.shape).eval(c.n, c.s)) * dtypeSize(v.dtype)});
-}
-void saveInput(const CostCtx& c, OpCost& cost, size_t i) {
-    if (c.hasInput(i)) saveValue(c, cost, c.inputValue(i));
-}
-void saveOutput(const CostCtx& c, OpCost& cost, size_t i) {
-    if (i < c.op().outputs.size()) saveValue(c, cost, c.outputValue(i));
-}
-
 OpCost elementwiseCost(const CostCtx& c, double flopsPerElement, double backwardFlopsPerElement) {
     OpCost cost;
     double elems = 0;

@@ -78,7 +78,8 @@ std::optional<std::vector<int64_t>> constantShape(const Shape& s);
 // Number of elements when constant and small enough to track contents; -1 otherwise.
 int64_t trackableCount(const Shape& s);
 
-// Saves value `v` (activation, never a parameter) into cost.saved.
+// Saves value `v` into cost.saved as the storage autograd keeps for it: nothing for a parameter or a view of
+// one, the viewed tensor for a view PyTorch takes without copying (saved_tensors.cpp).
 void saveValue(const CostCtx& c, OpCost& cost, int value);
 void saveInput(const CostCtx& c, OpCost& cost, size_t i);
 void saveOutput(const CostCtx& c, OpCost& cost, size_t i);

@@ -377,20 +377,22 @@ void inferExpand(InferCtx& c) {
 void inferTile(InferCtx& c) {
     c.expectInputs(2, 2);
     const Value& in = c.in(0);
-    std::vector<int64_t> repeats = knownConstInts(c, 1, "repeats");
+    // Repeats may follow the batch (BLOOM's ALiBi slopes tiled to [batch x heads, 1, 1] from the ids' size).
+    std::vector<Dim> repeats = knownInts(c, 1, "repeats");
     if (repeats.size() != in.shape.size())
         throw ShapeError("Tile has " + std::to_string(repeats.size()) + " repeats for rank " + std::to_string(in.shape.size()));
     Shape out;
     for (size_t i = 0; i < repeats.size(); ++i) {
-        if (repeats[i] < 0) throw ShapeError("Tile repeat count is negative");
-        out.push_back(in.shape[i] * Dim(repeats[i]));
+        if (repeats[i].isConstant() && repeats[i].constant() < 0) throw ShapeError("Tile repeat count is negative");
+        out.push_back(in.shape[i] * repeats[i]);
     }
     c.setOutput(0, in.dtype, out);
-    if (auto inShape = constantShape(in.shape); inShape && trackableCount(out) >= 0) {
+    auto constRepeats = constantShape(repeats);
+    if (auto inShape = constantShape(in.shape); inShape && constRepeats && trackableCount(out) >= 0) {
         std::vector<std::vector<int64_t>> picks;
         for (size_t i = 0; i < inShape->size(); ++i) {
             std::vector<int64_t> idx;
-            for (int64_t k = 0; k < (*inShape)[i] * repeats[i]; ++k) idx.push_back(k % (*inShape)[i]);
+            for (int64_t k = 0; k < (*inShape)[i] * (*constRepeats)[i]; ++k) idx.push_back(k % (*inShape)[i]);
             picks.push_back(std::move(idx));
         }
         pickData(c, 0, 0, picks);
