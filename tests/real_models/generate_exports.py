@@ -98,6 +98,7 @@ def tv_models():
         ("convnext_tiny", lambda: tv.convnext_tiny(weights=None), 64),
         ("efficientnet_v2_s", lambda: tv.efficientnet_v2_s(weights=None), 64),
         ("mobilenet_v3_small", lambda: tv.mobilenet_v3_small(weights=None), 64),
+        ("shufflenet_v2_x0_5", lambda: tv.shufflenet_v2_x0_5(weights=None), 64),  # convolutions on chunks
         ("regnet_y_400mf", lambda: tv.regnet_y_400mf(weights=None), 64),
         ("maxvit_t", lambda: tv.maxvit_t(weights=None), 224),
     ]

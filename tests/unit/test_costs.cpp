@@ -153,3 +153,17 @@ TEST(Costs, AttentionOutputReadThroughAViewIsKeptOnce) {
     // The o projection's input copied: one tensor more.
     EXPECT_DOUBLE_EQ(ts::computeCosts(build(true), 2).totals.activationBytes, tensor + 5 * tensor + lse);
 }
+
+// ShuffleNet's unit: x1, x2 = x.chunk(2, dim=1), a convolution on x2. A convolution saves its input as given,
+// a view that keeps the whole x alive (autograd on the CPU: torchvision's shufflenet_v2 was 6.4% under).
+TEST(Costs, ConvolutionOnAChunkKeepsTheWholeTensor) {
+    ts::ModelBuilder b("shuffle");
+    int x = b.input("x", {ts::Dim::batch(), ts::Dim(3), ts::Dim(8), ts::Dim(8)});
+    int h = b.conv2d("stem", x, 8, 1, 1, 0, 1, false);  // [N, 8, 8, 8], which needs a gradient
+    std::vector<int> halves = b.op("Split", {h, b.constantInts({4, 4}, {ts::Dim(2)})}, {{"axis", int64_t{1}}}, 2);
+    int branch = b.conv2d("branch", halves[1], 4, 1, 1, 0, 1, false);
+    ts::Graph g = b.finish({halves[0], branch});
+    const double whole = 2 * 8 * 8 * 8 * 4, image = 2 * 3 * 8 * 8 * 4;  // at batch 2, fp32
+    // The stem saves the image; the branch saves its half of h: all of h.
+    EXPECT_DOUBLE_EQ(ts::computeCosts(g, 2).totals.activationBytes, image + whole);
+}

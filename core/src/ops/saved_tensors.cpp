@@ -1,7 +1,8 @@
 // What autograd keeps when an operator saves a tensor: the storage behind it. Views that PyTorch takes
-// without copying (an expand, the attention output transposed back for the output projection) are kept
-// as the tensor they view, once; views of parameters and constants are no activation at all. Every
-// operator's saved tensors go through saveValue (ops/registry.h).
+// without copying (an expand, the attention output transposed back for the output projection, a chunk
+// that a convolution saves) are kept as the tensor they view, once; views of parameters and constants
+// are no activation at all. Every operator's saved tensors go through saveValue (ops/registry.h). Each
+// rule was measured against autograd's saved tensors on the CPU (tests/real_models).
 #include <set>
 #include <string>
 
@@ -141,6 +142,19 @@ void saveValue(const CostCtx& c, OpCost& cost, int value) {
     if (value < 0) return;
     if (viewOfStoredTensor(c.g, value)) return;
     value = storageOf(c.g, value);
+    // A convolution saves its input as given: a slice or a chunk of a tensor (torch.split, chunk and slicing
+    // return views) keeps the whole tensor alive (ShuffleNet's branch convolution reads one half of its
+    // block's input: autograd keeps both). Other operators are not followed: the measured ones (sdpa on
+    // a chunk of a fused projection, matmul, which copies an operand it cannot batch as it is) keep the
+    // slice's own bytes.
+    if (c.op().type == "Conv" || c.op().type == "ConvTranspose")
+        for (int step = 0; step < 64; ++step) {
+            const Value& sliced = c.g.values[size_t(value)];
+            if (sliced.producer < 0) break;
+            const Operation& op = c.g.ops[size_t(sliced.producer)];
+            if ((op.type != "Split" && op.type != "Slice") || op.inputs.empty() || op.inputs[0] < 0) break;
+            value = storageOf(c.g, op.inputs[0]);
+        }
     const Value& v = c.g.values[value];
     for (const SavedTensor& s : cost.saved)
         if (s.value == value) return;
