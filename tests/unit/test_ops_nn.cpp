@@ -425,6 +425,10 @@ TEST(OpsNnShape, TileRepeatsMayFollowTheBatch) {
     int tiled = t.op1("Tile", {slopes, t.ints({N, 1, 1})});
     EXPECT_EQ(t.shape(tiled), (Shape{N * Dim(4), Dim(1), Dim(1)}));
     EXPECT_NE(errorOf([&] { t.op1("Tile", {slopes, t.ints({-1, 1, 1})}); }).find("negative"), std::string::npos);
+    EXPECT_NE(errorOf([&] {
+                  t.op1("Tile", {slopes, t.ints({Dim(1) - N, 1, 1})});
+              }).find("negative"),
+              std::string::npos);
     int known = t.op1("Tile", {t.ints({N, 7}), t.ints({2})});
     EXPECT_EQ(contents(t, known), (Strs{"N", "7", "N", "7"}));
 }

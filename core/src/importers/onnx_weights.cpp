@@ -188,6 +188,13 @@ int OnnxGraphBuilder::addExportedInitializer(const std::string& name, const onnx
 bool OnnxGraphBuilder::foldIsLayerOfBuffer(const std::string& name, const std::string& target) const {
     static const char* const kLayers[] = {"aten.linear.", "aten.matmul.", "aten.mm.",
                                           "aten.bmm.",    "aten.addmm.",  "aten.conv"};
+    auto sources = export_.foldedFrom.find(name);  // only folds with a buffer among their sources are read on
+    if (sources == export_.foldedFrom.end() ||
+        std::none_of(sources->second.begin(), sources->second.end(), [&](const std::string& s) {
+            auto kind = export_.kinds.find(s);
+            return kind != export_.kinds.end() && kind->second == ValueKind::Buffer;
+        }))
+        return false;
     for (const onnx::NodeProto& n : graphProto_.node()) {
         if (std::find(n.input().begin(), n.input().end(), name) == n.input().end()) continue;
         const std::string fx = export_.fxTarget(n);

@@ -383,7 +383,8 @@ void inferTile(InferCtx& c) {
         throw ShapeError("Tile has " + std::to_string(repeats.size()) + " repeats for rank " + std::to_string(in.shape.size()));
     Shape out;
     for (size_t i = 0; i < repeats.size(); ++i) {
-        if (repeats[i].isConstant() && repeats[i].constant() < 0) throw ShapeError("Tile repeat count is negative");
+        for (const Dim::Term& t : repeats[i].terms())  // a symbolic count never below zero
+            if (t.coef < 0) throw ShapeError("Tile repeat count is negative");
         out.push_back(in.shape[i] * repeats[i]);
     }
     c.setOutput(0, in.dtype, out);
