@@ -47,13 +47,14 @@ CLI::App* addValidatePublishedCommand(CLI::App& app, ValidatePublishedOptions& o
     cmd->add_option("--predictions", o.predictions, "also write every compared row to this CSV file");
     cmd->add_flag("--fit", o.fit,
                   "also fit the whole-iteration constants that only whole runs tell (convolution, memory, "
-                  "FP32 and Winograd efficiencies, the step-time spread behind the wait for the slowest GPU) "
+                  "grouped and depthwise convolution, FP32 and Winograd efficiencies, the step-time spread "
+                  "behind the wait for the slowest GPU) "
                   "on these rows, and print their leave-one-model-out and "
                   "leave-one-GPU-out errors");
     cmd->add_option("--fit-parameters", o.fitParameters,
                     "with --fit: the constants to fit, comma-separated (default: the shipped ones, "
-                    "conv_efficiency,memory_efficiency,grouped_conv_efficiency,fp32_efficiency,winograd_speedup,"
-                    "step_time_spread; "
+                    "conv_efficiency,memory_efficiency,grouped_conv_efficiency,depthwise_conv_efficiency,"
+                    "fp32_efficiency,winograd_speedup,step_time_spread; "
                     "also tensor_core_16:Volta, tensor_core_16:Ampere, tensor_core_tf32:Ampere)")
         ->delimiter(',')
         ->needs("--fit");

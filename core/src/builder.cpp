@@ -339,6 +339,9 @@ int ModelBuilder::tanh(int x, const std::string& module) {
 int ModelBuilder::sigmoid(int x, const std::string& module) {
     return op1("Sigmoid", {x}, {}, module);
 }
+int ModelBuilder::silu(int x, const std::string& module) {
+    return op1("Silu", {x}, {}, module);
+}
 int ModelBuilder::leakyRelu(int x, double slope, const std::string& module) {
     return op1("LeakyRelu", {x}, {{"alpha", slope}}, module);
 }

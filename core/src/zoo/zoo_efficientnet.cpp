@@ -1,6 +1,7 @@
 // torchvision EfficientNet-B0 and B4 (models/efficientnet.py): MBConv blocks with
 // squeeze-and-excitation and SiLU, channels and depths scaled from B0's table. Names follow
-// torchvision's state_dict ("features.3.1.block.2.fc1.weight").
+// torchvision's state_dict ("features.3.1.block.2.fc1.weight"). SiLU is nn.SiLU, one operator that
+// saves its input, as torchvision and NVIDIA's LayerBuilder run it (not x * sigmoid(x)).
 //
 // Each block's StochasticDepth is left out: in training it multiplies the residual branch by a
 // per-sample [N, 1, 1, 1] mask, next to nothing against the convolutions around it.
@@ -20,18 +21,13 @@ int64_t makeDivisible(double channels) {
     return rounded;
 }
 
-// nn.SiLU as ONNX exports it: x * sigmoid(x), both in the activation's module.
-int silu(ModelBuilder& b, int x, const std::string& module) {
-    return b.mul(x, b.sigmoid(x, module), module);
-}
-
 // Conv2dNormActivation: "0" convolution without bias (padding keeps the size), "1" BatchNorm,
 // "2" SiLU when `activation`.
 int convBnSilu(ModelBuilder& b, const std::string& name, int x, int64_t out, int64_t kernel, int64_t stride,
                int64_t groups, bool activation = true) {
     auto s = b.scope(name);
     x = b.batchNorm("1", b.conv2d("0", x, out, kernel, stride, (kernel - 1) / 2, groups, false));
-    return activation ? silu(b, x, "2") : x;
+    return activation ? b.silu(x, "2") : x;
 }
 
 // ops.misc.SqueezeExcitation with SiLU: avgpool, fc1 (1x1 conv), SiLU, fc2, sigmoid, scale x.
@@ -39,7 +35,7 @@ int squeezeExcitation(ModelBuilder& b, const std::string& name, int x, int64_t s
     const int64_t channels = b.graph().values[x].shape[1].constant();
     auto s = b.scope(name);
     int scale = b.adaptiveAvgPool2d(x, 1, 1, "avgpool");
-    scale = silu(b, b.conv2d("fc1", scale, squeezeChannels, 1), "activation");
+    scale = b.silu(b.conv2d("fc1", scale, squeezeChannels, 1), "activation");
     scale = b.sigmoid(b.conv2d("fc2", scale, channels, 1), "scale_activation");
     return b.mul(scale, x);
 }

@@ -178,6 +178,9 @@ double OperationTimes::calibratedShare(double n) const {
 }
 
 TrainingPrecision mathPrecisionOf(const AnalyzedOp& op, const GpuSpec& gpu, TrainingPrecision p) {
+    // A depthwise convolution has no reduction over channels for a tensor core to take: PyTorch's own
+    // kernels (channels-first FP32) and cuDNN's depthwise ones (16-bit, channels-last) run on CUDA cores.
+    if (op.depthwiseConv()) return TrainingPrecision::Fp32;
     if (p == TrainingPrecision::Fp32Strict) return TrainingPrecision::Fp32;
     if (p == TrainingPrecision::Bf16Params) return TrainingPrecision::AmpBf16;  // the same bf16 tensor math
     if (p == TrainingPrecision::Fp16Params) return TrainingPrecision::AmpFp16;  // the same fp16 tensor math
@@ -358,8 +361,7 @@ LayoutTransposes layoutTransposes(const AnalyzedOp& op, const OpBytes& b, Traini
         }
         return t;
     }
-    const bool depthwise = op.groupedConv && op.gemmColumns <= 1;
-    if (op.kind != OpKind::Conv || channelsLast || math == TrainingPrecision::Fp32 || depthwise) return t;
+    if (op.kind != OpKind::Conv || channelsLast || math == TrainingPrecision::Fp32 || op.depthwiseConv()) return t;
     // Tensor-core convolution kernels read channels-last tensors; on channels-first ones cuDNN
     // converts around them (A100 training traces of channels-first models: nchwToNhwc and
     // nhwcToNchw kernels 3 to 1, a quarter of the convolutions' own time; none in FP32 on a V100).
@@ -443,7 +445,8 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
             // (the last wave is partly empty). Where its tiles do not fill the GPU, the library
             // splits a reduction longer than splitReduction over several (split-K, stream-K): one
             // wave then covers splitReduction of it (TimeRow::tiledMs).
-            if (op.gemmReduction > 0 && op.gemmColumns > 0) {
+            // A depthwise convolution is no GEMM: each output element is its own k x k taps, no tiles.
+            if (op.gemmReduction > 0 && op.gemmColumns > 0 && !op.depthwiseConv()) {
                 const double rows = tensorCores ? model.tensorTileRows : model.simtTileRows;
                 const double cols =
                     tileColumns(op.gemmColumns, tensorCores ? model.tensorTileColumns : model.simtTileColumns);
@@ -470,7 +473,10 @@ OperationTimes prepareIterationTimes(const ModelAnalysis& m, const GpuSpec& gpu,
             rate *= model.attentionEfficiency(op.attentionBackend, gpu);
             msPerFlop = 1e3 / rate;
         }
-        if (op.groupedConv) msPerFlop /= model.groupedConvEfficiency, msPerByte /= model.groupedConvEfficiency;
+        if (op.depthwiseConv())
+            msPerFlop /= model.depthwiseConvEfficiency;
+        else if (op.groupedConv)
+            msPerFlop /= model.groupedConvEfficiency, msPerByte /= model.groupedConvEfficiency;
         f.computeMs = op.forwardFlops * (msPerFlop * padding);
         f.memoryMs = (b.read + b.write) * msPerByte;
         // The math backend's products and softmax are kernels one after another, each through memory:

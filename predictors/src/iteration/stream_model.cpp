@@ -30,7 +30,8 @@ const StreamModel& StreamModel::shipped() {
         // 13 model families on V100 and A100; coordinate descent, loss mean |ln(predicted / published)|):
         // convolutions run at 0.90 of a GEMM's rate, bandwidth-bound kernels in an iteration reach
         // 0.90 of the bandwidth large isolated ones do, grouped and depthwise convolutions (cuDNN's
-        // kernels for them: ResNeXt, EfficientNet) 0.25 of a dense convolution's rate and bandwidth,
+        // kernels for them: ResNeXt, EfficientNet; depthwise ones apart since step 24, below) 0.25 of a
+        // dense convolution's rate and bandwidth,
         // FP32 GEMMs on CUDA cores 1.25 of the scaling table's sustained rate (0.94 of the FP32 peak;
         // the table's rate was fitted on isolated operators, host floors included), FP32 3x3 stride-1
         // convolutions 2.4 times their FLOP rate (cuDNN's Winograd kernels: F(4x4, 3x3) needs 4 times
@@ -44,6 +45,15 @@ const StreamModel& StreamModel::shipped() {
         s.convEfficiency = 0.90;
         s.memoryEfficiency = 0.90;
         s.groupedConvEfficiency = 0.25;
+        // Fitted on the same rows with every other constant held (step 24): a depthwise convolution's
+        // FLOPs at 0.05 of the FP32 CUDA-core rate above (0.05 x 0.94 of the peak: 0.9 TFLOP/s on an A100), its bytes
+        // at the full bandwidth, whatever the precision: no tensor core takes a convolution without a reduction over
+        // channels, and PyTorch's channels-first kernels spend a load and index arithmetic on every multiply-add of the
+        // k x k taps (their weight gradient reads the input once per tap). EfficientNet's 28 rows are the only
+        // depthwise ones: left out with B0 0.07, with B4 0.05; without the V100 rows or the A100 rows 0.05. Before it,
+        // depthwise convolutions ran at groupedConvEfficiency of a tensor core's rate and bandwidth, and EfficientNet's
+        // V100 FP32 rows were 24-31% slow where its A100 TF32 rows were within 9%.
+        s.depthwiseConvEfficiency = 0.05;
         s.fp32Efficiency = 1.25;
         s.winogradSpeedup = 2.8;
         // Measured, not fitted on the published rows (step 23): the stored V100 ResNet-50 trace (FP32,

@@ -139,6 +139,8 @@ std::vector<FitParameter> publishedFitParameters() {
         scalar("memory_efficiency", steps(0.5, 1.0, 0.05), &StreamModel::memoryEfficiency),
         scalar("grouped_conv_efficiency", {0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 1.0},
                &StreamModel::groupedConvEfficiency),
+        scalar("depthwise_conv_efficiency", {0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0},
+               &StreamModel::depthwiseConvEfficiency),
         scalar("fp32_efficiency", steps(0.8, 1.4, 0.05), &StreamModel::fp32Efficiency),
         scalar("winograd_speedup", steps(1.0, 3.0, 0.1), &StreamModel::winogradSpeedup),
         scalar("step_time_spread", steps(0.0, 0.15, 0.01), &StreamModel::stepTimeSpread),
@@ -151,7 +153,7 @@ std::vector<FitParameter> publishedFitParameters() {
 }
 
 std::vector<std::string> shippedFitParameterNames() {
-    return {"conv_efficiency",  "memory_efficiency", "grouped_conv_efficiency",
+    return {"conv_efficiency", "memory_efficiency", "grouped_conv_efficiency", "depthwise_conv_efficiency",
             "fp32_efficiency", "winograd_speedup",  "step_time_spread"};
 }
 

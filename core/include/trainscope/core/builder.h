@@ -73,6 +73,7 @@ public:
     int gelu(int x, const std::string& module = "");
     int tanh(int x, const std::string& module = "");
     int sigmoid(int x, const std::string& module = "");
+    int silu(int x, const std::string& module = "");  // nn.SiLU: one kernel, saves its input
     int leakyRelu(int x, double slope, const std::string& module = "");
     int relu6(int x, const std::string& module = "");  // Clip(0, 6)
     int softmax(int x, int64_t axis = -1, const std::string& module = "");

@@ -126,6 +126,8 @@ struct AnalyzedOp {
     double castWeightElements = 0;  // owned parameters autocast casts (this op is in its lower list)
     std::array<OpBytes, kElementPrecisionCount> bytes;
     bool hasWork() const { return kind != OpKind::None; }
+    // One output channel per group: no reduction over channels, so no GEMM for a tensor core.
+    bool depthwiseConv() const { return kind == OpKind::Conv && groupedConv && gemmColumns <= 1; }
 };
 
 // A tensor autograd keeps, counted once however many operations keep it.

@@ -107,7 +107,10 @@ struct StreamModel {
     // channels runs at winogradSpeedup / (1 + k (1 / C_in + 1 / C_out)) (k = 0: at winogradSpeedup).
     double winogradTransformChannels = 0;
     double memoryEfficiency = 0;  // bandwidth-bound kernels in an iteration against large isolated ones
-    double groupedConvEfficiency = 1;  // grouped and depthwise convolutions' rate and bandwidth against dense ones
+    double groupedConvEfficiency = 1;  // grouped convolutions' rate and bandwidth against dense ones
+    // A depthwise convolution's FLOP rate against the FP32 CUDA-core rate: its kernels spend loads and
+    // index arithmetic on every multiply-add (no GEMM to tile), its bytes move at the full bandwidth.
+    double depthwiseConvEfficiency = 1;
     double hostForwardUs = 0;          // host time to dispatch one operator's forward (eager PyTorch)
     double hostBackwardUs = 0;         // host time of one autograd node in backward
     double hostCastUs = 0;             // one autocast cast (a separate operator)
