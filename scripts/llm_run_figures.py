@@ -1,5 +1,5 @@
 """What the scripts validating against published runs share (validate_llm_runs.py, validate_foundry_runs.py,
-validate_lora_runs.py, validate_moe_runs.py): their common options, and the figures they read from
+validate_lora_runs.py, validate_moe_runs.py, validate_timm_runs.py): their common options, and the figures they read from
 `trainscope-cli predict --json` (one run of the CLI, its first prediction per GPU of the job)."""
 import argparse
 import json
