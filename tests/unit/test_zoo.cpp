@@ -129,6 +129,21 @@ TEST(Zoo, EfficientNetSavesWhatItsSiluSaves) {
     EXPECT_NEAR(ts::computeCosts(b0, 2).totals.activationBytes / 14'723'208.0, 1.0, 0.01);
 }
 
+// NVIDIA's efficientnet-widese variants (DeepLearningExamples' ConvNets, models/efficientnet.py:
+// widese_mbconv, squeeze_hidden=True) squeeze each excitation to a quarter of the block's expanded
+// channels instead of its input's. Counted in PyTorch 2.15: torchvision's efficientnet_b0 / b4 with every
+// SqueezeExcitation(expanded, max(1, expanded // 4)) put back in its place.
+TEST(Zoo, WideSqueezeEfficientNetsCountAsNvidiasWideSe) {
+    EXPECT_EQ(ts::loadModel("zoo:efficientnet_b0?se=wide").parameterCount(), 8'423'848);
+    EXPECT_EQ(ts::loadModel("zoo:efficientnet_b0?se=wide&classes=10").parameterCount(), 7'155'658);
+    EXPECT_EQ(ts::loadModel("zoo:efficientnet_b4?se=wide").parameterCount(), 34'927'246);
+    EXPECT_EQ(ts::loadModel("zoo:efficientnet_b4?se=wide&classes=10").parameterCount(), 33'152'176);
+    EXPECT_EQ(ts::loadModel("zoo:efficientnet_b0?se=base").parameterCount(), 5'288'548);
+    const ts::Graph wide = ts::loadModel("zoo:efficientnet_b0?se=wide");
+    // features.2.0: 16 channels in, expanded 6x to 96: squeezed to 24 (base: 4).
+    EXPECT_EQ(ts::shapeStr(wide.values[wide.findValue("features.2.0.block.2.fc1.weight")].shape), "[24, 96, 1, 1]");
+}
+
 TEST(Zoo, Ssd300PredictsEveryDefaultBox) {
     // 38^2 * 4 + 19^2 * 6 + 10^2 * 6 + 5^2 * 6 + 3^2 * 4 + 1^2 * 4 = 8732 boxes at 300 x 300.
     ts::Graph ssd = ts::loadModel("zoo:ssd300");

@@ -41,8 +41,9 @@ int squeezeExcitation(ModelBuilder& b, const std::string& name, int x, int64_t s
 }
 
 // MBConv: optional 1x1 expansion, depthwise k x k (carrying the stride), SE squeezing to a quarter
-// of the block's input channels, linear 1x1 projection; residual when the shape is unchanged.
-int mbConv(ModelBuilder& b, int x, int64_t expandRatio, int64_t kernel, int64_t stride, int64_t out) {
+// of the block's input channels (of its expanded ones when `wideSqueeze`: NVIDIA's widese_mbconv,
+// squeeze_hidden=True), linear 1x1 projection; residual when the shape is unchanged.
+int mbConv(ModelBuilder& b, int x, int64_t expandRatio, int64_t kernel, int64_t stride, int64_t out, bool wideSqueeze) {
     const int64_t in = b.graph().values[x].shape[1].constant();
     const int64_t expanded = makeDivisible(static_cast<double>(in * expandRatio));
     int y = x;
@@ -51,7 +52,7 @@ int mbConv(ModelBuilder& b, int x, int64_t expandRatio, int64_t kernel, int64_t 
         int index = 0;
         if (expanded != in) y = convBnSilu(b, std::to_string(index++), y, expanded, 1, 1, 1);
         y = convBnSilu(b, std::to_string(index++), y, expanded, kernel, stride, expanded);
-        y = squeezeExcitation(b, std::to_string(index++), y, std::max<int64_t>(1, in / 4));
+        y = squeezeExcitation(b, std::to_string(index++), y, std::max<int64_t>(1, (wideSqueeze ? expanded : in) / 4));
         y = convBnSilu(b, std::to_string(index++), y, out, 1, 1, 1, false);
     }
     return (stride == 1 && in == out) ? b.add(y, x) : y;
@@ -79,6 +80,7 @@ Graph buildEfficientNet(const ZooArgs& a, int variant) {
     }
     const int64_t image = a.integer("image", 32, 4096);
     const int64_t classes = a.integer("classes", 1, 1'000'000);
+    const bool wideSqueeze = a.choice("se", {"base", "wide"}) == "wide";
     auto channels = [&](int64_t base) { return makeDivisible(static_cast<double>(base) * v.widthMultiplier); };
     auto depth = [&](int64_t base) {
         return static_cast<int64_t>(std::ceil(static_cast<double>(base) * v.depthMultiplier));
@@ -96,7 +98,7 @@ Graph buildEfficientNet(const ZooArgs& a, int variant) {
             auto stageScope = b.scope(std::to_string(index++));
             for (int64_t i = 0; i < depth(stage[4]); ++i) {
                 auto block = b.scope(std::to_string(i));
-                x = mbConv(b, x, stage[0], stage[1], i == 0 ? stage[2] : 1, channels(stage[3]));
+                x = mbConv(b, x, stage[0], stage[1], i == 0 ? stage[2] : 1, channels(stage[3]), wideSqueeze);
             }
         }
         x = convBnSilu(b, std::to_string(index), x, 4 * channels(320), 1, 1, 1);

@@ -18,6 +18,11 @@ ZooParam imageParam(const char* def) {
     return {"image", def, "input image height and width in pixels"};
 }
 const ZooParam kClasses{"classes", "1000", "number of output classes"};
+const ZooParam kEfficientNetSqueeze{
+    "se", "base",
+    "base: each squeeze-and-excitation squeezes to a quarter of its block's input channels (the paper's, "
+    "torchvision's); wide: to a quarter of its expanded channels (NVIDIA DeepLearningExamples' "
+    "efficientnet-widese)"};
 const ZooParam kBertHead{"head", "none",
                          "none: BertModel; pretraining: BertForPreTraining (MLM + NSP heads and loss); squad: "
                          "BertForQuestionAnswering (start/end logits and loss)"};
@@ -78,11 +83,11 @@ const std::vector<Model>& models() {
          buildMobileNetV2},
         {{"efficientnet_b0",
           "EfficientNet-B0 image classifier (torchvision), 5.3M parameters",
-          {imageParam("224"), kClasses, kBatch}},
+          {imageParam("224"), kClasses, kEfficientNetSqueeze, kBatch}},
          [](const ZooArgs& a) { return buildEfficientNet(a, 0); }},
         {{"efficientnet_b4",
           "EfficientNet-B4 image classifier (torchvision), 19.3M parameters",
-          {imageParam("380"), kClasses, kBatch}},
+          {imageParam("380"), kClasses, kEfficientNetSqueeze, kBatch}},
          [](const ZooArgs& a) { return buildEfficientNet(a, 4); }},
         {{"ssd300",
           "SSD300 v1.1 object detector, ResNet-50 backbone (NVIDIA DeepLearningExamples), 22.9M parameters",
