@@ -1,5 +1,6 @@
 // Kernels of the whole-iteration model whose rate is not a GEMM's: scaled_dot_product_attention by
-// backend, and FP32 3x3 convolutions, which cuDNN runs with Winograd's transform.
+// backend, FP32 3x3 convolutions, which cuDNN runs with Winograd's transform, and depthwise
+// convolutions, which run on CUDA cores.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -187,4 +188,60 @@ TEST(IterationKernels, WinogradGainsWithChannels) {
         EXPECT_GT(gain(channels), previous);
         previous = gain(channels);
     }
+}
+
+// A depthwise convolution has no reduction over channels for a tensor core: PyTorch's own kernels
+// (channels-first FP32) and cuDNN's depthwise ones run on CUDA cores, spending loads and index
+// arithmetic on every multiply-add. Its FLOPs take the same time at fp32-strict, tf32 and amp-fp16
+// (the dense convolution beside it gains from tensor cores), it follows the CUDA cores from a V100 to
+// an A100 rather than the bandwidth (2.27x), and its bytes move at the full
+// bandwidth, where a grouped convolution (cuDNN's grouped kernels) of the same tensors is charged
+// groupedConvEfficiency in both.
+TEST(IterationKernels, DepthwiseConvolutionsRunOnCudaCores) {
+    ModelBuilder builder("mbconv");
+    const int x = builder.input("x", {Dim::batch(), Dim(96), Dim(56), Dim(56)});
+    const int e = builder.conv2d("expand", x, 96, 1);  // gives the next convolutions inputs needing gradients
+    const int d = builder.conv2d("depthwise", e, 96, 3, 1, 1, 96, false);
+    const int g = builder.conv2d("grouped", e, 96, 3, 1, 1, 2, false);
+    const Graph graph = builder.finish({builder.add(d, g)});
+    const ModelAnalysis analysis(graph);
+    struct Rows {
+        const TimeRow *dense = nullptr, *depthwise = nullptr, *grouped = nullptr;
+    };
+    auto rowsOf = [&](const OperationTimes& t) {
+        Rows r;
+        for (const TimeRow& row : t.forward) {
+            const AnalyzedOp& op = analysis.ops[size_t(row.op)];
+            if (op.kind != OpKind::Conv) continue;
+            (op.depthwiseConv() ? r.depthwise : op.groupedConv ? r.grouped : r.dense) = &row;
+        }
+        return r;
+    };
+    const double n = 64;
+    const OperationTimes strict = prepareIterationTimes(analysis, gpu("a100-sxm4-80gb"), TrainingPrecision::Fp32Strict);
+    const OperationTimes tf32 = prepareIterationTimes(analysis, gpu("a100-sxm4-80gb"), TrainingPrecision::Tf32);
+    const OperationTimes amp = prepareIterationTimes(analysis, gpu("a100-sxm4-80gb"), TrainingPrecision::AmpFp16);
+    const Rows s = rowsOf(strict), t = rowsOf(tf32), h = rowsOf(amp);
+    ASSERT_TRUE(s.dense && s.depthwise && s.grouped && t.depthwise && h.depthwise && t.dense);
+    EXPECT_DOUBLE_EQ(s.depthwise->computeMs.at(n), t.depthwise->computeMs.at(n));
+    EXPECT_DOUBLE_EQ(s.depthwise->computeMs.at(n), h.depthwise->computeMs.at(n));
+    EXPECT_GT(s.dense->computeMs.at(n), 2 * t.dense->computeMs.at(n));
+    // No tiles: no wave, no padding of one output column to a tile's width.
+    EXPECT_DOUBLE_EQ(s.depthwise->waveMs, 0.0);
+
+    // From a V100 to an A100 its FLOPs speed up as the 1x1 convolution's do on CUDA cores (fp32-strict),
+    // well short of the bandwidth's 2.27x; at this size they bound it (the bytes take less).
+    const OperationTimes volta = prepareIterationTimes(analysis, gpu("v100-sxm2-16gb"), TrainingPrecision::Fp32);
+    const Rows v = rowsOf(volta);
+    const double bandwidth = *gpu("a100-sxm4-80gb").memoryBandwidthGBs / *gpu("v100-sxm2-16gb").memoryBandwidthGBs;
+    ASSERT_GT(bandwidth, 2.0);
+    const double depthwiseSpeedup = v.depthwise->computeMs.at(n) / t.depthwise->computeMs.at(n);
+    EXPECT_NEAR(depthwiseSpeedup, v.dense->computeMs.at(n) / s.dense->computeMs.at(n), 1e-9);
+    EXPECT_LT(depthwiseSpeedup, 0.75 * bandwidth);
+    EXPECT_GT(t.depthwise->computeMs.at(n), t.depthwise->memoryMs.at(n));
+    EXPECT_NEAR(v.depthwise->kernelMs(n) / t.depthwise->kernelMs(n), depthwiseSpeedup, 0.01 * depthwiseSpeedup);
+
+    // The same bytes (96 -> 96 channels, 3x3, 56 x 56): the grouped convolution's at its efficiency.
+    EXPECT_NEAR(s.grouped->memoryMs.at(n) / s.depthwise->memoryMs.at(n),
+                1 / StreamModel::shipped().groupedConvEfficiency, 0.02);  // the weights differ
 }
